@@ -1,0 +1,633 @@
+#!/usr/bin/python3
+"""The .mlb model file (docs/mlb-format.md): header, tensor plan, quantizers, writer, reader.
+
+Shared by tools/convert.py, tools/gen_random.py and tools/tests. Standard library + numpy only.
+
+- `Header`: the 256-byte header (pack/unpack/validate).
+- `tensor_plan(header)`: the tensors of a file, in file order, with shapes and types.
+- `quantize_q8_0`, `quantize_q4_0` (+ `dequantize_*`): bit-exact twins of
+  kernels/scalar/quantize.cc, vectorised over blocks, all arithmetic in IEEE float32.
+- `MlbWriter`: streams a file tensor by tensor (a tensor may arrive as row chunks) into a
+  temporary file next to the output and renames it into place only when complete.
+- `MlbFile` / `read_mlb`: validates a file and exposes every array as a numpy memmap view.
+
+Errors meant for a user are `MlbError` (one line, no traceback needed); `ShapeError` is the
+subclass for "this model cannot be stored with this type" (CLI exit code 2).
+"""
+import math
+import os
+import struct
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+MAGIC = b"MLB1"
+VERSION = 1
+HEADER_SIZE = 256
+ALIGN = 64
+QK = 32  # elements per quantization block
+
+F32, Q4_0, Q8_0 = 0, 2, 8  # GGML's type ids
+WTYPES = {"f32": F32, "q8_0": Q8_0, "q4_0": Q4_0}
+WTYPE_NAMES = {v: k for k, v in WTYPES.items()}
+
+# magic, version, dim, n_layers, n_heads, n_kv_heads, hidden_dim, vocab, max_seq,
+# rope_theta, norm_eps, wtype, shared_classifier, layout; then 200 reserved zero bytes.
+_HEADER_STRUCT = struct.Struct("<4s8I2f3I")
+_RESERVED = HEADER_SIZE - _HEADER_STRUCT.size
+assert _RESERVED == 200
+
+_F32 = np.dtype("<f4")
+
+
+class MlbError(Exception):
+    """A one-line error for the user (bad input, bad file, I/O failure)."""
+    exit_code = 1
+
+
+class ShapeError(MlbError):
+    """The model's shape cannot be stored with the requested type."""
+    exit_code = 2
+
+
+def align_up(n, a=ALIGN):
+    return (n + a - 1) // a * a
+
+
+def pad_to(n, multiple=QK):
+    """n rounded up to a multiple (the hidden_dim padding rule)."""
+    return (n + multiple - 1) // multiple * multiple
+
+
+# ----------------------------------------------------------------------------------- header
+
+_U32_FIELDS = ("dim", "n_layers", "n_heads", "n_kv_heads", "hidden_dim", "vocab", "max_seq")
+
+
+class Header:
+    """The fixed header. Field names follow docs/mlb-format.md."""
+
+    FIELDS = _U32_FIELDS + ("rope_theta", "norm_eps", "wtype", "shared_classifier", "layout")
+
+    def __init__(self, dim, n_layers, n_heads, n_kv_heads, hidden_dim, vocab, max_seq,
+                 rope_theta=10000.0, norm_eps=1e-5, wtype=F32, shared_classifier=1, layout=0,
+                 version=VERSION):
+        self.version = version
+        self.dim, self.n_layers, self.n_heads, self.n_kv_heads = dim, n_layers, n_heads, n_kv_heads
+        self.hidden_dim, self.vocab, self.max_seq = hidden_dim, vocab, max_seq
+        self.rope_theta, self.norm_eps = float(rope_theta), float(norm_eps)
+        self.wtype, self.shared_classifier, self.layout = wtype, shared_classifier, layout
+
+    @property
+    def head_dim(self):
+        return self.dim // self.n_heads
+
+    @property
+    def kv_dim(self):
+        return self.n_kv_heads * self.head_dim
+
+    def as_dict(self):
+        return {f: getattr(self, f) for f in ("version",) + self.FIELDS}
+
+    def __eq__(self, other):
+        return isinstance(other, Header) and self.as_dict() == other.as_dict()
+
+    def __repr__(self):
+        return "Header(%s)" % ", ".join("%s=%r" % kv for kv in self.as_dict().items())
+
+    def validate(self):
+        """Raise MlbError/ShapeError naming the first field that breaks a loader rule."""
+        if self.version != VERSION:
+            raise MlbError("version %r: only version %d is known" % (self.version, VERSION))
+        for f in _U32_FIELDS:
+            v = getattr(self, f)
+            if not isinstance(v, (int, np.integer)) or not 1 <= v <= 0xFFFFFFFF:
+                raise ShapeError("%s = %r: must be an integer in [1, 2^32)" % (f, v))
+        if self.wtype not in WTYPE_NAMES:
+            raise MlbError("wtype = %r: must be 0 (f32), 8 (q8_0) or 2 (q4_0)" % (self.wtype,))
+        if self.shared_classifier not in (0, 1):
+            raise MlbError("shared_classifier = %r: must be 0 or 1" % (self.shared_classifier,))
+        if self.layout != 0:
+            raise MlbError("layout = %r: only layout 0 (row-major blocks) is known" % (self.layout,))
+        for f in ("rope_theta", "norm_eps"):
+            v = getattr(self, f)
+            with np.errstate(over="ignore"):
+                v32 = float(np.float32(v))  # the value as stored
+            if not (math.isfinite(v32) and v32 > 0):
+                raise MlbError("%s = %r: must be finite and > 0 as a float32" % (f, v))
+        if self.dim % 2:
+            raise ShapeError("dim = %d: must be even" % self.dim)
+        if self.dim % self.n_heads:
+            raise ShapeError("n_heads = %d does not divide dim = %d" % (self.n_heads, self.dim))
+        if self.head_dim % 2:
+            raise ShapeError("head_dim = dim / n_heads = %d: must be even" % self.head_dim)
+        if self.n_heads % self.n_kv_heads:
+            raise ShapeError("n_kv_heads = %d does not divide n_heads = %d"
+                             % (self.n_kv_heads, self.n_heads))
+        if self.wtype != F32:  # dim and hidden_dim multiples of 32, reported by tensor
+            check_quantizable(tensor_plan(self))
+        return self
+
+    def pack(self):
+        self.validate()
+        return _HEADER_STRUCT.pack(
+            MAGIC, self.version, *(int(getattr(self, f)) for f in _U32_FIELDS),
+            self.rope_theta, self.norm_eps, self.wtype, self.shared_classifier,
+            self.layout) + bytes(_RESERVED)
+
+    @classmethod
+    def unpack(cls, buf):
+        """Parse (and validate) 256 header bytes."""
+        if len(buf) < HEADER_SIZE:
+            raise MlbError("file is %d bytes, shorter than the %d-byte header"
+                           % (len(buf), HEADER_SIZE))
+        (magic, version, dim, n_layers, n_heads, n_kv_heads, hidden_dim, vocab, max_seq,
+         rope_theta, norm_eps, wtype, shared, layout) = _HEADER_STRUCT.unpack_from(buf)
+        if magic != MAGIC:
+            raise MlbError("magic %r: not an .mlb file (expected %r)" % (magic, MAGIC))
+        if any(buf[_HEADER_STRUCT.size:HEADER_SIZE]):
+            raise MlbError("reserved header bytes 56..255 are not all zero")
+        h = cls(dim, n_layers, n_heads, n_kv_heads, hidden_dim, vocab, max_seq, rope_theta,
+                norm_eps, wtype, shared, layout, version=version)
+        return h.validate()
+
+
+# ------------------------------------------------------------------------------ tensor plan
+
+class TensorSpec:
+    """One tensor of the file: name ("tok_emb", "layers.3.wq", ...), base name, layer, shape, type."""
+    __slots__ = ("name", "base", "layer", "shape", "type")
+
+    def __init__(self, base, layer, shape, type_):
+        self.base, self.layer, self.shape, self.type = base, layer, tuple(shape), type_
+        self.name = base if layer is None else "layers.%d.%s" % (layer, base)
+
+    @property
+    def rows(self):
+        return self.shape[0] if len(self.shape) == 2 else 1
+
+    @property
+    def cols(self):
+        return self.shape[-1]
+
+    def describe(self):
+        """Human form used in messages: 'wq (layer 0)'."""
+        return self.base if self.layer is None else "%s (layer %d)" % (self.base, self.layer)
+
+    def arrays(self):
+        """[(array name, numpy dtype, shape, nbytes)] in file order."""
+        r, c = self.rows, self.cols
+        if self.type == F32:
+            return [("data", _F32, self.shape, r * c * 4)]
+        nb = c // QK
+        if self.type == Q8_0:
+            q = ("q", np.dtype("i1"), (r, c), r * c)
+        else:
+            q = ("q", np.dtype("u1"), (r, c // 2), r * c // 2)
+        return [q, ("d", _F32, (r, nb), r * nb * 4)]
+
+    def nbytes(self):
+        return sum(a[3] for a in self.arrays())
+
+    def __repr__(self):
+        return "TensorSpec(%s, %s, %s)" % (self.name, self.shape, WTYPE_NAMES.get(self.type))
+
+
+LAYER_TENSORS = ("attn_norm", "wq", "wk", "wv", "wo", "ffn_norm", "w1", "w2", "w3")
+
+
+def tensor_plan(h):
+    """Every tensor of a file with header h, in file order."""
+    D, H, KV, wt = h.dim, h.hidden_dim, h.kv_dim, h.wtype
+    shapes = {"attn_norm": ((D,), F32), "wq": ((D, D), wt), "wk": ((KV, D), wt),
+              "wv": ((KV, D), wt), "wo": ((D, D), wt), "ffn_norm": ((D,), F32),
+              "w1": ((H, D), wt), "w2": ((D, H), wt), "w3": ((H, D), wt)}
+    plan = [TensorSpec("tok_emb", None, (h.vocab, D), wt)]
+    for layer in range(h.n_layers):
+        for base in LAYER_TENSORS:
+            shape, t = shapes[base]
+            plan.append(TensorSpec(base, layer, shape, t))
+    plan.append(TensorSpec("final_norm", None, (D,), F32))
+    if not h.shared_classifier:
+        plan.append(TensorSpec("wcls", None, (h.vocab, D), wt))
+    return plan
+
+
+def check_quantizable(plan):
+    """ShapeError naming the first quantized tensor whose K (cols) is not a multiple of 32."""
+    for spec in plan:
+        if spec.type != F32 and spec.cols % QK:
+            raise ShapeError("tensor %s (shape %s) has %d columns; %s needs a multiple of %d"
+                             % (spec.describe(), "x".join(map(str, spec.shape)), spec.cols,
+                                WTYPE_NAMES[spec.type], QK))
+
+
+def layout(h):
+    """[(spec, [(array name, offset, nbytes, dtype, shape)])] and the exact file size."""
+    pos, out = HEADER_SIZE, []
+    for spec in tensor_plan(h):
+        arrs = []
+        for name, dt, shape, nbytes in spec.arrays():
+            pos = align_up(pos)
+            arrs.append((name, pos, nbytes, dt, shape))
+            pos += nbytes
+        out.append((spec, arrs))
+    return out, pos
+
+
+def file_size(h):
+    return layout(h)[1]
+
+
+# ------------------------------------------------------------------------------- quantizers
+#
+# Exact float32 semantics: every operation below is one numpy ufunc on float32 operands, which
+# rounds once per operation like the C++ reference built with -ffp-contract=off (no FMA).
+# Degenerate blocks where the inverse scale overflows to inf (0 < amax < 127/FLT_MAX for Q8_0,
+# 0 < |d| < 1/FLT_MAX for Q4_0): x = 0 then gives 0*inf = NaN, which this code maps to the
+# zero code (q8 0, nibble 8); ±inf is clamped in float before conversion.
+
+_ZERO, _HALF, _127, _ONE = np.float32(0), np.float32(0.5), np.float32(127), np.float32(1)
+_M8, _8_5, _15 = np.float32(-8), np.float32(8.5), np.float32(15)
+
+
+def _blocks(x):
+    x = np.asarray(x)
+    if x.dtype != np.float32:
+        raise TypeError("quantizers take float32 arrays, got %s" % x.dtype)
+    if x.shape[-1] % QK:
+        raise ValueError("last dimension %d is not a multiple of %d" % (x.shape[-1], QK))
+    return x.reshape(-1, QK)
+
+
+def quantize_q8_0(x):
+    """x float32 (..., K), K % 32 == 0 → (q int8 (..., K), d float32 (..., K/32))."""
+    lead = np.shape(x)[:-1]
+    xb = _blocks(x)
+    amax = np.max(np.abs(xb), axis=1) if len(xb) else np.zeros(0, np.float32)
+    d = amax / _127
+    inv = np.zeros_like(amax)
+    with np.errstate(over="ignore"):
+        np.divide(_127, amax, out=inv, where=amax != _ZERO)
+    with np.errstate(invalid="ignore"):
+        v = xb * inv[:, None]
+        v += np.copysign(_HALF, xb)
+    np.trunc(v, out=v)
+    np.clip(v, -_127, _127, out=v)
+    if not np.isfinite(inv).all():
+        v[np.isnan(v)] = 0
+    q = v.astype(np.int8)
+    return q.reshape(lead + (-1,)), d.reshape(lead + (-1,))
+
+
+def quantize_q4_0(x):
+    """x float32 (..., K) → (q uint8 (..., K/2), d float32 (..., K/32)).
+
+    Block b of a row is bytes 16b..16b+15; byte j = q[j] | q[j+16] << 4 (value = nibble - 8)."""
+    lead = np.shape(x)[:-1]
+    xb = _blocks(x)
+    ax = np.abs(xb)
+    idx = np.argmax(ax, axis=1) if len(xb) else np.zeros(0, np.intp)  # first largest |x|
+    rows = np.arange(len(xb))
+    m = xb[rows, idx]
+    m = np.where(ax[rows, idx] == _ZERO, _ZERO, m)  # all-zero block: m = +0 (so d = -0.0)
+    d = m / _M8
+    inv = np.zeros_like(d)
+    with np.errstate(over="ignore"):
+        np.divide(_ONE, d, out=inv, where=d != _ZERO)
+    with np.errstate(invalid="ignore"):
+        v = xb * inv[:, None]
+        v += _8_5
+    np.trunc(v, out=v)
+    np.minimum(v, _15, out=v)
+    np.maximum(v, _ZERO, out=v)  # never active for finite scales; guards the -inf case
+    if not np.isfinite(inv).all():
+        v[np.isnan(v)] = 8
+    n = v.astype(np.uint8)
+    packed = n[:, :QK // 2] | (n[:, QK // 2:] << 4)
+    return packed.reshape(lead + (-1,)), d.reshape(lead + (-1,))
+
+
+def dequantize_q8_0(q, d):
+    q = np.asarray(q)
+    v = q.reshape(q.shape[:-1] + (-1, QK)).astype(np.float32) * np.asarray(d)[..., None]
+    return v.reshape(q.shape)
+
+
+def dequantize_q4_0(q, d):
+    q = np.asarray(q)
+    b = q.reshape(q.shape[:-1] + (-1, QK // 2))
+    n = np.concatenate([b & 0x0F, b >> 4], axis=-1).astype(np.int8) - np.int8(8)
+    v = n.astype(np.float32) * np.asarray(d)[..., None]
+    return v.reshape(q.shape[:-1] + (q.shape[-1] * 2,))
+
+
+QUANTIZERS = {Q8_0: quantize_q8_0, Q4_0: quantize_q4_0}
+
+
+# ---------------------------------------------------------------------------------- writer
+
+CHUNK_ELEMENTS = 1 << 20  # rows are processed in chunks of about this many elements
+
+
+def chunk_rows(cols):
+    return max(1, CHUNK_ELEMENTS // max(1, cols))
+
+
+def iter_chunks(data, spec):
+    """Row chunks (2-D float32 arrays) of `data`: an array of spec.shape or an iterable of chunks."""
+    if isinstance(data, np.ndarray):
+        arr = data.reshape(spec.rows, -1) if data.ndim == 1 else data
+        step = chunk_rows(arr.shape[-1] if arr.ndim == 2 else 1)
+        for r in range(0, arr.shape[0], step):
+            yield arr[r:r + step]
+    else:
+        for chunk in data:
+            chunk = np.asarray(chunk)
+            yield chunk.reshape(1, -1) if chunk.ndim == 1 else chunk
+
+
+class Progress:
+    """Per-tensor progress on stderr: a line each (an updating line on a terminal)."""
+
+    def __init__(self, prog, total_bytes, n_tensors, enabled=True, stream=None):
+        self.prog, self.total, self.n = prog, total_bytes, n_tensors
+        self.enabled, self.stream = enabled, stream or sys.stderr
+        self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.t0 = self.last = time.monotonic()
+
+    def update(self, index, spec, done, tensor_done):
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not tensor_done and (not self.tty or now - self.last < 0.2):
+            return
+        self.last = now
+        mb = 1024.0 * 1024.0
+        line = "%s: [%*d/%d] %-20s %-11s %-4s %9.1f / %.1f MB" % (
+            self.prog, len(str(self.n)), index + 1, self.n, spec.name,
+            "x".join(map(str, spec.shape)), WTYPE_NAMES[spec.type], done / mb, self.total / mb)
+        if self.tty:
+            self.stream.write("\r" + line + "\033[K" + ("\n" if index + 1 == self.n and tensor_done else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def finish(self, path):
+        if self.enabled:
+            self.stream.write("%s: wrote %s (%d bytes) in %.1f s\n"
+                              % (self.prog, path, self.total, time.monotonic() - self.t0))
+            self.stream.flush()
+
+
+class MlbWriter:
+    """Stream an .mlb file tensor by tensor.
+
+        with MlbWriter(path, header) as w:
+            for name, array in tensors:       # in tensor_plan(header) order
+                w.write_tensor(name, array)   # array or iterable of row chunks, float32-convertible
+
+    Writes to a temporary file in the output's directory; on a clean exit it checks every tensor
+    was written and the size is exact, then renames it to `path`. On any exception (including
+    KeyboardInterrupt) the temporary file is removed and `path` is left untouched.
+    """
+
+    def __init__(self, path, header, progress=None):
+        header.validate()
+        self.path, self.header = os.fspath(path), header
+        self.plan = tensor_plan(header)
+        self._layout, self.total = layout(header)
+        self.progress = progress
+        self.index = 0
+        self.pos = 0
+        self._f = None
+        self._tmp = None
+
+    # -- file handling
+    def __enter__(self):
+        self.open()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+        return False
+
+    def open(self):
+        if os.path.isdir(self.path):
+            raise MlbError("%s: output is a directory" % self.path)
+        d = os.path.dirname(os.path.abspath(self.path))
+        try:
+            fd, self._tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(self.path) + ".",
+                                             suffix=".tmp")
+        except OSError as e:
+            raise MlbError("cannot create a file in %s: %s" % (d, e.strerror or e))
+        try:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)
+            self._f = os.fdopen(fd, "wb", buffering=1 << 20)
+        except BaseException:
+            os.close(fd)
+            self._remove_tmp()
+            raise
+        self._write(self.header.pack())
+
+    def abort(self):
+        if self._f is not None:
+            try:
+                self._f.close()
+            except OSError:
+                pass
+            self._f = None
+        self._remove_tmp()
+
+    def _remove_tmp(self):
+        if self._tmp is not None:
+            try:
+                os.unlink(self._tmp)
+            except OSError:
+                pass
+            self._tmp = None
+
+    def close(self):
+        if self._f is None:
+            return
+        try:
+            if self.index != len(self.plan):
+                raise MlbError("internal: %d of %d tensors written (next: %s)"
+                               % (self.index, len(self.plan), self.plan[self.index].name))
+            if self.pos != self.total:
+                raise MlbError("internal: wrote %d bytes, expected %d" % (self.pos, self.total))
+            self._f.flush()
+            os.fsync(self._f.fileno())
+            self._f.close()
+            self._f = None
+            os.replace(self._tmp, self.path)
+            self._tmp = None
+        except OSError as e:
+            self.abort()
+            raise MlbError("cannot write %s: %s" % (self.path, e.strerror or e))
+        except BaseException:
+            self.abort()
+            raise
+        if self.progress:
+            self.progress.finish(self.path)
+
+    def _write(self, b):
+        try:
+            self._f.write(b)
+        except OSError as e:
+            raise MlbError("cannot write %s: %s" % (self.path, e.strerror or e))
+        self.pos += len(memoryview(b).cast("B"))
+
+    def _align(self):
+        n = align_up(self.pos) - self.pos
+        if n:
+            self._write(bytes(n))
+
+    # -- tensors
+    def next_spec(self):
+        return self.plan[self.index] if self.index < len(self.plan) else None
+
+    def write_tensor(self, name, data):
+        spec = self.next_spec()
+        if spec is None:
+            raise MlbError("internal: extra tensor %s after the last one" % name)
+        if name != spec.name:
+            raise MlbError("internal: expected tensor %s, got %s" % (spec.name, name))
+        rows = 0
+        ds = []
+        first = True
+        for chunk in iter_chunks(data, spec):
+            if chunk.ndim != 2 or chunk.shape[1] != spec.cols:
+                raise MlbError("tensor %s: chunk of shape %s does not fit shape %s"
+                               % (spec.describe(), chunk.shape, spec.shape))
+            rows += chunk.shape[0]
+            if rows > spec.rows:
+                raise MlbError("tensor %s: more than %d rows" % (spec.describe(), spec.rows))
+            chunk = np.ascontiguousarray(chunk, dtype=_F32)
+            if not np.isfinite(chunk).all():
+                raise MlbError("tensor %s contains NaN or infinite values" % spec.describe())
+            if first:
+                self._align()
+                first = False
+            if spec.type == F32:
+                self._write(chunk)
+            else:
+                q, d = QUANTIZERS[spec.type](chunk)
+                self._write(np.ascontiguousarray(q))
+                ds.append(d)
+            if self.progress:
+                self.progress.update(self.index, spec, self.pos, False)
+        if rows != spec.rows:
+            raise MlbError("tensor %s: got %d rows, expected %d" % (spec.describe(), rows, spec.rows))
+        if spec.type != F32:
+            self._align()
+            for d in ds:
+                self._write(np.ascontiguousarray(d, dtype=_F32))
+        _, arrs = self._layout[self.index]
+        if self.pos != arrs[-1][1] + arrs[-1][2]:
+            raise MlbError("internal: tensor %s ends at %d, expected %d"
+                           % (spec.name, self.pos, arrs[-1][1] + arrs[-1][2]))
+        self.index += 1
+        if self.progress:
+            self.progress.update(self.index - 1, spec, self.pos, True)
+
+
+# ---------------------------------------------------------------------------------- reader
+
+class Tensor:
+    """A tensor of an open file: spec plus memmap views (`data` for F32, `q` and `d` otherwise)."""
+
+    def __init__(self, spec, arrays, offsets):
+        self.spec = spec
+        self.arrays = arrays      # {"data": ...} or {"q": ..., "d": ...}
+        self.offsets = offsets    # {"data": file offset, ...}
+
+    def __getattr__(self, k):
+        try:
+            return self.__dict__["arrays"][k]
+        except KeyError:
+            raise AttributeError(k)
+
+    def dequantize(self):
+        t = self.spec.type
+        if t == F32:
+            return np.array(self.arrays["data"], dtype=np.float32)
+        f = dequantize_q8_0 if t == Q8_0 else dequantize_q4_0
+        return f(self.arrays["q"], self.arrays["d"]).reshape(self.spec.shape)
+
+
+class MlbFile:
+    """Open and validate an .mlb file: magic, header rules, exact size, zero padding.
+
+    `header` is a Header, `tensors` maps tensor names to Tensor objects in file order,
+    `layout` lists (spec, arrays) as in layout()."""
+
+    def __init__(self, path, check_padding=True):
+        self.path = os.fspath(path)
+        try:
+            size = os.path.getsize(self.path)
+            with open(self.path, "rb") as f:
+                head = f.read(HEADER_SIZE)
+        except OSError as e:
+            raise MlbError("cannot read %s: %s" % (self.path, e.strerror or e))
+        self.header = Header.unpack(head)
+        self.layout, expect = layout(self.header)
+        if size != expect:
+            raise MlbError("file size %d does not match the %d bytes the header implies"
+                           % (size, expect))
+        self.size = size
+        self._mm = np.memmap(self.path, dtype=np.uint8, mode="r")
+        self.tensors = {}
+        prev_end = HEADER_SIZE
+        for spec, arrs in self.layout:
+            views, offs = {}, {}
+            for name, off, nbytes, dt, shape in arrs:
+                if off % ALIGN:
+                    raise MlbError("internal: %s.%s not aligned" % (spec.name, name))
+                if check_padding and self._mm[prev_end:off].any():
+                    raise MlbError("non-zero pad bytes before %s.%s (offset %d)"
+                                   % (spec.name, name, off))
+                views[name] = self._mm[off:off + nbytes].view(dt).reshape(shape)
+                offs[name] = off
+                prev_end = off + nbytes
+            self.tensors[spec.name] = Tensor(spec, views, offs)
+
+    def __getitem__(self, name):
+        return self.tensors[name]
+
+    def __iter__(self):
+        return iter(self.tensors.values())
+
+    def close(self):
+        """Drop the views (the mapping goes away with the last reference to them)."""
+        self.tensors = {}
+        self._mm = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        self.close()
+        return False
+
+
+def read_mlb(path, check_padding=True):
+    """(header, {name: Tensor}) of a validated file."""
+    f = MlbFile(path, check_padding)
+    return f.header, f.tensors
+
+
+# ---------------------------------------------------------------------------- CLI helpers
+
+def format_bytes(n):
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return ("%d %s" % (n, unit)) if unit == "bytes" else ("%.1f %s" % (n, unit))
+        n /= 1024.0
