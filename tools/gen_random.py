@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""Write a random-weight .mlb file of any Llama shape (docs/mlb-format.md).
+
+    gen_random.py OUTPUT [--preset NAME] [--dim 256] [--hidden 768] [--layers 2] [--heads 8]
+                  [--kv-heads 4] [--vocab 512] [--seq 256] [--wtype f32|q8_0|q4_0] [--seed 0]
+                  [--shared-classifier | --no-shared-classifier] [--rope-theta 10000]
+                  [--norm-eps 1e-5] [-v | -q]
+
+Deterministic: tensor i of the file is drawn from its own numpy Generator,
+PCG64(SeedSequence(seed).spawn(n)[i]), in fixed row chunks, as float32. The float weights
+depend only on the seed and the shape, never on --wtype, so the f32 file and the q8_0/q4_0
+files of one seed differ only by quantization. Matrices ~ N(0, 1/fan_in) (std 1/sqrt(cols)),
+norm weights ~ 1 + N(0, 0.05^2). hidden_dim is zero-padded to a multiple of 32 exactly as
+convert.py does (the padding is zeros, not random).
+"""
+import sys
+
+sys.dont_write_bytecode = True  # keep tools/ free of __pycache__
+
+import math
+import os
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy as np  # noqa: E402
+import mlb  # noqa: E402
+import convert  # noqa: E402
+
+PROG = "gen_random.py"
+NORM_STD = 0.05
+
+PRESETS = {  # dim, hidden, layers, heads, kv_heads, vocab, seq, shared
+    "default": (256, 768, 2, 8, 4, 512, 256, True),
+    "stories260k": (64, 172, 5, 8, 4, 512, 512, True),
+    "stories15m": (288, 768, 6, 6, 6, 32000, 256, True),
+    "tinyllama": (2048, 5632, 22, 32, 4, 32000, 2048, False),
+}
+_KEYS = ("dim", "hidden", "layers", "heads", "kv_heads", "vocab", "seq", "shared")
+
+
+class RandomReader:
+    """A reader (convert.py's interface) producing seeded random weights."""
+
+    def __init__(self, dim, hidden, layers, heads, kv_heads, vocab, seq, shared=True, seed=0,
+                 rope_theta=10000.0, norm_eps=1e-5):
+        if not isinstance(seed, int) or seed < 0:
+            raise mlb.MlbError("seed %r: must be a non-negative integer" % (seed,))
+        self.seed = seed
+        self.hparams = dict(dim=dim, n_layers=layers, n_heads=heads, n_kv_heads=kv_heads,
+                            hidden_dim=hidden, vocab=vocab, max_seq=seq, rope_theta=rope_theta,
+                            norm_eps=norm_eps, shared_classifier=1 if shared else 0)
+        self.description = ("random seed %d: dim %d, hidden %d, layers %d, heads %d, kv heads %d, "
+                            "vocab %d%s, seq %d" % (seed, dim, hidden, layers, heads, kv_heads,
+                                                    vocab, "" if shared else " (separate classifier)",
+                                                    seq))
+        # the unpadded plan (names and source shapes); F32 so no multiple-of-32 rule applies here
+        h = mlb.Header(dim, layers, heads, kv_heads, hidden, vocab, seq, rope_theta, norm_eps,
+                       mlb.F32, self.hparams["shared_classifier"])
+        h.validate()
+        self.plan = mlb.tensor_plan(h)
+
+    def tensor_chunks(self, index):
+        """Row chunks of tensor `index` of the plan (float32)."""
+        spec = self.plan[index]
+        child = np.random.SeedSequence(self.seed).spawn(len(self.plan))[index]
+        rng = np.random.Generator(np.random.PCG64(child))
+        if len(spec.shape) == 1:  # norm weights
+            v = rng.standard_normal(spec.shape, dtype=np.float32)
+            v *= np.float32(NORM_STD)
+            v += np.float32(1)
+            yield v.reshape(1, -1)
+            return
+        rows, cols = spec.shape
+        std = np.float32(1.0 / math.sqrt(cols))
+        step = mlb.chunk_rows(cols)
+        for r in range(0, rows, step):
+            c = rng.standard_normal((min(step, rows - r), cols), dtype=np.float32)
+            c *= std
+            yield c
+
+    def tensor(self, name):
+        """A whole tensor (source shape, before hidden padding), for tests."""
+        for i, spec in enumerate(self.plan):
+            if spec.name == name:
+                return np.concatenate(list(self.tensor_chunks(i))).reshape(spec.shape)
+        raise KeyError(name)
+
+    def tensors(self):
+        for i, spec in enumerate(self.plan):
+            yield spec.name, self.tensor_chunks(i)
+
+    def close(self):
+        pass
+
+
+def generate(output, wtype="f32", seed=0, progress=None, **shape):
+    """Write a random .mlb; shape: keys of _KEYS (defaults: the "default" preset)."""
+    args = dict(zip(_KEYS, PRESETS["default"]))
+    args.update(shape)
+    if isinstance(wtype, str):
+        wtype = mlb.WTYPES[wtype]
+    reader = RandomReader(seed=seed, **args)
+    if progress is None:
+        progress = mlb.file_size(convert.header_for(reader.hparams, mlb.F32)) > \
+            convert.PROGRESS_THRESHOLD
+    if progress:
+        sys.stderr.write("%s: %s -> %s\n" % (PROG, reader.description, mlb.WTYPE_NAMES[wtype]))
+    return convert.write_mlb(reader, output, wtype, progress, PROG)
+
+
+def main(argv=None):
+    ap = convert.OneLineParser(prog=PROG, description="Write a random-weight .mlb file.")
+    ap.add_argument("output", help="the .mlb file to write (replaced atomically)")
+    ap.add_argument("--preset", choices=sorted(PRESETS), default="default",
+                    help="start from a known shape (explicit options override it)")
+    ap.add_argument("--dim", type=int)
+    ap.add_argument("--hidden", type=int, help="FFN hidden size (zero-padded to a multiple of 32)")
+    ap.add_argument("--layers", type=int)
+    ap.add_argument("--heads", type=int)
+    ap.add_argument("--kv-heads", type=int)
+    ap.add_argument("--vocab", type=int)
+    ap.add_argument("--seq", type=int, help="max_seq")
+    ap.add_argument("--shared-classifier", "--shared", dest="shared", action="store_true",
+                    default=None, help="classifier = tok_emb (default of the presets but tinyllama)")
+    ap.add_argument("--no-shared-classifier", "--no-shared", dest="shared", action="store_false",
+                    help="store a separate wcls")
+    ap.add_argument("--wtype", default="f32", type=str.lower, choices=list(mlb.WTYPES))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rope-theta", type=float, default=10000.0)
+    ap.add_argument("--norm-eps", type=float, default=1e-5)
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("-v", "--verbose", action="store_true", help="always show progress")
+    g.add_argument("-q", "--quiet", action="store_true", help="never show progress")
+    a = ap.parse_args(argv)
+    shape = dict(zip(_KEYS, PRESETS[a.preset]))
+    for k in _KEYS:
+        if getattr(a, k) is not None:
+            shape[k] = getattr(a, k)
+    progress = True if a.verbose else (False if a.quiet else None)
+    return convert.run_cli(PROG, lambda: generate(a.output, a.wtype, a.seed, progress,
+                                                  rope_theta=a.rope_theta, norm_eps=a.norm_eps,
+                                                  **shape))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
