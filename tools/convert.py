@@ -26,7 +26,12 @@ import signal
 import struct
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy as np  # noqa: E402
+try:
+    import numpy as np  # noqa: E402
+except ImportError:
+    sys.stderr.write("convert.py: numpy is not available to %s; run it with /usr/bin/python3 "
+                     "(Debian's python3-numpy)\n" % sys.executable)
+    sys.exit(1)
 import mlb  # noqa: E402
 
 PROG = "convert.py"

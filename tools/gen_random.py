@@ -21,7 +21,12 @@ import math
 import os
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy as np  # noqa: E402
+try:
+    import numpy as np  # noqa: E402
+except ImportError:
+    sys.stderr.write("gen_random.py: numpy is not available to %s; run it with /usr/bin/python3 "
+                     "(Debian's python3-numpy)\n" % sys.executable)
+    sys.exit(1)
 import mlb  # noqa: E402
 import convert  # noqa: E402
 

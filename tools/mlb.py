@@ -357,6 +357,7 @@ class Progress:
         self.enabled, self.stream = enabled, stream or sys.stderr
         self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
         self.t0 = self.last = time.monotonic()
+        self.open_line = False  # a terminal line without its newline yet
 
     def update(self, index, spec, done, tensor_done):
         if not self.enabled:
@@ -370,10 +371,17 @@ class Progress:
             self.prog, len(str(self.n)), index + 1, self.n, spec.name,
             "x".join(map(str, spec.shape)), WTYPE_NAMES[spec.type], done / mb, self.total / mb)
         if self.tty:
-            self.stream.write("\r" + line + "\033[K" + ("\n" if index + 1 == self.n and tensor_done else ""))
+            self.open_line = not (index + 1 == self.n and tensor_done)
+            self.stream.write("\r" + line + "\033[K" + ("" if self.open_line else "\n"))
         else:
             self.stream.write(line + "\n")
         self.stream.flush()
+
+    def end_line(self):
+        if self.open_line:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.open_line = False
 
     def finish(self, path):
         if self.enabled:
@@ -407,7 +415,11 @@ class MlbWriter:
 
     # -- file handling
     def __enter__(self):
-        self.open()
+        try:
+            self.open()
+        except BaseException:
+            self.abort()
+            raise
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -438,6 +450,8 @@ class MlbWriter:
         self._write(self.header.pack())
 
     def abort(self):
+        if self.progress:
+            self.progress.end_line()
         if self._f is not None:
             try:
                 self._f.close()
