@@ -245,11 +245,11 @@ def file_size(h):
 #
 # Exact float32 semantics: every operation below is one numpy ufunc on float32 operands, which
 # rounds once per operation like the C++ reference built with -ffp-contract=off (no FMA).
-# Degenerate blocks where the inverse scale overflows to inf (0 < amax < 127/FLT_MAX for Q8_0,
-# 0 < |d| < 1/FLT_MAX for Q4_0): x = 0 then gives 0*inf = NaN, which this code maps to the
-# zero code (q8 0, nibble 8); ±inf is clamped in float before conversion.
+# Blocks whose max |x| is below TINY = 2^-100 are zero blocks (d = +0, q8 0, nibble 8), so the
+# inverse scale is always finite (docs/mlb-format.md).
 
 _ZERO, _HALF, _127, _ONE = np.float32(0), np.float32(0.5), np.float32(127), np.float32(1)
+TINY = np.float32(2.0 ** -100)  # blocks with max |x| below this quantize to zero (docs/mlb-format.md)
 _M8, _8_5, _15 = np.float32(-8), np.float32(8.5), np.float32(15)
 
 
@@ -263,21 +263,21 @@ def _blocks(x):
 
 
 def quantize_q8_0(x):
-    """x float32 (..., K), K % 32 == 0 → (q int8 (..., K), d float32 (..., K/32))."""
+    """x float32 (..., K), K % 32 == 0 → (q int8 (..., K), d float32 (..., K/32)).
+
+    Blocks with amax < 2^-100 (TINY) are zero blocks: d = 0, q = 0 (docs/mlb-format.md)."""
     lead = np.shape(x)[:-1]
     xb = _blocks(x)
     amax = np.max(np.abs(xb), axis=1) if len(xb) else np.zeros(0, np.float32)
-    d = amax / _127
+    live = amax >= TINY
+    d = np.where(live, amax / _127, _ZERO).astype(np.float32)
     inv = np.zeros_like(amax)
-    with np.errstate(over="ignore"):
-        np.divide(_127, amax, out=inv, where=amax != _ZERO)
-    with np.errstate(invalid="ignore"):
-        v = xb * inv[:, None]
-        v += np.copysign(_HALF, xb)
+    np.divide(_127, amax, out=inv, where=live)
+    v = xb * inv[:, None]
+    v += np.copysign(_HALF, xb)
     np.trunc(v, out=v)
     np.clip(v, -_127, _127, out=v)
-    if not np.isfinite(inv).all():
-        v[np.isnan(v)] = 0
+    v[~live] = 0
     q = v.astype(np.int8)
     return q.reshape(lead + (-1,)), d.reshape(lead + (-1,))
 
@@ -285,26 +285,23 @@ def quantize_q8_0(x):
 def quantize_q4_0(x):
     """x float32 (..., K) → (q uint8 (..., K/2), d float32 (..., K/32)).
 
-    Block b of a row is bytes 16b..16b+15; byte j = q[j] | q[j+16] << 4 (value = nibble - 8)."""
+    Block b of a row is bytes 16b..16b+15; byte j = q[j] | q[j+16] << 4 (value = nibble - 8).
+    Blocks with max |x| < 2^-100 (TINY) are zero blocks: d = +0, every nibble 8."""
     lead = np.shape(x)[:-1]
     xb = _blocks(x)
     ax = np.abs(xb)
     idx = np.argmax(ax, axis=1) if len(xb) else np.zeros(0, np.intp)  # first largest |x|
     rows = np.arange(len(xb))
     m = xb[rows, idx]
-    m = np.where(ax[rows, idx] == _ZERO, _ZERO, m)  # all-zero block: m = +0 (so d = -0.0)
-    d = m / _M8
+    live = ax[rows, idx] >= TINY
+    d = np.where(live, m / _M8, _ZERO).astype(np.float32)
     inv = np.zeros_like(d)
-    with np.errstate(over="ignore"):
-        np.divide(_ONE, d, out=inv, where=d != _ZERO)
-    with np.errstate(invalid="ignore"):
-        v = xb * inv[:, None]
-        v += _8_5
+    np.divide(_ONE, d, out=inv, where=live)
+    v = xb * inv[:, None]
+    v += _8_5
     np.trunc(v, out=v)
-    np.minimum(v, _15, out=v)
-    np.maximum(v, _ZERO, out=v)  # never active for finite scales; guards the -inf case
-    if not np.isfinite(inv).all():
-        v[np.isnan(v)] = 8
+    np.clip(v, _ZERO, _15, out=v)
+    v[~live] = 8
     n = v.astype(np.uint8)
     packed = n[:, :QK // 2] | (n[:, QK // 2:] << 4)
     return packed.reshape(lead + (-1,)), d.reshape(lead + (-1,))

@@ -137,6 +137,8 @@ def ref_q8_block(x):
     amax = f32(0)
     for v in x:
         amax = max(amax, abs(f32(v)))
+    if amax < f32(2.0 ** -100):  # tiny block = zero block
+        return [0] * 32, f32(0)
     d = f32(amax / f32(127))
     inv = f32(f32(127) / amax) if amax != 0 else f32(0)
     q = []
@@ -152,6 +154,8 @@ def ref_q4_block(x):
     for v in x:
         if abs(f32(v)) > amax:
             amax, m = abs(f32(v)), f32(v)
+    if amax < f32(2.0 ** -100):  # tiny block = zero block
+        return b"\x88" * 16, f32(0)
     d = f32(m / f32(-8))
     inv = f32(f32(1) / d) if d != 0 else f32(0)
     q = [min(15, int(f32(f32(f32(v) * inv) + f32(8.5)))) for v in x]
@@ -246,7 +250,18 @@ class QuantizerTests(unittest.TestCase):
     def test_q4_zero_block(self):
         q, d = self.q4(np.zeros(32))
         self.assertEqual(bytes(q), b"\x88" * 16)
-        self.assertEqual(d.tobytes(), f32(-0.0).tobytes())  # m = +0, d = +0 / -8 = -0.0
+        self.assertEqual(d.tobytes(), f32(0.0).tobytes())  # zero block: d = +0
+
+    def test_tiny_blocks_are_zero_blocks(self):
+        for scale in (1e-31, 3e-38, 1e-44):
+            x = (np.arange(32) % 5 - 2).astype(np.float32) * f32(scale)
+            q, d = self.q4(x)
+            self.assertEqual((bytes(q), d.tobytes()), (b"\x88" * 16, f32(0).tobytes()))
+            q, d = self.q8(x)
+            self.assertEqual((bytes(q.astype(np.int8)), d.tobytes()), (bytes(32), f32(0).tobytes()))
+        x = np.full(32, 2.0 ** -99, np.float32)  # just above the threshold: quantized normally
+        q, d = self.q8(x)
+        self.assertTrue((q == 127).all())
 
     def test_q4_nibble_order(self):
         x = np.zeros(32, np.float32)
@@ -525,7 +540,7 @@ class StoriesTests(unittest.TestCase, FileChecks):
         with mlb.MlbFile(self.out["q4_0"]) as mf:
             w1 = mf["layers.0.w1"]
             self.assertTrue((w1.q[172:] == 0x88).all())
-            self.assertTrue((w1.d[172:].view(np.uint32) == 0x80000000).all())  # -0.0
+            self.assertTrue((w1.d[172:].view(np.uint32) == 0).all())  # zero block: d = +0
 
     def test_dequantized_close_to_f32(self):
         with mlb.MlbFile(self.out["f32"]) as ff, mlb.MlbFile(self.out["q8_0"]) as mf:
