@@ -1,0 +1,54 @@
+# The CTest suite of one preset. Few binaries: ml_tests (Catch2, run by tag group), ml_run (CLI
+# tests in Python), the converter's Python tests, and the fixtures that write the test models.
+set(ML_MODELS_DIR "${CMAKE_BINARY_DIR}/models")
+if(NOT EXISTS "${ML_SHARED_DIR}/models/stories260K/stories260K.bin")
+  message(WARNING "\n*** ${ML_SHARED_DIR} has no models/stories260K: the tests on the real model and the golden "
+                  "text will be SKIPPED. Set -DML_SHARED_DIR=... to the shared data folder.\n")
+endif()
+set(ML_EMULATOR_STR "${CMAKE_CROSSCOMPILING_EMULATOR}")  # a ;-list, passed through the environment
+string(REPLACE ";" "|" ML_EMULATOR_STR "${ML_EMULATOR_STR}")
+set(ML_TEST_ENV "ML_SHARED=${ML_SHARED_DIR}" "ML_MODELS=${ML_MODELS_DIR}" "PYTHONDONTWRITEBYTECODE=1")
+
+# Fixtures: test models.
+add_test(NAME fixture.stories260K COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/make_fixtures.py stories260K
+         ${ML_MODELS_DIR} ${ML_SHARED_DIR})
+set_tests_properties(fixture.stories260K PROPERTIES FIXTURES_SETUP stories260K SKIP_RETURN_CODE 77)
+add_test(NAME fixture.random COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/make_fixtures.py random ${ML_MODELS_DIR})
+set_tests_properties(fixture.random PROPERTIES FIXTURES_SETUP random)
+
+# ml_tests: Catch2 cases compiled without ISA flags; the checks live in the verify library.
+file(GLOB ML_TEST_SOURCES CONFIGURE_DEPENDS verify/tests/*.cc)
+add_executable(ml_tests ${ML_TEST_SOURCES} $<TARGET_OBJECTS:ml_guarded_main>)
+target_link_libraries(ml_tests PRIVATE ml_guard ml_verify)
+
+# ml_test_group(<name> <catch tags> [SHARED] [FIXTURES ...])
+function(ml_test_group name tags)
+  cmake_parse_arguments(G "SHARED" "" "FIXTURES" ${ARGN})
+  add_test(NAME ${name} COMMAND ml_tests "${tags}" -w NoTests --use-colour no)
+  set(_env ${ML_TEST_ENV})
+  if(G_SHARED)
+    list(APPEND _env "ML_NEEDS_SHARED=1")
+  endif()
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${_env}" SKIP_RETURN_CODE 77)
+  if(G_FIXTURES)
+    set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED "${G_FIXTURES}")
+  endif()
+endfunction()
+ml_test_group(kernels "[kernels]")
+ml_test_group(quant "[quant]")
+ml_test_group(quant.converter "[converter]" SHARED FIXTURES stories260K random)
+ml_test_group(model.malformed "[model]" FIXTURES random)
+ml_test_group(tokenizer "[tokenizer]" SHARED)
+ml_test_group(e2e.random "[e2e-random]" FIXTURES random)
+ml_test_group(e2e.stories260K "[e2e-stories]" SHARED FIXTURES stories260K)
+
+# Command-line behaviour of ml_run (golden text, errors, --logits), in Python.
+add_test(NAME cli COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/tests/test_cli.py -v)
+set_tests_properties(cli PROPERTIES
+  ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR};ML_ISA=${ML_ISA}"
+  FIXTURES_REQUIRED "stories260K;random" SKIP_RETURN_CODE 77)
+
+# The converter's own tests (tools/tests); they may call ml_run.
+add_test(NAME tools.python COMMAND ${ML_PYTHON} -m unittest discover -s tools/tests WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(tools.python PROPERTIES
+  ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR}")

@@ -1,0 +1,66 @@
+// The kernel ABI: the tensor types every kernel sees and one function type per kernel.
+// Every implementation of kernel K is the C symbol ml_k_<K>_<impl> (impl = scalar, hwy, or an
+// override set of simd/isa_table.h) with the type ml_k_<K>_fn, so a hand-written .S file can
+// provide one (SysV / AAPCS / AAPCS64). Which one a build calls: kernels/kernel_table.h.
+//
+// Shared contract (each family's file states its own on top):
+//  - matvec kernels compute rows [r0, r1) of y = W·x and write y[r] for exactly those rows, so
+//    the caller can split rows across threads; W and x are read, never written.
+//  - Quantized arrays (ml_qtensor q/d, ml_qact q/d) start 64-byte aligned in models and the arena,
+//    but kernels must not depend on it for correctness: the tests also run them on unaligned
+//    buffers. Kernels read only inside their arrays (tests put a guard page right after every
+//    buffer). F32 vectors of length n have no alignment promise and any n >= 1.
+//  - Integer block sums are exact int32 (|sum| <= 32*127*127); per-block float results are
+//    sum_b (float)sumi_b * dw_b * dx_b in any order, so results may differ from scalar by
+//    reassociation only (tolerance: verify/kernel_checks.cc).
+//  - All code is built with -ffp-contract=off; a kernel uses FMA only through explicit intrinsics.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { ML_QK = 32 };  // elements per quantization block
+#define ML_QUANT_TINY 0x1p-100f  // blocks with max|x| below this quantize to zero (docs/mlb-format.md)
+
+typedef enum ml_type { ML_TYPE_F32 = 0, ML_TYPE_Q4_0 = 2, ML_TYPE_Q8_0 = 8 } ml_type;
+
+typedef struct ml_qtensor {
+  const void *q;    // F32: rows*cols floats; Q8_0: rows*cols int8; Q4_0: rows*cols/2 bytes
+  const float *d;   // block scales, rows*(cols/32); NULL for F32
+  int rows, cols;   // cols is the K dimension
+  uint8_t type;     // ml_type
+  uint8_t layout;   // 0 = row-major blocks (docs/mlb-format.md)
+} ml_qtensor;
+
+typedef struct ml_qact {  // a Q8_0-quantized activation vector of n elements (n % 32 == 0)
+  int8_t *q;
+  float *d;
+  int n;
+} ml_qact;
+
+typedef void ml_k_matvec_q8_fn(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1);
+typedef void ml_k_matvec_q4_fn(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1);
+typedef void ml_k_matvec_f32_fn(float *y, const ml_qtensor *W, const float *x, int r0, int r1);
+typedef void ml_k_quantize_q8_fn(ml_qact *out, const float *x, int k);
+typedef void ml_k_rmsnorm_fn(float *o, const float *x, const float *w, int n, float eps);
+typedef void ml_k_softmax_fn(float *x, int n);
+typedef void ml_k_rope_fn(float *q, float *k, const float *cos_t, const float *sin_t,
+                          int head_dim, int n_heads, int n_kv_heads);
+typedef void ml_k_silu_mul_fn(float *g, const float *u, int n);
+typedef void ml_k_add_fn(float *y, const float *x, int n);
+typedef float ml_k_dot_f32_fn(const float *a, const float *b, int n);
+typedef void ml_k_axpy_f32_fn(float *y, float a, const float *x, int n);
+typedef void ml_k_exp_f32_fn(float *y, const float *x, int n);  // y = exp(x); the SIMD exp, testable
+
+// Reference quantizers for whole rows (used by the runtime for weights-at-load checks, by the
+// tests, and as the bit-exact twin of tools/mlb.py). q/d sized as in ml_qtensor.
+void ml_quantize_row_q8_0(int8_t *q, float *d, const float *x, int k);
+void ml_quantize_row_q4_0(uint8_t *q, float *d, const float *x, int k);
+void ml_dequantize_row(float *out, const ml_qtensor *W, int row);
+
+#ifdef __cplusplus
+}
+#endif

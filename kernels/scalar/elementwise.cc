@@ -1,0 +1,24 @@
+// Element-wise kernels, scalar reference.
+//   silu_mul: g[i] = silu(g[i]) · u[i],  silu(v) = v · (1 / (1 + exp(−v)))   (llama2.c's order)
+//   add:      y[i] += x[i]                                              (residual connection)
+//   exp_f32:  y[i] = expf(x[i])    (SIMD versions: polynomial, relative error <= 1e-6 on [-88, 88];
+//             the vector exp of softmax and silu, a kernel of its own so its bound is tested)
+#include <cmath>
+
+#include "kernels/kernels.h"
+
+extern "C" void ml_k_silu_mul_scalar(float *g, const float *u, int n) {
+  for (int i = 0; i < n; ++i) {
+    float v = g[i];
+    v *= 1.0f / (1.0f + std::exp(-v));
+    g[i] = v * u[i];
+  }
+}
+
+extern "C" void ml_k_add_scalar(float *y, const float *x, int n) {
+  for (int i = 0; i < n; ++i) y[i] += x[i];
+}
+
+extern "C" void ml_k_exp_f32_scalar(float *y, const float *x, int n) {
+  for (int i = 0; i < n; ++i) y[i] = std::exp(x[i]);
+}

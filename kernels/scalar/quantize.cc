@@ -1,0 +1,86 @@
+// Quantization, scalar reference (docs/mlb-format.md "Quantization rules"; bit-exact twin of
+// tools/mlb.py, checked by verify/quant_checks.cc against converter output).
+//   A block with amax = max|x| < 2^-100 is a zero block (d = 0, values 0), so id stays finite.
+//   quantize_q8 (kernel): x (k floats, k % 32 == 0) → out->q (k int8), out->d (k/32 floats).
+//     d = amax/127; id = 127/amax; q = trunc(x·id + copysign(0.5, x)) clamped to [−127, 127].
+//   ml_quantize_row_q4_0: GGUF's rule. m = first element of largest |x| (signed); d = m/−8;
+//     id = 1/d; q = min(15, trunc(x·id + 8.5)); byte j = q[j] | q[j+16] << 4.
+#include <cmath>
+#include <cstring>
+
+#include "kernels/kernels.h"
+
+extern "C" void ml_quantize_row_q8_0(int8_t *q, float *d, const float *x, int k) {
+  for (int b = 0; b < k / ML_QK; ++b) {
+    const float *xb = x + b * ML_QK;
+    float amax = 0.0f;
+    for (int j = 0; j < ML_QK; ++j) amax = std::fmax(amax, std::fabs(xb[j]));
+    if (!(amax >= ML_QUANT_TINY)) {  // also catches NaN
+      d[b] = 0.0f;
+      std::memset(q + b * ML_QK, 0, ML_QK);
+      continue;
+    }
+    const float id = 127.0f / amax;
+    d[b] = amax / 127.0f;
+    for (int j = 0; j < ML_QK; ++j) {
+      const float v = std::trunc(xb[j] * id + std::copysign(0.5f, xb[j]));
+      q[b * ML_QK + j] = static_cast<int8_t>(std::fmin(std::fmax(v, -127.0f), 127.0f));  // NaN x → −127
+    }
+  }
+}
+
+extern "C" void ml_quantize_row_q4_0(uint8_t *q, float *d, const float *x, int k) {
+  for (int b = 0; b < k / ML_QK; ++b) {
+    const float *xb = x + b * ML_QK;
+    float amax = 0.0f, m = 0.0f;
+    for (int j = 0; j < ML_QK; ++j)
+      if (std::fabs(xb[j]) > amax) {
+        amax = std::fabs(xb[j]);
+        m = xb[j];
+      }
+    uint8_t *qb = q + b * (ML_QK / 2);
+    if (!(amax >= ML_QUANT_TINY)) {
+      d[b] = 0.0f;
+      std::memset(qb, 0x88, ML_QK / 2);
+      continue;
+    }
+    const float db = m / -8.0f;
+    const float id = 1.0f / db;
+    d[b] = db;
+    for (int j = 0; j < ML_QK / 2; ++j) {
+      const float lo = std::trunc(xb[j] * id + 8.5f), hi = std::trunc(xb[j + ML_QK / 2] * id + 8.5f);
+      const int ql = int(std::fmin(std::fmax(lo, 0.0f), 15.0f)), qh = int(std::fmin(std::fmax(hi, 0.0f), 15.0f));
+      qb[j] = static_cast<uint8_t>(ql | (qh << 4));
+    }
+  }
+}
+
+extern "C" void ml_dequantize_row(float *out, const ml_qtensor *W, int row) {
+  const int K = W->cols, nb = K / ML_QK;
+  switch (W->type) {
+    case ML_TYPE_F32:
+      std::memcpy(out, static_cast<const float *>(W->q) + size_t(row) * K, sizeof(float) * K);
+      break;
+    case ML_TYPE_Q8_0: {
+      const int8_t *q = static_cast<const int8_t *>(W->q) + size_t(row) * K;
+      const float *d = W->d + size_t(row) * nb;
+      for (int j = 0; j < K; ++j) out[j] = float(q[j]) * d[j / ML_QK];
+      break;
+    }
+    case ML_TYPE_Q4_0: {
+      const uint8_t *q = static_cast<const uint8_t *>(W->q) + size_t(row) * nb * (ML_QK / 2);
+      const float *d = W->d + size_t(row) * nb;
+      for (int b = 0; b < nb; ++b)
+        for (int j = 0; j < ML_QK / 2; ++j) {
+          out[b * ML_QK + j] = float(int(q[b * 16 + j] & 0x0F) - 8) * d[b];
+          out[b * ML_QK + j + 16] = float(int(q[b * 16 + j] >> 4) - 8) * d[b];
+        }
+      break;
+    }
+  }
+}
+
+extern "C" void ml_k_quantize_q8_scalar(ml_qact *out, const float *x, int k) {
+  ml_quantize_row_q8_0(out->q, out->d, x, k);
+  out->n = k;
+}

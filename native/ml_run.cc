@@ -1,0 +1,283 @@
+// ml_run: generate text from a .mlb model. stdout carries only the text, in llama2.c run.c's form
+// (prompt echoed, generated text streamed, final newline), so outputs compare byte for byte;
+// everything else (load facts, speed, errors) goes to stderr.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "native/cli.h"
+#include "runtime/ml.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: ml_run MODEL.mlb -z TOKENIZER.bin [options]\n"
+    "\n"
+    "Generates text with a legacy-ml model (.mlb, made by tools/convert.py or tools/gen_random.py).\n"
+    "stdout gets only the text, as llama2.c's run.c prints it: the prompt, the generated\n"
+    "continuation, a final newline. Load facts and speed go to stderr.\n"
+    "\n"
+    "options:\n"
+    "  -z, --tokenizer PATH  llama2.c tokenizer.bin with exactly the model's vocabulary (required)\n"
+    "  -i, --prompt TEXT     prompt (UTF-8); default: empty, i.e. start from BOS alone\n"
+    "      --token-ids IDS   prompt as token ids instead, e.g. \"1 403 407\" (no BOS is added)\n"
+    "  -n, --steps N         positions to run, prompt included (default 256; capped at the context)\n"
+    "      --temp T          temperature, 0 = greedy (default 1.0)\n"
+    "      --top-p P         nucleus sampling threshold in (0, 1]; 1 = off (default 0.9)\n"
+    "      --seed S          RNG seed, > 0 (default: the current time)\n"
+    "  -t, --threads N       worker threads including this one (default: one per CPU)\n"
+    "      --max-seq N       use a context of N positions (default: the model's; smaller = less memory)\n"
+    "      --logits FILE     write the float32 logits of every position, raw little-endian\n"
+    "                        [positions][vocab]; written to a temporary name, renamed when complete\n"
+    "      --reference       run the scalar reference kernels instead of this build's\n"
+    "      --version         print the build's ISA and the implementation of every kernel\n"
+    "  -h, --help            this text\n"
+    "\n"
+    "Exit status: 0, or the ml_status code of the failure (1 I/O, 2 format, 3 shape, 4 memory,\n"
+    "5 unsupported CPU, 6 bad argument).\n";
+
+struct Args {
+  const char *model = nullptr, *tokenizer = nullptr, *prompt = nullptr, *token_ids = nullptr,
+             *logits_path = nullptr;
+  long steps = 256, threads = 0, max_seq = 0;
+  float temp = 1.0f, topp = 0.9f;
+  unsigned long long seed = 0;
+  bool reference = false;
+};
+
+int usage_error(const char *fmt, const char *a, const char *b = "") {
+  std::fprintf(stderr, "ml_run: ");
+  std::fprintf(stderr, fmt, a, b);
+  std::fprintf(stderr, " (ml_run --help for usage)\n");
+  return ML_E_ARG;
+}
+
+int print_version() {
+  std::printf("legacy-ml ml_run, ISA %s (Highway static target %s)\n", ml_build_isa(), ml_hwy_target());
+  std::printf("kernel implementations (kernels/kernel_table.h):\n");
+  for (int i = 0; i < ml_kernel_count(); ++i) std::printf("  %-12s %s\n", ml_kernel_name(i), ml_kernel_impl(i));
+  return 0;
+}
+
+// Returns -1 when parsing succeeded and the program should run, else the exit code.
+int parse_args(int argc, char **argv, Args *a) {
+  for (int i = 1; i < argc; ++i) {
+    const char *o = argv[i];
+    auto value = [&](const char **dst) {
+      if (i + 1 >= argc) return false;
+      *dst = argv[++i];
+      return true;
+    };
+    const char *v = nullptr;
+    if (!std::strcmp(o, "-h") || !std::strcmp(o, "--help")) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (!std::strcmp(o, "--version")) {
+      return print_version();
+    } else if (!std::strcmp(o, "--reference")) {
+      a->reference = true;
+    } else if (o[0] == '-' && o[1] != '\0') {
+      if (!value(&v)) return usage_error("option %s needs a value", o);
+      if (!std::strcmp(o, "-z") || !std::strcmp(o, "--tokenizer")) {
+        a->tokenizer = v;
+      } else if (!std::strcmp(o, "-i") || !std::strcmp(o, "--prompt")) {
+        a->prompt = v;
+      } else if (!std::strcmp(o, "--token-ids")) {
+        a->token_ids = v;
+      } else if (!std::strcmp(o, "--logits")) {
+        a->logits_path = v;
+      } else if (!std::strcmp(o, "-n") || !std::strcmp(o, "--steps")) {
+        if (!ml::cli::parse_int(v, 1, 1L << 30, &a->steps)) return usage_error("-n %s: steps must be an integer >= 1", v);
+      } else if (!std::strcmp(o, "-t") || !std::strcmp(o, "--threads")) {
+        if (!ml::cli::parse_int(v, 1, 1024, &a->threads))
+          return usage_error("-t %s: threads must be an integer in [1, 1024]", v);
+      } else if (!std::strcmp(o, "--max-seq")) {
+        if (!ml::cli::parse_int(v, 1, 1L << 30, &a->max_seq)) return usage_error("--max-seq %s: must be an integer >= 1", v);
+      } else if (!std::strcmp(o, "--temp")) {
+        if (!ml::cli::parse_float(v, &a->temp) || !(a->temp >= 0.0f) || !std::isfinite(a->temp))
+          return usage_error("--temp %s: temperature must be a finite number >= 0", v);
+      } else if (!std::strcmp(o, "--top-p")) {
+        if (!ml::cli::parse_float(v, &a->topp) || !(a->topp > 0.0f && a->topp <= 1.0f))
+          return usage_error("--top-p %s: must be a number in (0, 1]", v);
+      } else if (!std::strcmp(o, "--seed")) {
+        if (!ml::cli::parse_u64(v, &a->seed) || a->seed == 0) return usage_error("--seed %s: must be an integer >= 1", v);
+      } else {
+        return usage_error("unknown option %s", o);
+      }
+    } else if (!a->model) {
+      a->model = o;
+    } else {
+      return usage_error("unexpected argument %s (the model is already %s)", o, a->model);
+    }
+  }
+  if (!a->model) return usage_error("no model given%s", "");
+  if (!a->tokenizer) return usage_error("no tokenizer given: pass -z TOKENIZER.bin%s", "");
+  if (a->prompt && a->token_ids) return usage_error("give either -i or --token-ids, not both%s", "");
+  return -1;
+}
+
+// --logits output: a temporary file beside the target, renamed into place when complete.
+class LogitsFile {
+ public:
+  ~LogitsFile() {
+    if (f_) {
+      std::fclose(f_);
+      std::remove(tmp_.c_str());
+    }
+  }
+  bool open(const char *path) {
+    path_ = path;
+    tmp_ = path_ + ".tmp" + std::to_string(static_cast<long>(getpid()));
+    f_ = std::fopen(tmp_.c_str(), "wb");
+    if (!f_) std::fprintf(stderr, "ml_run: cannot write --logits file %s: %s\n", path, std::strerror(errno));
+    return f_ != nullptr;
+  }
+  bool write(const float *x, int n) {
+    if (!f_) return true;
+    if (std::fwrite(x, sizeof(float), static_cast<size_t>(n), f_) == static_cast<size_t>(n)) return true;
+    std::fprintf(stderr, "ml_run: writing --logits file %s failed: %s\n", path_.c_str(), std::strerror(errno));
+    return false;
+  }
+  bool commit() {
+    if (!f_) return true;
+    const bool ok = std::fclose(f_) == 0 && std::rename(tmp_.c_str(), path_.c_str()) == 0;
+    f_ = nullptr;
+    if (!ok) {
+      std::fprintf(stderr, "ml_run: cannot complete --logits file %s: %s\n", path_.c_str(), std::strerror(errno));
+      std::remove(tmp_.c_str());
+    }
+    return ok;
+  }
+
+ private:
+  std::FILE *f_ = nullptr;
+  std::string path_, tmp_;
+};
+
+int fail_status(ml_status s) {
+  std::fprintf(stderr, "ml_run: %s\n", ml_last_error());
+  return s;
+}
+
+}  // namespace
+
+extern "C" int ml_main(int argc, char **argv) {
+  Args a;
+  if (const int rc = parse_args(argc, argv, &a); rc >= 0) return rc;
+
+  const double t_load = ml::cli::now_ms();
+  ml_options opt;
+  ml_options_init(&opt);
+  opt.n_threads = static_cast<int>(a.threads);
+  opt.max_seq = static_cast<int>(a.max_seq);
+  opt.reference = a.reference;
+  ml_ctx *ctx = nullptr;
+  if (const ml_status s = ml_open(&ctx, a.model, a.tokenizer, &opt)) return fail_status(s);
+  struct Closer { ml_ctx *c; ~Closer() { ml_close(c); } } closer{ctx};
+  ml_model_info info;
+  ml_get_info(ctx, &info);
+  const double load_ms = ml::cli::now_ms() - t_load;
+
+  // Prompt tokens.
+  std::vector<int> prompt;
+  if (a.token_ids) {
+    const char *p = a.token_ids;
+    while (*p) {
+      while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') ++p;
+      if (!*p) break;
+      char *end = nullptr;
+      errno = 0;
+      const long id = std::strtol(p, &end, 10);
+      if (end == p || errno != 0 || id < 0 || id >= info.vocab) {
+        std::fprintf(stderr, "ml_run: --token-ids: entry %zu (\"%.12s\") is not a token id in [0, %d)\n",
+                     prompt.size() + 1, p, info.vocab);
+        return ML_E_ARG;
+      }
+      prompt.push_back(static_cast<int>(id));
+      p = end;
+    }
+    if (prompt.empty()) {
+      std::fprintf(stderr, "ml_run: --token-ids has no token ids\n");
+      return ML_E_ARG;
+    }
+  } else {
+    const char *text = a.prompt ? a.prompt : "";
+    prompt.resize(std::strlen(text) + 2);
+    int n = 0;
+    if (const ml_status s = ml_encode(ctx, text, 1, prompt.data(), static_cast<int>(prompt.size()), &n))
+      return fail_status(s);
+    prompt.resize(static_cast<size_t>(n));
+  }
+  if (static_cast<long>(prompt.size()) > info.max_seq) {
+    std::fprintf(stderr, "ml_run: the prompt is %zu tokens but the context holds %d positions\n", prompt.size(),
+                 info.max_seq);
+    return ML_E_ARG;
+  }
+  long steps = a.steps;
+  if (steps > info.max_seq) {
+    std::fprintf(stderr, "ml_run: -n %ld is more than the context; running %d positions\n", steps, info.max_seq);
+    steps = info.max_seq;
+  }
+  const unsigned long long seed = a.seed ? a.seed : static_cast<unsigned long long>(std::time(nullptr));
+  if (const ml_status s = ml_sampler_set(ctx, a.temp, a.topp, seed)) return fail_status(s);
+
+  LogitsFile logits_out;
+  if (a.logits_path && !logits_out.open(a.logits_path)) return ML_E_IO;
+
+  static const char *const kType[] = {"F32", "?", "Q4_0", "?", "?", "?", "?", "?", "Q8_0"};
+  std::fprintf(stderr,
+               "ml_run: %s: dim %d, %d layers, %d/%d heads, vocab %d, %s, context %d; %s build%s, %d thread%s; "
+               "loaded in %.1f ms\n",
+               a.model, info.dim, info.n_layers, info.n_heads, info.n_kv_heads, info.vocab,
+               info.wtype >= 0 && info.wtype <= 8 ? kType[info.wtype] : "?", info.max_seq, info.isa,
+               a.reference ? " (scalar reference kernels)" : "", info.n_threads, info.n_threads == 1 ? "" : "s",
+               load_ms);
+
+  // Generation loop, as run.c: feed the prompt, then sample; stop at `steps` or at BOS.
+  ml_text_stream stream{};
+  std::vector<char> out_buf(4096);
+  const int n_prompt = static_cast<int>(prompt.size());
+  int token = prompt[0], pos = 0, generated = 0;
+  double t_start = ml::cli::now_ms(), t_prompt_end = t_start;
+  while (pos < steps) {
+    const float *logits = nullptr;
+    if (const ml_status s = ml_eval(ctx, token, pos, &logits)) return fail_status(s);
+    if (!logits_out.write(logits, info.vocab)) return ML_E_IO;
+    int next;
+    if (pos < n_prompt - 1) {
+      next = prompt[static_cast<size_t>(pos) + 1];
+    } else {
+      if (pos == n_prompt - 1) t_prompt_end = ml::cli::now_ms();
+      ml_sample(ctx, logits, &next);
+      ++generated;
+    }
+    ++pos;
+    if (next == 1) break;  // BOS delimits sequences
+    const char *piece = ml_decode(ctx, token, next);
+    const size_t need = std::strlen(piece) + 8;
+    if (out_buf.size() < need) out_buf.resize(need);
+    const size_t n = ml_text_stream_feed(&stream, piece, out_buf.data());
+    if (n) {
+      std::fwrite(out_buf.data(), 1, n, stdout);
+      std::fflush(stdout);
+    }
+    token = next;
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+  const double t_end = ml::cli::now_ms();
+  if (!logits_out.commit()) return ML_E_IO;
+
+  const int prompt_pos = pos < n_prompt ? pos : n_prompt;
+  const double prompt_ms = (pos >= n_prompt ? t_prompt_end : t_end) - t_start;
+  const double gen_ms = t_end - (pos >= n_prompt ? t_prompt_end : t_end);
+  std::fprintf(stderr, "ml_run: prompt %d tokens, %.1f tok/s; generated %d tokens, %.1f tok/s\n", prompt_pos,
+               prompt_ms > 0 ? prompt_pos / prompt_ms * 1000.0 : 0.0, generated,
+               gen_ms > 0 ? generated / gen_ms * 1000.0 : 0.0);
+  return 0;
+}

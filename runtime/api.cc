@@ -1,0 +1,166 @@
+// The C API of runtime/ml.h over Model, Tokenizer, State, ThreadPool and Sampler.
+#include <cstring>
+#include <new>
+
+#include "kernels/binding.h"
+#include "runtime/context.h"
+#include "runtime/error.h"
+#include "runtime/ml.h"
+
+using namespace ml;
+
+extern "C" void ml_options_init(ml_options *o) {
+  o->n_threads = 0;
+  o->max_seq = 0;
+  o->reference = 0;
+}
+
+extern "C" ml_status ml_open(ml_ctx **out, const char *model_path, const char *tokenizer_path,
+                             const ml_options *opts) {
+  clear_error();
+  if (out == nullptr) return fail(ML_E_ARG, "ml_open: out is NULL");
+  *out = nullptr;
+  ml_options o;
+  ml_options_init(&o);
+  if (opts) o = *opts;
+  if (o.n_threads < 0 || o.n_threads > 1024)
+    return fail(ML_E_ARG, "thread count %d is out of range [1, 1024] (0 = one per CPU)", o.n_threads);
+  if (o.max_seq < 0) return fail(ML_E_ARG, "max_seq %d must be >= 0 (0 = the model's)", o.max_seq);
+
+  ml_ctx *ctx = new (std::nothrow) ml_ctx();
+  if (!ctx) return fail(ML_E_NOMEM, "cannot allocate the context");
+  auto bail = [&](ml_status s) {
+    delete ctx;
+    return s;
+  };
+  if (const ml_status s = load_model(&ctx->model, model_path)) return bail(s);
+  const Config &c = ctx->model.cfg;
+  if (tokenizer_path) {
+    FileMap f;
+    if (const ml_status s = f.open(tokenizer_path, "tokenizer")) return bail(s);
+    if (const ml_status s = ctx->tokenizer.load(f.data(), f.size(), c.vocab, tokenizer_path)) return bail(s);
+    ctx->has_tokenizer = true;
+  }
+  int max_seq = c.max_seq;
+  if (o.max_seq > 0 && o.max_seq < max_seq) max_seq = o.max_seq;
+  // Arena: measure, allocate, assign.
+  layout_state(ctx->arena, ctx->state, c, max_seq);
+  const uint64_t need = ctx->arena.measured();
+  if (!ctx->arena.allocate())
+    return bail(fail(ML_E_NOMEM, "cannot allocate %llu bytes of runtime memory (KV cache for %d positions)",
+                     static_cast<unsigned long long>(need), max_seq));
+  layout_state(ctx->arena, ctx->state, c, max_seq);
+  fill_rope_tables(ctx->state, c);
+  ctx->sampler.init(c.vocab, ctx->state.probs, ctx->state.cand);
+  ctx->sampler.configure(0.0f, 0.9f, 1);
+  const int threads = o.n_threads > 0 ? o.n_threads : online_cpus();
+  if (const ml_status s = ctx->pool.start(threads)) return bail(s);
+  ctx->reference = o.reference != 0;
+  ctx->forward = ctx->reference ? forward_reference() : forward_build();
+  *out = ctx;
+  return ML_OK;
+}
+
+extern "C" void ml_close(ml_ctx *ctx) { delete ctx; }
+
+extern "C" ml_status ml_get_info(const ml_ctx *ctx, ml_model_info *info) {
+  if (!ctx || !info) return fail(ML_E_ARG, "ml_get_info: NULL argument");
+  const Config &c = ctx->model.cfg;
+  info->dim = c.dim;
+  info->hidden_dim = c.hidden_dim;
+  info->n_layers = c.n_layers;
+  info->n_heads = c.n_heads;
+  info->n_kv_heads = c.n_kv_heads;
+  info->vocab = c.vocab;
+  info->max_seq = ctx->state.max_seq;
+  info->rope_theta = c.rope_theta;
+  info->norm_eps = c.norm_eps;
+  info->wtype = c.wtype;
+  info->shared_classifier = c.shared_classifier;
+  info->n_threads = ctx->pool.size();
+  info->isa = isa_row(kBuildIsa).name;
+  info->kernels = ctx->reference ? "scalar reference" : "build";
+  info->file_bytes = ctx->model.file.size();
+  info->weight_bytes = ctx->model.weight_bytes_per_token();
+  info->arena_bytes = ctx->arena.size();
+  return ML_OK;
+}
+
+extern "C" ml_status ml_encode(ml_ctx *ctx, const char *text, int add_bos, int *tokens, int max_tokens,
+                               int *n_tokens) {
+  if (!ctx || !tokens || !n_tokens) return fail(ML_E_ARG, "ml_encode: NULL argument");
+  if (!ctx->has_tokenizer) return fail(ML_E_ARG, "ml_encode: the context was opened without a tokenizer");
+  return ctx->tokenizer.encode(text, add_bos != 0, tokens, max_tokens, n_tokens);
+}
+
+extern "C" const char *ml_decode(const ml_ctx *ctx, int prev, int token) {
+  if (!ctx || !ctx->has_tokenizer) return nullptr;
+  return ctx->tokenizer.decode(prev, token);
+}
+
+extern "C" ml_status ml_eval(ml_ctx *ctx, int token, int pos, const float **logits) {
+  if (!ctx || !logits) return fail(ML_E_ARG, "ml_eval: NULL argument");
+  const Config &c = ctx->model.cfg;
+  if (token < 0 || token >= c.vocab)
+    return fail(ML_E_ARG, "token id %d is outside the vocabulary [0, %d)", token, c.vocab);
+  if (pos < 0 || pos >= ctx->state.max_seq)
+    return fail(ML_E_ARG, "position %d is outside the context [0, %d)", pos, ctx->state.max_seq);
+  if (pos > ctx->n_past)
+    return fail(ML_E_ARG, "position %d skips ahead: only %d positions are in the KV cache", pos, ctx->n_past);
+  ctx->forward(ctx->model, ctx->state, ctx->pool, token, pos);
+  ctx->n_past = pos + 1;
+  *logits = ctx->state.logits;
+  return ML_OK;
+}
+
+extern "C" ml_status ml_sampler_set(ml_ctx *ctx, float temperature, float topp, uint64_t seed) {
+  if (!ctx) return fail(ML_E_ARG, "ml_sampler_set: NULL context");
+  return ctx->sampler.configure(temperature, topp, seed);
+}
+
+extern "C" ml_status ml_sample(ml_ctx *ctx, const float *logits, int *token) {
+  if (!ctx || !logits || !token) return fail(ML_E_ARG, "ml_sample: NULL argument");
+  *token = ctx->sampler.sample(logits);
+  return ML_OK;
+}
+
+extern "C" size_t ml_text_stream_feed(ml_text_stream *s, const char *piece, char *out) {
+  size_t n = 0;
+  const unsigned char *p = reinterpret_cast<const unsigned char *>(piece);
+  // A piece of one byte that is a control character is dropped, as llama2.c's safe_printf does.
+  if (p[0] != 0 && p[1] == 0 && p[0] < 0x80 && p[0] != '\t' && p[0] != '\n' && p[0] != '\r' &&
+      p[0] != '\f' && p[0] != '\v' && (p[0] < 0x20 || p[0] == 0x7F))
+    return 0;
+  for (; *p; ++p) {
+    const unsigned char c = *p;
+    if (s->need > 0) {
+      if ((c & 0xC0) == 0x80) {
+        s->pending[s->n_pending++] = c;
+        if (--s->need == 0) {
+          std::memcpy(out + n, s->pending, static_cast<size_t>(s->n_pending));
+          n += static_cast<size_t>(s->n_pending);
+          s->n_pending = 0;
+        }
+        continue;
+      }
+      s->n_pending = s->need = 0;  // truncated sequence: drop it, then handle c afresh
+    }
+    if (c < 0x80) {
+      out[n++] = static_cast<char>(c);
+    } else if (c >= 0xC2 && c <= 0xF4) {
+      s->pending[0] = c;
+      s->n_pending = 1;
+      s->need = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : 1;
+    }  // stray continuation or invalid lead byte: dropped
+  }
+  return n;
+}
+
+extern "C" const char *ml_build_isa(void) { return isa_row(kBuildIsa).name; }
+extern "C" int ml_kernel_count(void) { return int(sizeof kKernelBindings / sizeof kKernelBindings[0]); }
+extern "C" const char *ml_kernel_name(int i) {
+  return i >= 0 && i < ml_kernel_count() ? kKernelBindings[i].kernel : nullptr;
+}
+extern "C" const char *ml_kernel_impl(int i) {
+  return i >= 0 && i < ml_kernel_count() ? kKernelBindings[i].impl : nullptr;
+}

@@ -1,0 +1,107 @@
+/* legacy-ml public C API.
+ *
+ * One opaque context holds a mapped model (.mlb, docs/mlb-format.md), its tokenizer (llama2.c
+ * tokenizer.bin), the KV cache and every runtime buffer (one arena, allocated at open; nothing
+ * is allocated afterwards), a thread pool and a sampler. Every function returns an ml_status;
+ * on failure ml_last_error() gives one line naming what was wrong (a field, a file, an argument).
+ * No function aborts, exits or throws.
+ *
+ *   ml_ctx *ctx; ml_options o; ml_options_init(&o);
+ *   if (ml_open(&ctx, "model.mlb", "tokenizer.bin", &o) != ML_OK) puts(ml_last_error());
+ *   ml_encode(ctx, "Once upon a time", 1, toks, cap, &n);
+ *   for (pos...) { ml_eval(ctx, tok, pos, &logits); ml_sample(ctx, logits, &next); ... }
+ *   ml_close(ctx);
+ */
+#ifndef LEGACY_ML_H
+#define LEGACY_ML_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ml_status {
+  ML_OK = 0,
+  ML_E_IO = 1,     /* a file could not be opened, read, mapped or written */
+  ML_E_FORMAT = 2, /* a file's bytes are not what its format says */
+  ML_E_SHAPE = 3,  /* dimensions are inconsistent or unsupported */
+  ML_E_NOMEM = 4,  /* an allocation failed */
+  ML_E_ISA = 5,    /* this build needs CPU features this machine lacks */
+  ML_E_ARG = 6     /* a caller's argument is out of range or misused */
+} ml_status;
+
+const char *ml_status_name(ml_status s); /* "ML_E_FORMAT" */
+const char *ml_last_error(void);         /* last failure on this thread; "" if none */
+
+typedef struct ml_ctx ml_ctx;
+
+typedef struct ml_options {
+  int n_threads; /* 0 = one per online CPU */
+  int max_seq;   /* 0 = the model's; else a shorter context (smaller KV cache) */
+  int reference; /* 1 = run the scalar reference kernels instead of the build's */
+} ml_options;
+
+void ml_options_init(ml_options *o);
+
+typedef struct ml_model_info {
+  int dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab, max_seq;
+  float rope_theta, norm_eps;
+  int wtype;              /* 0 F32, 8 Q8_0, 2 Q4_0 */
+  int shared_classifier;
+  int n_threads;
+  const char *isa;        /* the build's ISA, e.g. "avx2" */
+  const char *kernels;    /* "build" or "scalar reference" */
+  uint64_t file_bytes;    /* size of the .mlb */
+  uint64_t weight_bytes;  /* weight bytes one decode step reads */
+  uint64_t arena_bytes;   /* runtime memory: KV cache, activations, tables */
+} ml_model_info;
+
+/* Opens MODEL (.mlb) and, if tokenizer_path is not NULL, its tokenizer.bin (which must have
+ * exactly the model's vocab size). opts may be NULL (defaults). */
+ml_status ml_open(ml_ctx **out, const char *model_path, const char *tokenizer_path,
+                  const ml_options *opts);
+void ml_close(ml_ctx *ctx); /* NULL is fine */
+ml_status ml_get_info(const ml_ctx *ctx, ml_model_info *info);
+
+/* Encodes UTF-8 text as llama2.c's encoder: BOS (1) if add_bos, a dummy-prefix space when text is
+ * not empty, then BPE merges by score, unknown characters as <0xXX> byte tokens. tokens must hold
+ * strlen(text) + 2 entries. Invalid UTF-8 is ML_E_ARG. */
+ml_status ml_encode(ml_ctx *ctx, const char *text, int add_bos, int *tokens, int max_tokens,
+                    int *n_tokens);
+
+/* The text of `token` following `prev` (llama2.c's decode: the leading space is dropped after BOS,
+ * <0xXX> becomes that byte). Returns NULL for an id outside the vocabulary. The pointer stays valid
+ * until ml_close. */
+const char *ml_decode(const ml_ctx *ctx, int prev, int token);
+
+/* Runs the model on `token` at position `pos` (0 <= pos <= number of positions evaluated so far,
+ * so a caller may rewind) and points *logits at vocab floats, valid until the next eval. */
+ml_status ml_eval(ml_ctx *ctx, int token, int pos, const float **logits);
+
+/* Sampling as llama2.c: temperature 0 = greedy (first maximum); otherwise softmax(logits/T) and,
+ * when 0 < topp < 1, nucleus sampling; xorshift RNG from seed. The logits are not modified. */
+ml_status ml_sampler_set(ml_ctx *ctx, float temperature, float topp, uint64_t seed);
+ml_status ml_sample(ml_ctx *ctx, const float *logits, int *token);
+
+/* Text streaming for decoded pieces: holds the bytes of a UTF-8 character split across tokens
+ * until it is complete, drops control bytes (as llama2.c's safe_printf) and invalid sequences.
+ * out needs room for strlen(piece) + 4 bytes; returns the number of bytes written (no NUL). */
+typedef struct ml_text_stream {
+  unsigned char pending[4];
+  int n_pending, need;
+} ml_text_stream;
+size_t ml_text_stream_feed(ml_text_stream *s, const char *piece, char *out);
+
+/* Build facts for --version: the ISA, and for every kernel of the ABI its implementation. */
+const char *ml_build_isa(void);
+int ml_kernel_count(void);
+const char *ml_kernel_name(int i);
+const char *ml_kernel_impl(int i);
+const char *ml_hwy_target(void); /* Highway's static target name in this build, e.g. "AVX2" */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

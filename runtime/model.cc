@@ -1,0 +1,226 @@
+// .mlb loading and validation. Every field is checked before use and every array against the file
+// length in 64-bit arithmetic; failures name the field or tensor (docs/mlb-format.md).
+#include "runtime/model.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "runtime/error.h"
+
+namespace ml {
+
+namespace {
+
+uint32_t rd_u32(const uint8_t *p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+float rd_f32(const uint8_t *p) {
+  const uint32_t u = rd_u32(p);
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// Generous upper bounds so every size below fits comfortably in 64 bits (and dims in int).
+constexpr uint32_t kMaxDim = 1u << 20, kMaxLayers = 1u << 12, kMaxVocab = 1u << 24,
+                   kMaxSeq = 1u << 22;
+
+ml_status check_range(const char *field, uint32_t v, uint32_t lo, uint32_t hi) {
+  if (v < lo || v > hi)
+    return fail(ML_E_FORMAT, "header field %s = %u is out of range [%u, %u]", field, v, lo, hi);
+  return ML_OK;
+}
+
+bool is_quantized(ml_type t) { return t == ML_TYPE_Q8_0 || t == ML_TYPE_Q4_0; }
+
+// Walks the tensor arrays in file order, handing out aligned views.
+class Cursor {
+ public:
+  Cursor(const uint8_t *base, uint64_t size) : base_(base), size_(size), off_(kHeaderBytes) {}
+
+  ml_status array(const char *tensor, int layer, const char *part, uint64_t bytes, const void **out) {
+    off_ = (off_ + kAlign - 1) & ~(kAlign - 1);
+    if (off_ > size_ || bytes > size_ - off_) {
+      char where[64];
+      if (layer >= 0)
+        std::snprintf(where, sizeof where, "%s (layer %d)", tensor, layer);
+      else
+        std::snprintf(where, sizeof where, "%s", tensor);
+      return fail(ML_E_FORMAT,
+                  "tensor %s: %s array [%llu, %llu) runs past the end of the file (%llu bytes)", where,
+                  part, static_cast<unsigned long long>(off_),
+                  static_cast<unsigned long long>(off_ + bytes), static_cast<unsigned long long>(size_));
+    }
+    const uint8_t *p = base_ + off_;
+    if (reinterpret_cast<uintptr_t>(p) % kAlign != 0)
+      return fail(ML_E_FORMAT, "tensor %s: %s array is not 64-byte aligned in memory", tensor, part);
+    *out = p;
+    off_ += bytes;
+    return ML_OK;
+  }
+
+  ml_status matrix(const char *name, int layer, ml_type t, int rows, int cols, ml_qtensor *out) {
+    out->rows = rows;
+    out->cols = cols;
+    out->type = static_cast<uint8_t>(t);
+    out->layout = 0;
+    out->d = nullptr;
+    ml_status s = array(name, layer, t == ML_TYPE_F32 ? "data" : "q", tensor_q_bytes(t, rows, cols), &out->q);
+    if (s != ML_OK || t == ML_TYPE_F32) return s;
+    const void *d = nullptr;
+    s = array(name, layer, "d", tensor_d_bytes(t, rows, cols), &d);
+    out->d = static_cast<const float *>(d);
+    return s;
+  }
+
+  ml_status vector(const char *name, int layer, int n, const float **out) {
+    const void *p = nullptr;
+    const ml_status s = array(name, layer, "data", uint64_t(n) * 4, &p);
+    *out = static_cast<const float *>(p);
+    return s;
+  }
+
+  uint64_t end() const { return off_; }
+
+ private:
+  const uint8_t *base_;
+  uint64_t size_, off_;
+};
+
+}  // namespace
+
+const char *type_name(ml_type t) {
+  switch (t) {
+    case ML_TYPE_F32: return "F32";
+    case ML_TYPE_Q8_0: return "Q8_0";
+    case ML_TYPE_Q4_0: return "Q4_0";
+  }
+  return "?";
+}
+
+uint64_t tensor_q_bytes(ml_type t, uint64_t rows, uint64_t cols) {
+  switch (t) {
+    case ML_TYPE_F32: return rows * cols * 4;
+    case ML_TYPE_Q8_0: return rows * cols;
+    case ML_TYPE_Q4_0: return rows * cols / 2;
+  }
+  return 0;
+}
+
+uint64_t tensor_d_bytes(ml_type t, uint64_t rows, uint64_t cols) {
+  return t == ML_TYPE_F32 ? 0 : rows * (cols / ML_QK) * 4;
+}
+
+ml_status parse_header(const uint8_t *p, uint64_t n, Config *c) {
+  if (n < kHeaderBytes)
+    return fail(ML_E_FORMAT, "file is %llu bytes, shorter than the 256-byte .mlb header",
+                static_cast<unsigned long long>(n));
+  if (std::memcmp(p, "MLB1", 4) != 0) {
+    char m[20];
+    for (int i = 0; i < 4; ++i) std::snprintf(m + 4 * i, 5, "\\x%02x", p[i]);
+    return fail(ML_E_FORMAT, "bad magic %s (expected \"MLB1\"): not a .mlb model file", m);
+  }
+  const uint32_t version = rd_u32(p + 4);
+  if (version != kMlbVersion)
+    return fail(ML_E_FORMAT, "header field version = %u, this build reads version %u", version, kMlbVersion);
+
+  struct Field { const char *name; uint32_t lo, hi; int *dst; };
+  const Field fields[] = {
+      {"dim", 2, kMaxDim, &c->dim},           {"n_layers", 1, kMaxLayers, &c->n_layers},
+      {"n_heads", 1, kMaxDim, &c->n_heads},   {"n_kv_heads", 1, kMaxDim, &c->n_kv_heads},
+      {"hidden_dim", 1, kMaxDim, &c->hidden_dim}, {"vocab", 1, kMaxVocab, &c->vocab},
+      {"max_seq", 1, kMaxSeq, &c->max_seq},
+  };
+  for (int i = 0; i < 7; ++i) {
+    const uint32_t v = rd_u32(p + 8 + 4 * i);
+    if (const ml_status s = check_range(fields[i].name, v, fields[i].lo, fields[i].hi)) return s;
+    *fields[i].dst = static_cast<int>(v);
+  }
+  c->rope_theta = rd_f32(p + 36);
+  c->norm_eps = rd_f32(p + 40);
+  if (!(std::isfinite(c->rope_theta) && c->rope_theta > 0))
+    return fail(ML_E_FORMAT, "header field rope_theta = %g must be finite and > 0", double(c->rope_theta));
+  if (!(std::isfinite(c->norm_eps) && c->norm_eps > 0))
+    return fail(ML_E_FORMAT, "header field norm_eps = %g must be finite and > 0", double(c->norm_eps));
+  const uint32_t wtype = rd_u32(p + 44);
+  if (wtype != ML_TYPE_F32 && wtype != ML_TYPE_Q8_0 && wtype != ML_TYPE_Q4_0)
+    return fail(ML_E_FORMAT, "header field wtype = %u is not a weight type (0 = F32, 8 = Q8_0, 2 = Q4_0)", wtype);
+  c->wtype = static_cast<ml_type>(wtype);
+  const uint32_t shared = rd_u32(p + 48);
+  if (shared > 1) return fail(ML_E_FORMAT, "header field shared_classifier = %u must be 0 or 1", shared);
+  c->shared_classifier = shared == 1;
+  c->layout = rd_u32(p + 52);
+  if (c->layout != 0)
+    return fail(ML_E_FORMAT, "header field layout = %u is not a layout this build reads (0 = row-major)", c->layout);
+  for (uint64_t i = 56; i < kHeaderBytes; ++i)
+    if (p[i] != 0)
+      return fail(ML_E_FORMAT, "reserved header byte %llu is %u, must be 0", static_cast<unsigned long long>(i), p[i]);
+
+  // Shapes.
+  if (c->dim % c->n_heads != 0)
+    return fail(ML_E_SHAPE, "dim = %d is not a multiple of n_heads = %d", c->dim, c->n_heads);
+  if (c->head_dim() % 2 != 0)
+    return fail(ML_E_SHAPE, "head_dim = dim / n_heads = %d must be even (RoPE rotates pairs)", c->head_dim());
+  if (c->n_kv_heads > c->n_heads || c->n_heads % c->n_kv_heads != 0)
+    return fail(ML_E_SHAPE, "n_heads = %d is not a multiple of n_kv_heads = %d", c->n_heads, c->n_kv_heads);
+  if (is_quantized(c->wtype)) {
+    if (c->dim % ML_QK != 0)
+      return fail(ML_E_SHAPE, "tensor wq: K = dim = %d is not a multiple of 32, which %s needs", c->dim,
+                  type_name(c->wtype));
+    if (c->hidden_dim % ML_QK != 0)
+      return fail(ML_E_SHAPE, "tensor w2: K = hidden_dim = %d is not a multiple of 32, which %s needs",
+                  c->hidden_dim, type_name(c->wtype));
+  }
+  return ML_OK;
+}
+
+ml_status load_model(Model *m, const char *path) {
+  if (const ml_status s = m->file.open(path, "model")) return s;
+  const uint8_t *base = m->file.data();
+  const uint64_t size = m->file.size();
+  Config &c = m->cfg;
+  if (const ml_status s = parse_header(base, size, &c)) return s;
+
+  Cursor cur(base, size);
+  const ml_type t = c.wtype;
+  const int D = c.dim, KV = c.kv_dim(), H = c.hidden_dim;
+  if (const ml_status s = cur.matrix("tok_emb", -1, t, c.vocab, D, &m->tok_emb)) return s;
+  m->layers.resize(static_cast<size_t>(c.n_layers));
+  for (int l = 0; l < c.n_layers; ++l) {
+    LayerWeights &w = m->layers[static_cast<size_t>(l)];
+    ml_status s;
+    if ((s = cur.vector("attn_norm", l, D, &w.attn_norm)) || (s = cur.matrix("wq", l, t, D, D, &w.wq)) ||
+        (s = cur.matrix("wk", l, t, KV, D, &w.wk)) || (s = cur.matrix("wv", l, t, KV, D, &w.wv)) ||
+        (s = cur.matrix("wo", l, t, D, D, &w.wo)) || (s = cur.vector("ffn_norm", l, D, &w.ffn_norm)) ||
+        (s = cur.matrix("w1", l, t, H, D, &w.w1)) || (s = cur.matrix("w2", l, t, D, H, &w.w2)) ||
+        (s = cur.matrix("w3", l, t, H, D, &w.w3)))
+      return s;
+  }
+  if (const ml_status s = cur.vector("final_norm", -1, D, &m->final_norm)) return s;
+  if (c.shared_classifier) {
+    m->wcls = m->tok_emb;
+  } else if (const ml_status s = cur.matrix("wcls", -1, t, c.vocab, D, &m->wcls)) {
+    return s;
+  }
+  if (cur.end() != size)
+    return fail(ML_E_FORMAT, "file is %llu bytes but its tensors end at byte %llu (%llu trailing bytes)",
+                static_cast<unsigned long long>(size), static_cast<unsigned long long>(cur.end()),
+                static_cast<unsigned long long>(size - cur.end()));
+  return ML_OK;
+}
+
+uint64_t Model::weight_bytes_per_token() const {
+  auto bytes = [](const ml_qtensor &w) {
+    const ml_type t = static_cast<ml_type>(w.type);
+    return tensor_q_bytes(t, w.rows, w.cols) + tensor_d_bytes(t, w.rows, w.cols);
+  };
+  uint64_t total = bytes(wcls) + uint64_t(cfg.dim) * 4 /* final norm */ +
+                   bytes(tok_emb) / uint64_t(cfg.vocab) /* one embedding row */;
+  for (const LayerWeights &w : layers)
+    total += bytes(w.wq) + bytes(w.wk) + bytes(w.wv) + bytes(w.wo) + bytes(w.w1) + bytes(w.w2) +
+             bytes(w.w3) + 2 * uint64_t(cfg.dim) * 4;
+  return total;
+}
+
+}  // namespace ml

@@ -1,0 +1,60 @@
+// A loaded .mlb model (docs/mlb-format.md): the validated header and zero-copy tensor views into
+// the file mapping.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "runtime/file_map.h"
+#include "runtime/ml.h"
+
+namespace ml {
+
+inline constexpr uint32_t kMlbVersion = 1;
+inline constexpr uint64_t kHeaderBytes = 256;
+inline constexpr uint64_t kAlign = 64;
+
+struct Config {
+  int dim = 0, n_layers = 0, n_heads = 0, n_kv_heads = 0, hidden_dim = 0, vocab = 0, max_seq = 0;
+  float rope_theta = 0, norm_eps = 0;
+  ml_type wtype = ML_TYPE_F32;
+  bool shared_classifier = false;
+  uint32_t layout = 0;
+
+  int head_dim() const { return dim / n_heads; }
+  int kv_dim() const { return head_dim() * n_kv_heads; }
+  int kv_mul() const { return n_heads / n_kv_heads; }
+};
+
+struct LayerWeights {
+  const float *attn_norm;      // (dim)
+  ml_qtensor wq, wk, wv, wo;   // (dim, dim) (kv_dim, dim) (kv_dim, dim) (dim, dim)
+  const float *ffn_norm;       // (dim)
+  ml_qtensor w1, w2, w3;       // (hidden, dim) (dim, hidden) (hidden, dim)
+};
+
+struct Model {
+  FileMap file;
+  Config cfg;
+  ml_qtensor tok_emb;                // (vocab, dim)
+  std::vector<LayerWeights> layers;  // n_layers
+  const float *final_norm;           // (dim)
+  ml_qtensor wcls;                   // (vocab, dim); == tok_emb when shared
+
+  // Weight bytes one decode step reads: every matrix, the classifier, the norms, one embedding row.
+  uint64_t weight_bytes_per_token() const;
+};
+
+// Parses and validates the 256-byte header (bytes may be hostile). n = bytes available.
+ml_status parse_header(const uint8_t *p, uint64_t n, Config *cfg);
+
+// Maps `path` and validates everything (header, every array against the file length, alignment).
+ml_status load_model(Model *m, const char *path);
+
+// Bytes of a tensor's arrays (q and d separately; d = 0 for F32).
+uint64_t tensor_q_bytes(ml_type t, uint64_t rows, uint64_t cols);
+uint64_t tensor_d_bytes(ml_type t, uint64_t rows, uint64_t cols);
+
+const char *type_name(ml_type t);
+
+}  // namespace ml

@@ -1,0 +1,178 @@
+#include "runtime/tokenizer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/error.h"
+
+namespace ml {
+
+namespace {
+int32_t rd_i32(const uint8_t *p) {
+  uint32_t u = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+  int32_t v;
+  std::memcpy(&v, &u, 4);
+  return v;
+}
+}  // namespace
+
+bool valid_utf8(const char *str, size_t *bad_offset) {
+  const unsigned char *s = reinterpret_cast<const unsigned char *>(str);
+  size_t i = 0;
+  while (s[i]) {
+    const unsigned c = s[i];
+    int n;
+    uint32_t cp;
+    if (c < 0x80) { ++i; continue; }
+    else if (c >= 0xC2 && c <= 0xDF) { n = 1; cp = c & 0x1F; }
+    else if (c >= 0xE0 && c <= 0xEF) { n = 2; cp = c & 0x0F; }
+    else if (c >= 0xF0 && c <= 0xF4) { n = 3; cp = c & 0x07; }
+    else { if (bad_offset) *bad_offset = i; return false; }
+    for (int k = 1; k <= n; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) { if (bad_offset) *bad_offset = i; return false; }
+      cp = cp << 6 | (s[i + k] & 0x3F);
+    }
+    if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF))) {
+      if (bad_offset) *bad_offset = i;
+      return false;
+    }
+    i += static_cast<size_t>(n) + 1;
+  }
+  return true;
+}
+
+ml_status Tokenizer::load(const uint8_t *data, uint64_t size, int vocab, const char *path) {
+  if (size < 4) return fail(ML_E_FORMAT, "tokenizer %s is %llu bytes, too short for its header", path,
+                            static_cast<unsigned long long>(size));
+  const int32_t mtl = rd_i32(data);
+  if (mtl < 1 || mtl > 4096)
+    return fail(ML_E_FORMAT, "tokenizer %s: max_token_length = %d is out of range [1, 4096]", path, mtl);
+  max_token_length_ = static_cast<uint32_t>(mtl);
+  vocab_ = vocab;
+  scores_.resize(static_cast<size_t>(vocab));
+  offsets_.resize(static_cast<size_t>(vocab));
+  strings_.clear();
+  strings_.reserve(static_cast<size_t>(std::min<uint64_t>(size, uint64_t(1) << 30)));
+  uint64_t off = 4;
+  for (int i = 0; i < vocab; ++i) {
+    if (size - off < 8)
+      return fail(ML_E_FORMAT,
+                  "tokenizer %s ends after %d tokens but the model's vocab is %d: they do not belong together",
+                  path, i, vocab);
+    std::memcpy(&scores_[static_cast<size_t>(i)], data + off, 4);
+    const int32_t len = rd_i32(data + off + 4);
+    off += 8;
+    if (len < 0 || static_cast<uint32_t>(len) > max_token_length_)
+      return fail(ML_E_FORMAT, "tokenizer %s: token %d has length %d, outside [0, max_token_length = %u]",
+                  path, i, len, max_token_length_);
+    if (size - off < static_cast<uint64_t>(len))
+      return fail(ML_E_FORMAT, "tokenizer %s: token %d's %d bytes run past the end of the file", path, i, len);
+    offsets_[static_cast<size_t>(i)] = static_cast<uint32_t>(strings_.size());
+    strings_.insert(strings_.end(), data + off, data + off + len);
+    strings_.push_back('\0');
+    off += static_cast<uint64_t>(len);
+  }
+  if (off != size)
+    return fail(ML_E_FORMAT,
+                "tokenizer %s has %llu bytes after the model's %d tokens: it has a larger vocabulary than the model",
+                path, static_cast<unsigned long long>(size - off), vocab);
+  sorted_.resize(static_cast<size_t>(vocab));
+  for (int i = 0; i < vocab; ++i) sorted_[static_cast<size_t>(i)] = i;
+  std::sort(sorted_.begin(), sorted_.end(), [this](int a, int b) {
+    const int c = std::strcmp(piece(a), piece(b));
+    return c != 0 ? c < 0 : a < b;
+  });
+  scratch_.assign(2 * max_token_length_ + 8, '\0');
+  for (int b = 0; b < 256; ++b) {
+    byte_pieces_[2 * b] = static_cast<char>(b);
+    byte_pieces_[2 * b + 1] = '\0';
+  }
+  return ML_OK;
+}
+
+int Tokenizer::lookup(const char *s) const {
+  auto it = std::lower_bound(sorted_.begin(), sorted_.end(), s,
+                             [this](int id, const char *key) { return std::strcmp(piece(id), key) < 0; });
+  if (it != sorted_.end() && std::strcmp(piece(*it), s) == 0) return *it;
+  return -1;
+}
+
+ml_status Tokenizer::encode(const char *text, bool bos, int *tokens, int max_tokens, int *n_tokens) {
+  if (text == nullptr) return fail(ML_E_ARG, "encode: text is NULL");
+  size_t bad = 0;
+  if (!valid_utf8(text, &bad)) return fail(ML_E_ARG, "prompt is not valid UTF-8 (byte %zu)", bad);
+  const size_t len = std::strlen(text);
+  if (max_tokens < 0 || static_cast<size_t>(max_tokens) < len + 2)
+    return fail(ML_E_ARG, "encode: token buffer of %d entries is too small, %zu needed", max_tokens, len + 2);
+  int n = 0;
+  // Pushes the pieces of one UTF-8 character (or the dummy prefix): its own token, else byte tokens.
+  auto push_piece = [&](const char *s, size_t slen) -> ml_status {
+    const int id = lookup(s);
+    if (id >= 0) {
+      tokens[n++] = id;
+      return ML_OK;
+    }
+    for (size_t i = 0; i < slen; ++i) {
+      const int b = static_cast<unsigned char>(s[i]) + 3;  // <0x00> is token 3 in llama2.c vocabularies
+      if (b >= vocab_)
+        return fail(ML_E_ARG, "cannot encode byte 0x%02x: the tokenizer has no byte-fallback token for it",
+                    b - 3);
+      tokens[n++] = b;
+    }
+    return ML_OK;
+  };
+  if (bos) tokens[n++] = 1;
+  if (text[0] != '\0')
+    if (const ml_status s = push_piece(" ", 1)) return s;
+  char cp[5];
+  size_t cp_len = 0;
+  for (const char *c = text; *c; ++c) {
+    cp[cp_len++] = *c;
+    cp[cp_len] = '\0';
+    if ((c[1] & 0xC0) == 0x80 && cp_len < 4) continue;  // more continuation bytes follow
+    if (const ml_status s = push_piece(cp, cp_len)) return s;
+    cp_len = 0;
+  }
+  // Merge the best-scoring adjacent pair until none is in the vocabulary.
+  char *buf = scratch_.data();
+  while (true) {
+    float best_score = -1e10f;
+    int best_id = -1, best_idx = -1;
+    for (int i = 0; i + 1 < n; ++i) {
+      const char *a = piece(tokens[i]), *b = piece(tokens[i + 1]);
+      const size_t la = std::strlen(a), lb = std::strlen(b);
+      if (la + lb > max_token_length_) continue;  // no piece is that long
+      std::memcpy(buf, a, la);
+      std::memcpy(buf + la, b, lb + 1);
+      const int id = lookup(buf);
+      if (id >= 0 && scores_[static_cast<size_t>(id)] > best_score) {
+        best_score = scores_[static_cast<size_t>(id)];
+        best_id = id;
+        best_idx = i;
+      }
+    }
+    if (best_idx < 0) break;
+    tokens[best_idx] = best_id;
+    std::memmove(tokens + best_idx + 1, tokens + best_idx + 2, sizeof(int) * static_cast<size_t>(n - best_idx - 2));
+    --n;
+  }
+  *n_tokens = n;
+  return ML_OK;
+}
+
+const char *Tokenizer::decode(int prev, int token) const {
+  if (token < 0 || token >= vocab_) return nullptr;
+  const char *p = piece(token);
+  if (prev == 1 && p[0] == ' ') ++p;  // after BOS, sentencepiece drops the leading space
+  // <0xXX> byte tokens decode to the raw byte
+  if (p[0] == '<' && p[1] == '0' && p[2] == 'x' && p[3] && p[4] && p[5] == '>' && p[6] == '\0') {
+    auto hex = [](char ch) {
+      return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+    };
+    const int hi = hex(p[3]), lo = hex(p[4]);
+    if (hi >= 0 && lo >= 0) return byte_pieces_ + 2 * (hi * 16 + lo);
+  }
+  return p;
+}
+
+}  // namespace ml

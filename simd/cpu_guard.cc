@@ -1,0 +1,157 @@
+// CPU feature detection for the guard. Compiled without ISA flags (CMake: ML_BASELINE sources).
+//   x86-64: CPUID leaves 1 and 7, plus XGETBV: AVX-family features count only when the OS saves
+//           YMM state (XCR0 bits 1-2), AVX-512 ones only when it also saves opmask/ZMM (bits 5-7).
+//   ARM:    getauxval(AT_HWCAP/AT_HWCAP2) on Linux.
+//   RISC-V: getauxval(AT_HWCAP) bit 'V'.
+#include "simd/cpu_guard.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "simd/isa.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define ML_GUARD_X86 1
+#elif defined(__linux__) && (defined(__aarch64__) || defined(__arm__) || defined(__riscv))
+#include <sys/auxv.h>
+#define ML_GUARD_AUXV 1
+#endif
+
+namespace ml {
+
+namespace {
+
+#if defined(ML_GUARD_X86)
+struct X86 {
+  unsigned l1c = 0, l1d = 0, l7b = 0, l7c = 0, l71a = 0;
+  unsigned long long xcr0 = 0;
+  X86() {
+    unsigned a, b, c, d;
+    if (__get_cpuid(1, &a, &b, &c, &d)) {
+      l1c = c;
+      l1d = d;
+    }
+    unsigned max_leaf = __get_cpuid_max(0, nullptr);
+    if (max_leaf >= 7) {
+      __cpuid_count(7, 0, a, b, c, d);
+      l7b = b;
+      l7c = c;
+      __cpuid_count(7, 1, a, b, c, d);
+      l71a = a;
+    }
+    if (l1c & (1u << 27)) {  // OSXSAVE: XGETBV is usable
+      unsigned lo, hi;
+      __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+      xcr0 = (static_cast<unsigned long long>(hi) << 32) | lo;
+    }
+  }
+  bool os_avx() const { return (xcr0 & 0x6) == 0x6; }
+  bool os_avx512() const { return (xcr0 & 0xE6) == 0xE6; }
+};
+
+bool has(const char *f) {
+  static const X86 x;  // plain data, compiled without ISA flags
+  struct Bit { const char *name; const unsigned *reg; int bit; int state; };  // state: 0 none, 1 AVX, 2 AVX-512
+  const Bit bits[] = {
+      {"SSE2", &x.l1d, 26, 0},      {"SSE3", &x.l1c, 0, 0},        {"SSSE3", &x.l1c, 9, 0},
+      {"SSE4.1", &x.l1c, 19, 0},    {"SSE4.2", &x.l1c, 20, 0},     {"POPCNT", &x.l1c, 23, 0},
+      {"AVX", &x.l1c, 28, 1},       {"FMA", &x.l1c, 12, 1},        {"F16C", &x.l1c, 29, 1},
+      {"AVX2", &x.l7b, 5, 1},       {"BMI1", &x.l7b, 3, 0},        {"BMI2", &x.l7b, 8, 0},
+      {"AVX512F", &x.l7b, 16, 2},   {"AVX512DQ", &x.l7b, 17, 2},   {"AVX512BW", &x.l7b, 30, 2},
+      {"AVX512VL", &x.l7b, 31, 2},  {"AVX512-VNNI", &x.l7c, 11, 2}, {"AVX-VNNI", &x.l71a, 4, 1},
+  };
+  for (const Bit &b : bits)
+    if (std::strcmp(b.name, f) == 0) {
+      if (!((*b.reg >> b.bit) & 1u)) return false;
+      if (b.state == 1) return x.os_avx();
+      if (b.state == 2) return x.os_avx512();
+      return true;
+    }
+  return false;
+}
+#elif defined(ML_GUARD_AUXV)
+bool has(const char *f) {
+  const unsigned long hw = getauxval(AT_HWCAP);
+#if defined(__aarch64__)
+  if (!std::strcmp(f, "ASIMD")) return hw & (1ul << 1);
+  if (!std::strcmp(f, "ASIMDDP")) return hw & (1ul << 20);
+  if (!std::strcmp(f, "SVE")) return hw & (1ul << 22);
+#elif defined(__arm__)
+  if (!std::strcmp(f, "NEON")) return hw & (1ul << 12);
+#elif defined(__riscv)
+  if (!std::strcmp(f, "V")) return hw & (1ul << ('V' - 'A'));
+#endif
+  return false;
+}
+#else
+bool has(const char *) { return false; }  // no detection: only feature-free rows pass
+#endif
+
+// Calls f(word) for each space-separated word of list; stops when f returns false.
+template <class F>
+bool each_word(const char *list, F f) {
+  char w[32];
+  while (*list) {
+    while (*list == ' ') ++list;
+    size_t n = 0;
+    while (list[n] && list[n] != ' ') ++n;
+    if (n == 0) break;
+    if (n >= sizeof w) n = sizeof w - 1;
+    std::memcpy(w, list, n);
+    w[n] = '\0';
+    if (!f(w)) return false;
+    list += n;
+  }
+  return true;
+}
+
+bool supports(const IsaRow &row) {
+  return each_word(row.features, [](const char *w) { return has(w); });
+}
+
+}  // namespace
+
+bool cpu_has_feature(const char *name) { return has(name); }
+
+const char *host_arch() {
+#if defined(__x86_64__)
+  return "x86_64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#elif defined(__arm__)
+  return "armv7";
+#elif defined(__riscv) && __riscv_xlen == 64
+  return "riscv64";
+#elif defined(__wasm__)
+  return "wasm32";
+#else
+  return "any";
+#endif
+}
+
+const char *cpu_best_isa() {
+  const char *best = nullptr;
+  for (const IsaRow &r : kIsaTable)
+    if ((std::strcmp(r.arch, host_arch()) == 0 || std::strcmp(r.arch, "any") == 0) && supports(r)) best = r.name;
+  return best;
+}
+
+bool cpu_guard_check(char *msg, size_t cap) {
+  const IsaRow &row = isa_row(kBuildIsa);
+  char missing[256] = "";
+  each_word(row.features, [&](const char *w) {
+    if (!has(w)) {
+      if (missing[0]) std::strncat(missing, ", ", sizeof missing - std::strlen(missing) - 1);
+      std::strncat(missing, w, sizeof missing - std::strlen(missing) - 1);
+    }
+    return true;
+  });
+  if (!missing[0]) return true;
+  const char *best = cpu_best_isa();
+  std::snprintf(msg, cap, "this build (%s) needs %s, which this CPU lacks; use the %s build", row.name, missing,
+                best ? best : "scalar");
+  return false;
+}
+
+}  // namespace ml

@@ -1,0 +1,23 @@
+// The CPU guard: checks that this machine has every feature the build's ISA row lists
+// (simd/isa_table.h) before any ISA-compiled code runs. This header and cpu_guard.cc are compiled
+// WITHOUT ISA flags, and so is each executable's main (native/guarded_main.cc), which calls the
+// guard first and only then enters ISA-compiled code.
+#pragma once
+#include <cstddef>
+
+namespace ml {
+
+// Returns true when the CPU (and OS, for AVX/AVX-512 register state) supports the build's ISA.
+// Otherwise writes one line (no program name, no newline) to msg, e.g.
+//   "this build (avx512vnni) needs AVX512-VNNI, which this CPU lacks; use the avx2 build"
+bool cpu_guard_check(char *msg, size_t cap);
+
+// True when the CPU has the named feature (a word of the features column). Unknown names: false.
+bool cpu_has_feature(const char *name);
+
+// Best ISA of this machine's architecture that the CPU supports: the last supported row of the
+// table for host_arch() (rows are ordered from oldest to newest within an architecture).
+const char *cpu_best_isa();
+const char *host_arch();  // the architecture this file was compiled for, in the table's words
+
+}  // namespace ml

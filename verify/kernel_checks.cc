@@ -1,0 +1,547 @@
+// Kernel verification: every kernel of kernels/kernel_table.h, every implementation this build
+// compiles (kernels/binding.h for_each_variant), against the scalar reference.
+//
+//   matvec_q8/q4   int32 block sums bit-exact: with W's scales 1 and x's scales one-hot on block b,
+//                  y[r] = sumi(r, b) exactly, for every b. Results with random scales:
+//                  |y − y_ref| / Σ_b |sumi·dw·dx| ≤ 1e-5 (a reordered float sum of n terms is off by at
+//                  most (n−1)·2^-24 of that magnitude, so this holds for any summation order).
+//                  Rows outside [r0, r1) must stay untouched.
+//   matvec_f32     |y − y_ref| / Σ_j |w·x| ≤ 1e-5;  dot_f32 likewise with Σ|a·b|
+//   axpy_f32       |y − y_ref| / (|y0| + |a·x|) ≤ 1e-5 per element (FMA may differ by a rounding)
+//   add, rope      bit-exact (separate multiply and add roundings on every ISA)
+//   quantize_q8    q bytes and d bits identical
+//   rmsnorm, softmax, silu_mul   |y − y_ref| / max(|y_ref|, 1e-30) ≤ 1e-5 per element
+//   exp_f32        relative error vs the scalar expf ≤ 1e-6 on [−88, 88] (the spec's bound)
+// Each case runs twice: inputs ending flush against a guard page (an over-read faults), and
+// inputs starting 64-byte aligned.
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "kernels/binding.h"
+#include "verify/guard_buffer.h"
+#include "verify/harness.h"
+#include "verify/verify.h"
+
+namespace ml::verify {
+
+// The scalar implementation of a kernel, by trait.
+template <class Kn>
+typename Kn::fn *scalar_of() {
+  return Kn::template pick<static_cast<int>(Isa::scalar)>();
+}
+
+// Runs check(rep, "kernel [impl]", fn) for every implementation of Kn compiled into this build.
+template <class Kn, class Check>
+void each_variant(Reporter &rep, Check check) {
+  for_each_variant<Kn>([&](const char *impl, typename Kn::fn *fn) {
+    char name[64];
+    std::snprintf(name, sizeof name, "%s [%s]", Kn::name, impl);
+    check(rep, name, fn);
+  });
+}
+
+namespace {
+
+constexpr double kTolFp = 1e-5;
+constexpr double kTolExp = 1e-6;
+constexpr size_t kAlignModes[2] = {0, 64};
+const char *align_name(size_t a) { return a ? "aligned" : "guard-flush"; }
+
+// ------------------------------------------------------------------ quantized matvec
+
+enum class Fill { random, zero_blocks, extremes };
+const char *fill_name(Fill f) {
+  return f == Fill::random ? "random" : f == Fill::zero_blocks ? "zero blocks" : "±127 extremes";
+}
+
+struct MatvecCase {
+  const char *label;
+  int rows, K, r0, r1;
+  Fill fill;
+};
+
+const MatvecCase kMatvecCases[] = {
+    {"K=32, one row", 1, 32, 0, 1, Fill::random},
+    {"K=32, 4 rows", 4, 32, 0, 4, Fill::random},
+    {"rows=37 (not a multiple of 4), r0=5", 37, 64, 5, 37, Fill::random},
+    {"rows=64, r0=3, r1=61", 64, 256, 3, 61, Fill::random},
+    {"rows=7, K=96 (odd block count)", 7, 96, 0, 7, Fill::random},
+    {"rows=21, K=768 (stories110M)", 21, 768, 0, 21, Fill::random},
+    {"rows=6, K=5632 (TinyLlama w2), r0=1", 6, 5632, 1, 6, Fill::random},
+    {"rows=13, K=256", 13, 256, 0, 13, Fill::zero_blocks},
+    {"rows=9, K=512", 9, 512, 0, 9, Fill::extremes},
+};
+
+// Host-side copy of one quantized case (the source of the guarded buffers).
+struct QCase {
+  bool q4;
+  int rows, K, nb;
+  std::vector<uint8_t> wq;  // Q8: rows*K int8; Q4: rows*K/2
+  std::vector<float> wd;    // rows*nb
+  std::vector<int8_t> xq;   // K
+  std::vector<float> xd;    // nb
+
+  int w_val(int r, int k) const {  // dequantized integer value of W[r, k]
+    if (!q4) return int8_t(wq[size_t(r) * K + k]);
+    const int b = k / ML_QK, j = k % ML_QK;
+    const uint8_t byte = wq[(static_cast<size_t>(r) * nb + b) * 16 + (j % 16)];
+    return (j < 16 ? (byte & 0x0F) : (byte >> 4)) - 8;
+  }
+  int32_t sumi(int r, int b) const {
+    int32_t s = 0;
+    for (int j = 0; j < ML_QK; ++j) s += w_val(r, b * ML_QK + j) * xq[size_t(b) * ML_QK + j];
+    return s;
+  }
+};
+
+QCase make_qcase(bool q4, const MatvecCase &mc, Rng &rng) {
+  QCase c;
+  c.q4 = q4;
+  c.rows = mc.rows;
+  c.K = mc.K;
+  c.nb = mc.K / ML_QK;
+  c.wq.resize(q4 ? size_t(mc.rows) * mc.K / 2 : size_t(mc.rows) * mc.K);
+  c.wd.resize(static_cast<size_t>(mc.rows) * c.nb);
+  c.xq.resize(static_cast<size_t>(mc.K));
+  c.xd.resize(static_cast<size_t>(c.nb));
+  for (size_t i = 0; i < c.wq.size(); ++i) {
+    uint8_t v;
+    if (mc.fill == Fill::extremes)
+      v = q4 ? ((i / 7) % 2 ? 0x00 : 0xFF) : uint8_t(int8_t((i / 5) % 3 == 0 ? -127 : 127));
+    else
+      v = q4 ? uint8_t(rng.u32()) : uint8_t(int8_t(rng.range(-127, 127)));
+    c.wq[i] = v;
+  }
+  for (float &d : c.wd) d = rng.uniform(1e-3f, 0.1f) * (rng.u32() & 1 ? 1.0f : -1.0f);
+  for (size_t k = 0; k < c.xq.size(); ++k)
+    c.xq[k] = mc.fill == Fill::extremes ? int8_t((k / 3) % 2 ? -127 : 127) : int8_t(rng.range(-127, 127));
+  for (float &d : c.xd) d = rng.uniform(1e-3f, 0.1f);
+  if (mc.fill == Fill::zero_blocks) {
+    for (int r = 0; r < c.rows; ++r)
+      for (int b = 0; b < c.nb; ++b) {
+        if ((r + b) % 3 == 0) {  // zero quants, nonzero scale
+          if (q4)
+            std::memset(&c.wq[(static_cast<size_t>(r) * c.nb + b) * 16], 0x88, 16);
+          else
+            std::memset(&c.wq[size_t(r) * c.K + size_t(b) * ML_QK], 0, ML_QK);
+        }
+        if ((r + 2 * b) % 5 == 0) c.wd[size_t(r) * c.nb + b] = 0.0f;  // zero scale
+      }
+    for (int b = 0; b < c.nb; b += 4) std::memset(&c.xq[size_t(b) * ML_QK], 0, ML_QK);
+  }
+  return c;
+}
+
+constexpr uint32_t kSentinelBits = 0x7FC0DEADu;  // a NaN no kernel computes
+float sentinel() {
+  float f;
+  std::memcpy(&f, &kSentinelBits, 4);
+  return f;
+}
+
+// Runs one implementation on the case with guarded copies of every input; y has `rows` floats.
+template <class Fn>
+void run_qmatvec(Fn *fn, const QCase &c, const std::vector<float> &wd, const std::vector<float> &xd, int r0, int r1,
+                 size_t align, std::vector<float> &y_out) {
+  GuardBuffer wq(c.wq.size(), align), wdb(wd.size() * 4, align), xqb(c.xq.size(), align), xdb(xd.size() * 4, align),
+      yb(static_cast<size_t>(c.rows) * 4, align);
+  std::memcpy(wq.as<void>(), c.wq.data(), c.wq.size());
+  std::memcpy(wdb.as<void>(), wd.data(), wd.size() * 4);
+  std::memcpy(xqb.as<void>(), c.xq.data(), c.xq.size());
+  std::memcpy(xdb.as<void>(), xd.data(), xd.size() * 4);
+  for (int r = 0; r < c.rows; ++r) yb.as<float>()[r] = sentinel();
+  ml_qtensor W{wq.as<void>(), wdb.as<float>(), c.rows, c.K, uint8_t(c.q4 ? ML_TYPE_Q4_0 : ML_TYPE_Q8_0), 0};
+  ml_qact x{xqb.as<int8_t>(), xdb.as<float>(), c.K};
+  fn(yb.as<float>(), &W, &x, r0, r1);
+  y_out.assign(yb.as<float>(), yb.as<float>() + c.rows);
+}
+
+template <class Fn>
+void check_qmatvec(Reporter &rep, const char *name, Fn *fn, Fn *scalar, bool q4) {
+  {
+    Rng rng(q4 ? 4004 : 8008);
+    for (const MatvecCase &mc : kMatvecCases) {
+      const QCase c = make_qcase(q4, mc, rng);
+      char shape[96];
+      // 1. int32 block sums, bit-exact.
+      std::snprintf(shape, sizeof shape, "rows=%d K=%d r0=%d r1=%d %s: int32 block sums", mc.rows, mc.K, mc.r0, mc.r1,
+                    fill_name(mc.fill));
+      ml_check sums = rep.begin("kernel", name, shape, 0.0);
+      {
+        const std::vector<float> ones(c.wd.size(), 1.0f);
+        std::vector<float> onehot(static_cast<size_t>(c.nb), 0.0f), y;
+        for (int b = 0; b < c.nb; ++b) {
+          std::fill(onehot.begin(), onehot.end(), 0.0f);
+          onehot[size_t(b)] = 1.0f;
+          run_qmatvec(fn, c, ones, onehot, mc.r0, mc.r1, 0, y);
+          for (int r = mc.r0; r < mc.r1; ++r) {
+            const int32_t want = c.sumi(r, b);
+            const double err = std::fabs(double(y[size_t(r)]) - double(want));
+            Reporter::observe(sums, err, "row %d block %d: sum %.1f, exact %d", r, b, double(y[size_t(r)]), want);
+          }
+        }
+      }
+      rep.end(sums);
+      // 2. Float results against the scalar reference, both alignments; untouched rows outside.
+      std::snprintf(shape, sizeof shape, "rows=%d K=%d r0=%d r1=%d %s: result", mc.rows, mc.K, mc.r0, mc.r1,
+                    fill_name(mc.fill));
+      ml_check res = rep.begin("kernel", name, shape, kTolFp);
+      std::vector<float> yref, y;
+      run_qmatvec(scalar, c, c.wd, c.xd, mc.r0, mc.r1, 64, yref);
+      for (size_t align : kAlignModes) {
+        run_qmatvec(fn, c, c.wd, c.xd, mc.r0, mc.r1, align, y);
+        for (int r = 0; r < c.rows; ++r) {
+          if (r < mc.r0 || r >= mc.r1) {
+            if (float_bits(y[size_t(r)]) != kSentinelBits)
+              Reporter::fail(res, "row %d outside [r0, r1) was written (%s)", r, align_name(align));
+            continue;
+          }
+          double l1 = 0;
+          for (int b = 0; b < c.nb; ++b)
+            l1 += std::fabs(double(c.sumi(r, b)) * c.wd[size_t(r) * c.nb + b] * c.xd[size_t(b)]);
+          const double diff = std::fabs(double(y[size_t(r)]) - double(yref[size_t(r)]));
+          const double err = l1 > 0 ? diff / l1 : diff;
+          Reporter::observe(res, err, "row %d (%s): %.9g vs scalar %.9g", r, align_name(align), double(y[size_t(r)]),
+                            double(yref[size_t(r)]));
+        }
+      }
+      rep.end(res);
+    }
+  }
+}
+
+// ------------------------------------------------------------------ float kernels
+
+const int kSizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 768, 1000, 2051};
+constexpr int kNumSizes = int(sizeof kSizes / sizeof kSizes[0]);
+
+std::vector<float> random_vec(Rng &rng, int n, float lo, float hi) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float &x : v) x = rng.uniform(lo, hi);
+  return v;
+}
+
+// Guarded copy of a float vector.
+struct GVec {
+  GuardBuffer buf;
+  GVec(const std::vector<float> &v, size_t align) : buf(v.size() * 4, align) {
+    std::memcpy(buf.as<void>(), v.data(), v.size() * 4);
+  }
+  float *p() const { return buf.as<float>(); }
+};
+
+double rel_floor(double got, double want) { return std::fabs(got - want) / std::fmax(std::fabs(want), 1e-30); }
+
+template <class Fn>
+void check_matvec_f32(Reporter &rep, const char *name, Fn *fn) {
+  struct Case { int rows, K, r0, r1; };
+  const Case cases[] = {{1, 1, 0, 1}, {5, 7, 0, 5}, {37, 33, 5, 37}, {16, 288, 0, 16}, {3, 1000, 0, 3}, {8, 773, 1, 8}};
+  {
+    ml_check c = rep.begin("kernel", name, "rows 1..37, K 1..1000 (6 shapes), r0 > 0", kTolFp);
+    Rng rng(3232);
+    for (const Case &k : cases) {
+      const auto w = random_vec(rng, k.rows * k.K, -1, 1), x = random_vec(rng, k.K, -2, 2);
+      std::vector<float> yref(static_cast<size_t>(k.rows), 0.0f);
+      ml_qtensor Wr{w.data(), nullptr, k.rows, k.K, ML_TYPE_F32, 0};
+      ml_k_matvec_f32_scalar(yref.data(), &Wr, x.data(), k.r0, k.r1);
+      for (size_t align : kAlignModes) {
+        GVec gw(w, align), gx(x, align), gy(std::vector<float>(static_cast<size_t>(k.rows), sentinel()), align);
+        ml_qtensor W{gw.p(), nullptr, k.rows, k.K, ML_TYPE_F32, 0};
+        fn(gy.p(), &W, gx.p(), k.r0, k.r1);
+        for (int r = 0; r < k.rows; ++r) {
+          if (r < k.r0 || r >= k.r1) {
+            if (float_bits(gy.p()[r]) != kSentinelBits) Reporter::fail(c, "row %d outside [r0, r1) was written", r);
+            continue;
+          }
+          double l1 = 0;
+          for (int j = 0; j < k.K; ++j) l1 += std::fabs(double(w[size_t(r) * k.K + j]) * x[size_t(j)]);
+          Reporter::observe(c, std::fabs(double(gy.p()[r]) - yref[size_t(r)]) / l1, "rows=%d K=%d row %d: %.9g vs %.9g",
+                            k.rows, k.K, r, double(gy.p()[r]), double(yref[size_t(r)]));
+        }
+      }
+    }
+    rep.end(c);
+  }
+}
+
+template <class Fn>
+void check_dot(Reporter &rep, const char *name, Fn *fn) {
+  {
+    ml_check c = rep.begin("kernel", name, "n = 1..2051 (24 sizes)", kTolFp);
+    Rng rng(77);
+    for (int n : kSizes) {
+      const auto a = random_vec(rng, n, -3, 3), b = random_vec(rng, n, -3, 3);
+      double l1 = 0;
+      for (int i = 0; i < n; ++i) l1 += std::fabs(double(a[size_t(i)]) * b[size_t(i)]);
+      const float want = ml_k_dot_f32_scalar(a.data(), b.data(), n);
+      for (size_t align : kAlignModes) {
+        GVec ga(a, align), gb(b, align);
+        const float got = fn(ga.p(), gb.p(), n);
+        Reporter::observe(c, std::fabs(double(got) - want) / l1, "n=%d: %.9g vs %.9g", n, double(got), double(want));
+      }
+    }
+    rep.end(c);
+  }
+}
+
+template <class Fn>
+void check_axpy(Reporter &rep, const char *name, Fn *fn) {
+  {
+    ml_check c = rep.begin("kernel", name, "n = 1..2051 (24 sizes)", kTolFp);
+    Rng rng(78);
+    for (int n : kSizes) {
+      const auto y0 = random_vec(rng, n, -3, 3), x = random_vec(rng, n, -3, 3);
+      const float a = rng.uniform(-2, 2);
+      std::vector<float> want = y0;
+      ml_k_axpy_f32_scalar(want.data(), a, x.data(), n);
+      for (size_t align : kAlignModes) {
+        GVec gy(y0, align), gx(x, align);
+        fn(gy.p(), a, gx.p(), n);
+        for (int i = 0; i < n; ++i) {
+          const double scale = std::fabs(double(y0[size_t(i)])) + std::fabs(double(a) * x[size_t(i)]);
+          Reporter::observe(c, std::fabs(double(gy.p()[i]) - want[size_t(i)]) / std::fmax(scale, 1e-30),
+                            "n=%d i=%d: %.9g vs %.9g", n, i, double(gy.p()[i]), double(want[size_t(i)]));
+        }
+      }
+    }
+    rep.end(c);
+  }
+}
+
+template <class Fn>
+void check_add(Reporter &rep, const char *name, Fn *fn) {
+  {
+    ml_check c = rep.begin("kernel", name, "n = 1..2051 (24 sizes), bit-exact", 0.0);
+    Rng rng(79);
+    for (int n : kSizes) {
+      const auto y0 = random_vec(rng, n, -3, 3), x = random_vec(rng, n, -3, 3);
+      std::vector<float> want = y0;
+      ml_k_add_scalar(want.data(), x.data(), n);
+      for (size_t align : kAlignModes) {
+        GVec gy(y0, align), gx(x, align);
+        fn(gy.p(), gx.p(), n);
+        for (int i = 0; i < n; ++i)
+          Reporter::observe(c, float_bits(gy.p()[i]) == float_bits(want[size_t(i)]) ? 0.0 : 1.0, "n=%d i=%d: %.9g vs %.9g",
+                            n, i, double(gy.p()[i]), double(want[size_t(i)]));
+      }
+    }
+    rep.end(c);
+  }
+}
+
+// Element-wise float kernels with a per-element relative tolerance. run(fn, out, in, n) applies the
+// kernel; ref the same with the scalar one.
+template <class Fn, class Run>
+void check_elementwise(Reporter &rep, const char *name, Fn *fn, Fn *scalar, const char *shape, double tol, float lo,
+                       float hi, uint64_t seed, Run run) {
+  {
+    ml_check c = rep.begin("kernel", name, shape, tol);
+    Rng rng(seed);
+    for (int n : kSizes) {
+      const auto a = random_vec(rng, n, lo, hi), b = random_vec(rng, n, lo, hi);
+      std::vector<float> want(static_cast<size_t>(n));
+      run(scalar, want.data(), a, b, n, size_t(64));
+      for (size_t align : kAlignModes) {
+        std::vector<float> got(static_cast<size_t>(n));
+        run(fn, got.data(), a, b, n, align);
+        for (int i = 0; i < n; ++i)
+          Reporter::observe(c, rel_floor(got[size_t(i)], want[size_t(i)]), "n=%d i=%d (in %.6g): %.9g vs %.9g", n, i,
+                            double(a[size_t(i)]), double(got[size_t(i)]), double(want[size_t(i)]));
+      }
+    }
+    rep.end(c);
+  }
+}
+
+template <class Fn>
+void check_rope(Reporter &rep, const char *name, Fn *fn) {
+  struct Heads { int n_heads, n_kv; };
+  const int head_dims[] = {2, 4, 6, 8, 16, 32, 48, 64, 128};
+  const Heads heads[] = {{1, 1}, {6, 6}, {8, 4}, {32, 4}};
+  {
+    ml_check c = rep.begin("kernel", name, "head_dim 2..128 × heads 1/1 6/6 8/4 32/4, bit-exact", 0.0);
+    Rng rng(80);
+    for (int hd : head_dims)
+      for (const Heads &h : heads) {
+        const auto q = random_vec(rng, hd * h.n_heads, -2, 2), k = random_vec(rng, hd * h.n_kv, -2, 2);
+        const auto cs = random_vec(rng, hd / 2, -1, 1), sn = random_vec(rng, hd / 2, -1, 1);
+        std::vector<float> wq = q, wk = k;
+        ml_k_rope_scalar(wq.data(), wk.data(), cs.data(), sn.data(), hd, h.n_heads, h.n_kv);
+        for (size_t align : kAlignModes) {
+          GVec gq(q, align), gk(k, align), gc(cs, align), gs(sn, align);
+          fn(gq.p(), gk.p(), gc.p(), gs.p(), hd, h.n_heads, h.n_kv);
+          for (size_t i = 0; i < q.size(); ++i)
+            Reporter::observe(c, float_bits(gq.p()[i]) == float_bits(wq[i]) ? 0.0 : 1.0, "hd=%d heads=%d q[%zu]: %.9g vs %.9g",
+                              hd, h.n_heads, i, double(gq.p()[i]), double(wq[i]));
+          for (size_t i = 0; i < k.size(); ++i)
+            Reporter::observe(c, float_bits(gk.p()[i]) == float_bits(wk[i]) ? 0.0 : 1.0, "hd=%d kv=%d k[%zu]: %.9g vs %.9g",
+                              hd, h.n_kv, i, double(gk.p()[i]), double(wk[i]));
+        }
+      }
+    rep.end(c);
+  }
+}
+
+template <class Fn>
+void check_quantize(Reporter &rep, const char *name, Fn *fn) {
+  const int ks[] = {32, 64, 96, 288, 768, 2048, 5632};
+  enum Mode { normal, zero_blocks, tiny_and_huge, wide };
+  const char *mode_names[] = {"normal", "zero blocks", "tiny (< 2^-100) and huge blocks", "wide range"};
+  {
+    for (int mode = normal; mode <= wide; ++mode) {
+      char shape[96];
+      std::snprintf(shape, sizeof shape, "K=32..5632 (7 sizes) %s, bit-identical", mode_names[mode]);
+      ml_check c = rep.begin("kernel", name, shape, 0.0);
+      Rng rng(81 + uint64_t(mode));
+      for (int k : ks) {
+        std::vector<float> x(static_cast<size_t>(k));
+        for (int i = 0; i < k; ++i) {
+          const int b = i / ML_QK;
+          float v = rng.normal();
+          if (mode == zero_blocks && b % 3 == 0) v = 0.0f;
+          if (mode == tiny_and_huge)
+            v *= b % 4 == 0 ? 1e-32f : b % 4 == 1 ? 0x1p-99f : b % 4 == 2 ? 1e37f : 1.0f;
+          if (mode == wide) v *= std::ldexp(1.0f, rng.range(-60, 60));
+          x[size_t(i)] = v;
+        }
+        std::vector<int8_t> wq(static_cast<size_t>(k));
+        std::vector<float> wd(static_cast<size_t>(k / ML_QK));
+        ml_qact want{wq.data(), wd.data(), 0};
+        ml_k_quantize_q8_scalar(&want, x.data(), k);
+        for (size_t align : kAlignModes) {
+          GVec gx(x, align);
+          GuardBuffer gq(static_cast<size_t>(k), align), gd(static_cast<size_t>(k / ML_QK) * 4, align);
+          ml_qact out{gq.as<int8_t>(), gd.as<float>(), 0};
+          fn(&out, gx.p(), k);
+          if (out.n != k) Reporter::fail(c, "K=%d: out->n = %d", k, out.n);
+          for (int i = 0; i < k; ++i)
+            Reporter::observe(c, out.q[i] == wq[size_t(i)] ? 0.0 : 1.0, "K=%d q[%d] = %d, scalar %d (x = %.9g)", k, i,
+                              out.q[i], wq[size_t(i)], double(x[size_t(i)]));
+          for (int b = 0; b < k / ML_QK; ++b)
+            Reporter::observe(c, float_bits(out.d[b]) == float_bits(wd[size_t(b)]) ? 0.0 : 1.0, "K=%d d[%d] = %.9g, scalar %.9g",
+                              k, b, double(out.d[b]), double(wd[size_t(b)]));
+        }
+      }
+      rep.end(c);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ml::verify
+
+using namespace ml;
+using namespace ml::verify;
+
+
+namespace ml::verify {
+namespace {
+
+using VF = std::vector<float>;
+
+// The element-wise checks, shared by the real run and the self-test.
+template <class Fn>
+void rmsnorm_checks(Reporter &rep, const char *name, Fn *fn, Fn *scalar) {
+  check_elementwise(rep, name, fn, scalar, "n = 1..2051 (24 sizes), x in [-3, 3]", kTolFp, -3, 3, 82,
+                    [](auto *f, float *out, const VF &a, const VF &b, int n, size_t align) {
+                      GVec ga(a, align), gb(b, align), go(VF(static_cast<size_t>(n)), align);
+                      f(go.p(), ga.p(), gb.p(), n, 1e-5f);
+                      std::memcpy(out, go.p(), size_t(n) * 4);
+                    });
+  check_elementwise(rep, name, fn, scalar, "n = 1..2051 in place (o == x)", kTolFp, -3, 3, 83,
+                    [](auto *f, float *out, const VF &a, const VF &b, int n, size_t align) {
+                      GVec ga(a, align), gb(b, align);
+                      f(ga.p(), ga.p(), gb.p(), n, 1e-5f);
+                      std::memcpy(out, ga.p(), size_t(n) * 4);
+                    });
+}
+
+template <class Fn>
+void softmax_checks(Reporter &rep, const char *name, Fn *fn, Fn *scalar) {
+  auto run = [](auto *f, float *out, const VF &a, const VF &, int n, size_t align) {
+    GVec ga(a, align);
+    f(ga.p(), n);
+    std::memcpy(out, ga.p(), size_t(n) * 4);
+  };
+  check_elementwise(rep, name, fn, scalar, "n = 1..2051, x in [-10, 10]", kTolFp, -10, 10, 84, run);
+  check_elementwise(rep, name, fn, scalar, "n = 1..2051, x in [-200, 200] (underflow)", kTolFp, -200, 200, 85, run);
+}
+
+template <class Fn>
+void silu_checks(Reporter &rep, const char *name, Fn *fn, Fn *scalar) {
+  auto run = [](auto *f, float *out, const VF &a, const VF &b, int n, size_t align) {
+    GVec ga(a, align), gb(b, align);
+    f(ga.p(), gb.p(), n);
+    std::memcpy(out, ga.p(), size_t(n) * 4);
+  };
+  check_elementwise(rep, name, fn, scalar, "n = 1..2051, g in [-20, 20]", kTolFp, -20, 20, 86, run);
+  check_elementwise(rep, name, fn, scalar, "n = 1..2051, g in [-120, 120] (exp overflow)", kTolFp, -120, 120, 87, run);
+}
+
+template <class Fn>
+void exp_checks(Reporter &rep, const char *name, Fn *fn, Fn *scalar) {
+  check_elementwise(rep, name, fn, scalar, "n = 1..2051, x in [-88, 88]", kTolExp, -88, 88, 88,
+                    [](auto *f, float *out, const VF &a, const VF &, int n, size_t align) {
+                      GVec ga(a, align), go(VF(static_cast<size_t>(n)), align);
+                      f(go.p(), ga.p(), n);
+                      std::memcpy(out, go.p(), size_t(n) * 4);
+                    });
+}
+
+// Deliberately wrong kernels: the self-test proves each kind of check can fail.
+void mutant_matvec_q8_drops_last_block(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+  ml_qtensor w = *W;
+  w.cols -= ML_QK;  // the row stride changes too: wrong everywhere but K = 32 → one block fewer
+  if (w.cols == 0) {
+    for (int r = r0; r < r1; ++r) y[r] = 0.0f;
+    return;
+  }
+  ml_qact xs = *x;
+  xs.n -= ML_QK;
+  ml_k_matvec_q8_scalar(y, &w, &xs, r0, r1);
+}
+void mutant_rmsnorm_off_by_1e4(float *o, const float *x, const float *w, int n, float eps) {
+  ml_k_rmsnorm_scalar(o, x, w, n, eps);
+  for (int i = 0; i < n; ++i) o[i] *= 1.0001f;
+}
+void mutant_quantize_truncates(ml_qact *out, const float *x, int k) {
+  ml_k_quantize_q8_scalar(out, x, k);
+  for (int i = 0; i < k; ++i) {
+    const float d = out->d[i / ML_QK];
+    if (d != 0.0f) out->q[i] = static_cast<int8_t>(std::trunc(x[i] * (127.0f / (d * 127.0f))));
+  }
+}
+
+}  // namespace
+}  // namespace ml::verify
+
+extern "C" int ml_verify_kernels(ml_check_sink sink, void *user, double tol_scale) {
+  Reporter rep(sink, user, tol_scale);
+  each_variant<kn_matvec_q8>(rep, [](Reporter &r, const char *n, auto *f) {
+    check_qmatvec(r, n, f, scalar_of<kn_matvec_q8>(), false);
+  });
+  each_variant<kn_matvec_q4>(rep, [](Reporter &r, const char *n, auto *f) {
+    check_qmatvec(r, n, f, scalar_of<kn_matvec_q4>(), true);
+  });
+  each_variant<kn_matvec_f32>(rep, [](Reporter &r, const char *n, auto *f) { check_matvec_f32(r, n, f); });
+  each_variant<kn_quantize_q8>(rep, [](Reporter &r, const char *n, auto *f) { check_quantize(r, n, f); });
+  each_variant<kn_dot_f32>(rep, [](Reporter &r, const char *n, auto *f) { check_dot(r, n, f); });
+  each_variant<kn_axpy_f32>(rep, [](Reporter &r, const char *n, auto *f) { check_axpy(r, n, f); });
+  each_variant<kn_add>(rep, [](Reporter &r, const char *n, auto *f) { check_add(r, n, f); });
+  each_variant<kn_rope>(rep, [](Reporter &r, const char *n, auto *f) { check_rope(r, n, f); });
+  each_variant<kn_rmsnorm>(rep, [](Reporter &r, const char *n, auto *f) { rmsnorm_checks(r, n, f, scalar_of<kn_rmsnorm>()); });
+  each_variant<kn_softmax>(rep, [](Reporter &r, const char *n, auto *f) { softmax_checks(r, n, f, scalar_of<kn_softmax>()); });
+  each_variant<kn_silu_mul>(rep, [](Reporter &r, const char *n, auto *f) { silu_checks(r, n, f, scalar_of<kn_silu_mul>()); });
+  each_variant<kn_exp_f32>(rep, [](Reporter &r, const char *n, auto *f) { exp_checks(r, n, f, scalar_of<kn_exp_f32>()); });
+  return rep.failures();
+}
+
+extern "C" int ml_verify_selftest(ml_check_sink sink, void *user) {
+  Reporter rep(sink, user, 1.0);
+  check_qmatvec(rep, "matvec_q8 [mutant: drops the last block]", &mutant_matvec_q8_drops_last_block,
+                &ml_k_matvec_q8_scalar, false);
+  rmsnorm_checks(rep, "rmsnorm [mutant: 1e-4 too large]", &mutant_rmsnorm_off_by_1e4, &ml_k_rmsnorm_scalar);
+  check_quantize(rep, "quantize_q8 [mutant: truncates]", &mutant_quantize_truncates);
+  return rep.failures();
+}

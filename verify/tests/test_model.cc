@@ -1,0 +1,149 @@
+// Every malformed-file class is rejected by ml_open with its named error (runtime/model.cc).
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include <sys/stat.h>
+
+#include "runtime/ml.h"
+#include "verify/tests/common.h"
+
+namespace {
+
+std::string write_variant(const std::string &name, const std::string &bytes) {
+  const std::string path = test::models("malformed_" + name + ".mlb");
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), std::streamsize(bytes.size()));
+  return path;
+}
+
+void put_u32(std::string &b, size_t off, uint32_t v) { std::memcpy(&b[off], &v, 4); }
+void put_f32(std::string &b, size_t off, float v) { std::memcpy(&b[off], &v, 4); }
+
+// Opens `path` and expects `status` with `needle` in the message.
+void expect_rejected(const std::string &path, ml_status status, const char *needle) {
+  ml_ctx *ctx = nullptr;
+  const ml_status s = ml_open(&ctx, path.c_str(), nullptr, nullptr);
+  INFO(path << ": " << ml_status_name(s) << ": " << ml_last_error());
+  CHECK(s == status);
+  CHECK(ctx == nullptr);
+  CHECK(std::string(ml_last_error()).find(needle) != std::string::npos);
+  ml_close(ctx);
+}
+
+}  // namespace
+
+TEST_CASE("a valid model opens", "[model]") {
+  ml_ctx *ctx = nullptr;
+  REQUIRE(ml_open(&ctx, test::models("tiny_q8_0.mlb").c_str(), nullptr, nullptr) == ML_OK);
+  ml_model_info info;
+  REQUIRE(ml_get_info(ctx, &info) == ML_OK);
+  CHECK(info.dim == 64);
+  CHECK(info.vocab == 64);
+  CHECK(info.wtype == 8);
+  ml_close(ctx);
+}
+
+TEST_CASE("malformed .mlb files are rejected, naming the field", "[model]") {
+  const std::string good = test::read_file(test::models("tiny_q8_0.mlb"));
+  REQUIRE(good.size() > 4096);
+  std::string b;
+
+  SECTION("truncated inside the header") {
+    expect_rejected(write_variant("short_header", good.substr(0, 100)), ML_E_FORMAT, "shorter than the 256-byte");
+  }
+  SECTION("truncated inside a tensor") {
+    expect_rejected(write_variant("mid_tensor", good.substr(0, good.size() / 2)), ML_E_FORMAT, "past the end");
+  }
+  SECTION("last byte missing") {
+    expect_rejected(write_variant("minus_one", good.substr(0, good.size() - 1)), ML_E_FORMAT, "past the end");
+  }
+  SECTION("trailing bytes") {
+    expect_rejected(write_variant("trailing", good + std::string(64, '\0')), ML_E_FORMAT, "trailing bytes");
+  }
+  SECTION("bad magic") {
+    b = good;
+    b[0] = 'G';
+    expect_rejected(write_variant("magic", b), ML_E_FORMAT, "bad magic");
+  }
+  SECTION("bad version") {
+    b = good;
+    put_u32(b, 4, 2);
+    expect_rejected(write_variant("version", b), ML_E_FORMAT, "version = 2");
+  }
+  SECTION("K % 32 != 0 (dim 40, quantized)") {
+    b = good;
+    put_u32(b, 8, 40);
+    expect_rejected(write_variant("dim40", b), ML_E_SHAPE, "K = dim = 40 is not a multiple of 32");
+  }
+  SECTION("K % 32 != 0 (hidden_dim 80, quantized)") {
+    b = good;
+    put_u32(b, 24, 80);
+    expect_rejected(write_variant("hidden80", b), ML_E_SHAPE, "tensor w2: K = hidden_dim = 80");
+  }
+  SECTION("n_heads % n_kv_heads != 0") {
+    b = good;
+    put_u32(b, 20, 3);
+    expect_rejected(write_variant("kv3", b), ML_E_SHAPE, "n_heads = 4 is not a multiple of n_kv_heads = 3");
+  }
+  SECTION("an array past the end of the file (vocab too large)") {
+    b = good;
+    put_u32(b, 28, 100000);
+    expect_rejected(write_variant("vocab", b), ML_E_FORMAT, "tensor tok_emb: q array");
+  }
+  SECTION("zero dimension") {
+    b = good;
+    put_u32(b, 12, 0);
+    expect_rejected(write_variant("layers0", b), ML_E_FORMAT, "n_layers = 0 is out of range");
+  }
+  SECTION("unknown weight type") {
+    b = good;
+    put_u32(b, 44, 5);
+    expect_rejected(write_variant("wtype", b), ML_E_FORMAT, "wtype = 5");
+  }
+  SECTION("unknown layout") {
+    b = good;
+    put_u32(b, 52, 1);
+    expect_rejected(write_variant("layout", b), ML_E_FORMAT, "layout = 1");
+  }
+  SECTION("reserved header byte set") {
+    b = good;
+    b[200] = 1;
+    expect_rejected(write_variant("reserved", b), ML_E_FORMAT, "reserved header byte 200");
+  }
+  SECTION("NaN rope_theta") {
+    b = good;
+    put_f32(b, 36, std::nanf(""));
+    expect_rejected(write_variant("theta", b), ML_E_FORMAT, "rope_theta");
+  }
+  SECTION("empty file") { expect_rejected(write_variant("empty", ""), ML_E_FORMAT, "is empty"); }
+  SECTION("missing file") {
+    expect_rejected(test::models("does_not_exist.mlb"), ML_E_IO, "cannot open model file");
+  }
+  SECTION("a directory as the model") {
+    const std::string dir = test::models("a_directory.mlb");
+    mkdir(dir.c_str(), 0755);
+    expect_rejected(dir, ML_E_IO, "is a directory");
+  }
+}
+
+TEST_CASE("ml_eval rejects bad tokens and positions", "[model]") {
+  ml_ctx *ctx = nullptr;
+  REQUIRE(ml_open(&ctx, test::models("tiny_q8_0.mlb").c_str(), nullptr, nullptr) == ML_OK);
+  const float *logits = nullptr;
+  CHECK(ml_eval(ctx, 64, 0, &logits) == ML_E_ARG);   // vocab is 64
+  CHECK(ml_eval(ctx, -1, 0, &logits) == ML_E_ARG);
+  CHECK(ml_eval(ctx, 1, 1, &logits) == ML_E_ARG);    // skips position 0
+  CHECK(ml_eval(ctx, 1, 16, &logits) == ML_E_ARG);   // context is 16
+  CHECK(ml_eval(ctx, 1, 0, &logits) == ML_OK);
+  CHECK(ml_eval(ctx, 2, 1, &logits) == ML_OK);
+  CHECK(ml_eval(ctx, 2, 0, &logits) == ML_OK);       // rewinding is allowed
+  CHECK(ml_sampler_set(ctx, -1.0f, 0.9f, 1) == ML_E_ARG);
+  CHECK(ml_sampler_set(ctx, std::nanf(""), 0.9f, 1) == ML_E_ARG);
+  CHECK(ml_sampler_set(ctx, 1.0f, 0.0f, 1) == ML_E_ARG);
+  CHECK(ml_sampler_set(ctx, 1.0f, 1.5f, 1) == ML_E_ARG);
+  CHECK(ml_sampler_set(ctx, 1.0f, 1.0f, 1) == ML_OK);
+  ml_close(ctx);
+}
