@@ -7,8 +7,9 @@ Shared by tools/convert.py, tools/gen_random.py and tools/tests. Standard librar
 - `tensor_plan(header)`: the tensors of a file, in file order, with shapes and types.
 - `quantize_q8_0`, `quantize_q4_0` (+ `dequantize_*`): bit-exact twins of
   kernels/scalar/quantize.cc, vectorised over blocks, all arithmetic in IEEE float32.
-- `MlbWriter`: streams a file tensor by tensor (a tensor may arrive as row chunks) into a
-  temporary file next to the output and renames it into place only when complete.
+- `MlbWriter`: streams a file tensor by tensor (a tensor may arrive as row chunks, or as
+  `Prequantized` blocks copied without re-quantizing) into a temporary file next to the output
+  and renames it into place only when complete.
 - `MlbFile` / `read_mlb`: validates a file and exposes every array as a numpy memmap view.
 
 Errors meant for a user are `MlbError` (one line, no traceback needed); `ShapeError` is the
@@ -382,9 +383,22 @@ class Progress:
 
     def finish(self, path):
         if self.enabled:
-            self.stream.write("%s: wrote %s (%d bytes) in %.1f s\n"
-                              % (self.prog, path, self.total, time.monotonic() - self.t0))
+            dt = time.monotonic() - self.t0
+            self.stream.write("%s: wrote %s (%d bytes) in %.1f s, %.1f MB/s\n"
+                              % (self.prog, path, self.total, dt,
+                                 self.total / 1e6 / dt if dt > 0 else float("inf")))
             self.stream.flush()
+
+
+class Prequantized:
+    """Tensor data already quantized in the .mlb layout, written as it is (no re-quantizing).
+
+    `type`: Q8_0 or Q4_0; `chunks`: iterable of (q, d) row chunks, q int8 (n, cols) for Q8_0 or
+    uint8 (n, cols/2) for Q4_0 (the file's byte order), d float32 (n, cols/32); `source`: where
+    the data comes from, for messages."""
+
+    def __init__(self, type_, chunks, source=""):
+        self.type, self.chunks, self.source = type_, chunks, source
 
 
 class MlbWriter:
@@ -506,11 +520,15 @@ class MlbWriter:
         return self.plan[self.index] if self.index < len(self.plan) else None
 
     def write_tensor(self, name, data):
+        """Write the next tensor: float32-convertible data (array or row chunks) that is
+        quantized here, or a Prequantized object whose blocks are copied as they are."""
         spec = self.next_spec()
         if spec is None:
             raise MlbError("internal: extra tensor %s after the last one" % name)
         if name != spec.name:
             raise MlbError("internal: expected tensor %s, got %s" % (spec.name, name))
+        if isinstance(data, Prequantized):
+            return self._write_prequantized(spec, data)
         rows = 0
         ds = []
         first = True
@@ -537,6 +555,41 @@ class MlbWriter:
                 self.progress.update(self.index, spec, self.pos, False)
         if rows != spec.rows:
             raise MlbError("tensor %s: got %d rows, expected %d" % (spec.describe(), rows, spec.rows))
+        self._finish_tensor(spec, ds)
+
+    def _write_prequantized(self, spec, data):
+        if data.type != spec.type or spec.type == F32:
+            raise MlbError("internal: tensor %s is %s, the data is quantized as %s"
+                           % (spec.describe(), WTYPE_NAMES[spec.type],
+                              WTYPE_NAMES.get(data.type, data.type)))
+        qcols = spec.cols if spec.type == Q8_0 else spec.cols // 2
+        qdtype = np.dtype("i1") if spec.type == Q8_0 else np.dtype("u1")
+        rows, ds, first = 0, [], True
+        for q, d in data.chunks:
+            q, d = np.asarray(q), np.asarray(d)
+            if q.ndim != 2 or q.shape[1] != qcols or d.shape != (q.shape[0], spec.cols // QK):
+                raise MlbError("tensor %s: quantized chunk of shapes %s, %s does not fit shape %s"
+                               % (spec.describe(), q.shape, d.shape, spec.shape))
+            rows += q.shape[0]
+            if rows > spec.rows:
+                raise MlbError("tensor %s: more than %d rows" % (spec.describe(), spec.rows))
+            d = np.ascontiguousarray(d, dtype=_F32)
+            if not np.isfinite(d).all():
+                raise MlbError("tensor %s: %sa block scale is NaN or infinite"
+                               % (spec.describe(), data.source + ": " if data.source else ""))
+            if first:
+                self._align()
+                first = False
+            self._write(np.ascontiguousarray(q.view(qdtype)))
+            ds.append(d)
+            if self.progress:
+                self.progress.update(self.index, spec, self.pos, False)
+        if rows != spec.rows:
+            raise MlbError("tensor %s: got %d rows, expected %d" % (spec.describe(), rows, spec.rows))
+        self._finish_tensor(spec, ds)
+
+    def _finish_tensor(self, spec, ds):
+        """Write the scales of a quantized tensor, check where it ended, move to the next."""
         if spec.type != F32:
             self._align()
             for d in ds:
