@@ -1,19 +1,27 @@
 #!/usr/bin/python3
-"""Convert a model checkpoint to an .mlb file (docs/mlb-format.md).
+"""Convert a model checkpoint to an .mlb file (docs/mlb-format.md, docs/import.md).
 
-    convert.py INPUT OUTPUT [--wtype f32|q8_0|q4_0] [-v | -q]
+    convert.py INPUT OUTPUT [--wtype f32|q8_0|q4_0] [--max-seq N]
+               [--tokenizer PATH | --no-tokenizer] [-v | -q]
 
-Input formats (chosen from the input's magic bytes / kind):
+Input formats (chosen from the input's kind and magic bytes):
   - llama2.c legacy checkpoint (karpathy/llama2.c export version 0: seven int32, then float32s)
-  - planned: Hugging Face safetensors folder, GGUF (recognised and refused for now)
+  - GGUF v2/v3, architecture llama, F32/F16/BF16/Q8_0/Q4_0 tensors (tools/gguf.py); its
+    tokenizer is written beside the output as a llama2.c tokenizer.bin
+  - Hugging Face Llama checkpoint: a folder with config.json and model.safetensors or
+    model.safetensors.index.json + shards (or one of those files), F32/F16/BF16 (tools/hf.py)
 
 A reader is an object with
   - `hparams`: dict with dim, n_layers, n_heads, n_kv_heads, hidden_dim (unpadded), vocab,
     max_seq, rope_theta, norm_eps, shared_classifier, and `description` (for messages);
-  - `tensors()`: yields (name, float32-convertible array) in .mlb order (mlb.tensor_plan names:
-    "tok_emb", "layers.<l>.<attn_norm|wq|wk|wv|wo|ffn_norm|w1|w2|w3>", "final_norm", "wcls"),
-    with the source's own hidden_dim; `convert()` zero-pads hidden_dim to a multiple of 32;
-  - `close()`.
+  - `tensors()`: yields (name, data) in .mlb order (mlb.tensor_plan names: "tok_emb",
+    "layers.<l>.<attn_norm|wq|wk|wv|wo|ffn_norm|w1|w2|w3>", "final_norm", "wcls"), with the
+    source's own hidden_dim; data is a float32-convertible array, an iterable of row chunks,
+    or a rawtensor.RawTensor (whose Q8_0/Q4_0 blocks are copied when the output type matches);
+    `convert()` zero-pads hidden_dim to a multiple of 32;
+  - `close()`; optionally `notes` (lines for stderr), `source_types` ({name: stored type}),
+    `input_bytes`, and `tokenizer_bin()` (llama2.c tokenizer bytes, or raises
+    gguf.TokenizerUnavailable).
 Exit codes: 0 ok, 1 bad input / I/O error, 2 usage error or a shape the output type cannot store.
 """
 import sys
@@ -33,6 +41,9 @@ except ImportError:
                      "(Debian's python3-numpy)\n" % sys.executable)
     sys.exit(1)
 import mlb  # noqa: E402
+import rawtensor  # noqa: E402
+import gguf  # noqa: E402
+import hf  # noqa: E402
 
 PROG = "convert.py"
 PROGRESS_THRESHOLD = 50 * 1000 * 1000  # input bytes above which progress is shown by default
@@ -134,20 +145,24 @@ def _stat_and_head(path, n):
     except FileNotFoundError:
         raise mlb.MlbError("%s: no such file" % path)
     except IsADirectoryError:
-        raise mlb.MlbError("%s: is a directory (Hugging Face model folders are not supported yet)"
-                           % path)
+        raise mlb.MlbError("%s: is a directory" % path)
     except OSError as e:
         raise mlb.MlbError("cannot read %s: %s" % (path, e.strerror or e))
 
 
 def open_reader(path):
-    """Pick the reader for `path` from its kind and magic bytes."""
+    """Pick the reader for `path` from its kind and magic bytes: a folder (or a .safetensors,
+    model.safetensors.index.json or config.json file) is a Hugging Face checkpoint, "GGUF" a
+    GGUF file, anything else a llama2.c checkpoint."""
     if os.path.isdir(path):
-        raise mlb.MlbError("%s: is a directory (Hugging Face model folders are not supported yet)"
-                           % path)
+        return hf.HfReader(path)
+    base = os.path.basename(path)
+    if base.endswith(".safetensors") or base in ("model.safetensors.index.json", "config.json"):
+        _stat_and_head(path, 0)  # a clear error for a missing file
+        return hf.HfReader(path)
     _, magic = _stat_and_head(path, 4)
     if magic == b"GGUF":
-        raise mlb.MlbError("%s: GGUF input is not supported yet" % path)
+        return gguf.GgufReader(path)
     if magic == mlb.MAGIC:
         raise mlb.MlbError("%s: already an .mlb file" % path)
     if magic == struct.pack("<I", 0x616B3432):
@@ -192,45 +207,201 @@ def pad_hidden(name, arr, hidden, hidden_padded):
     return padded_cols() if base == "w2" else rows_then_zeros()
 
 
-def header_for(hparams, wtype):
-    """The .mlb header for a reader's hparams, hidden_dim padded; validated (ShapeError names the
-    first tensor the output type cannot store)."""
+def header_for(hparams, wtype, max_seq=None):
+    """The .mlb header for a reader's hparams, hidden_dim padded, max_seq replaced when given;
+    validated (ShapeError names the first tensor the output type cannot store)."""
     h = mlb.Header(hparams["dim"], hparams["n_layers"], hparams["n_heads"], hparams["n_kv_heads"],
-                   mlb.pad_to(hparams["hidden_dim"]), hparams["vocab"], hparams["max_seq"],
+                   mlb.pad_to(hparams["hidden_dim"]), hparams["vocab"],
+                   max_seq if max_seq else hparams["max_seq"],
                    hparams["rope_theta"], hparams["norm_eps"], wtype,
                    hparams["shared_classifier"])
     return h.validate()
 
 
-def write_mlb(reader, output, wtype, progress=None, prog=PROG):
+def _zero_block_rows(wtype, n, cols):
+    """n rows of zero blocks in .mlb's layout (what the quantizers give for zeros)."""
+    if wtype == mlb.Q8_0:
+        q = np.zeros((n, cols), np.int8)
+    else:
+        q = np.full((n, cols // 2), 0x88, np.uint8)
+    return q, np.zeros((n, cols // mlb.QK), np.float32)
+
+
+def prepare(name, data, spec, hidden, hidden_padded):
+    """The data to hand to MlbWriter.write_tensor for tensor `spec`: a stored Q8_0/Q4_0 tensor
+    of the output's type stays quantized (its blocks are copied); anything else becomes float32
+    row chunks, hidden_dim zero-padded."""
+    if isinstance(data, rawtensor.RawTensor):
+        if data.quantized and rawtensor.MLB_TYPE[data.type] == spec.type:
+            chunks = data.quant_chunks()
+            base = name.rsplit(".", 1)[-1]
+            if base in ("w1", "w3") and hidden != hidden_padded:
+                chunks = _chain(chunks, [_zero_block_rows(spec.type, hidden_padded - hidden,
+                                                          spec.cols)])
+            elif base == "w2" and hidden != hidden_padded:  # cannot happen: K % 32 == 0
+                raise mlb.MlbError("internal: quantized %s with %d columns" % (data.name, hidden))
+            return mlb.Prequantized(spec.type, chunks, data.describe())
+        data = data.float_chunks()
+    return pad_hidden(name, data, hidden, hidden_padded)
+
+
+def _chain(*iterables):
+    for it in iterables:
+        for x in it:
+            yield x
+
+
+def write_mlb(reader, output, wtype, progress=None, prog=PROG, max_seq=None):
     """Stream reader's tensors into `output` (atomically). progress: None/False/True."""
     hp = reader.hparams
-    header = header_for(hp, wtype)
+    header = header_for(hp, wtype, max_seq)
     plan = mlb.tensor_plan(header)
     pr = mlb.Progress(prog, mlb.file_size(header), len(plan), enabled=bool(progress))
     with mlb.MlbWriter(output, header, pr) as w:
-        for name, arr in reader.tensors():
-            w.write_tensor(name, pad_hidden(name, arr, hp["hidden_dim"], header.hidden_dim))
+        for name, data in reader.tensors():
+            spec = w.next_spec()
+            w.write_tensor(name, prepare(name, data, spec, hp["hidden_dim"], header.hidden_dim)
+                           if spec is not None else data)
     return header
 
 
-def convert(input_path, output, wtype, progress=None, prog=PROG):
-    """Convert a checkpoint file. progress=None: on for inputs over ~50 MB."""
+def type_notes(reader, wtype):
+    """One line per stored matrix type that is not float32 or is not copied as it is."""
+    counts = {}
+    for name, t in getattr(reader, "source_types", {}).items():
+        if name.endswith("norm") or t == rawtensor.F32:
+            continue  # norms are always float32; float32 matrices are the ordinary case
+        counts[t] = counts.get(t, 0) + 1
+    out, target = [], mlb.WTYPE_NAMES[wtype]
+    for t in sorted(counts):
+        n = counts[t]
+        what = "%d %s tensor%s" % (n, t, "" if n == 1 else "s")
+        if t in rawtensor.MLB_TYPE:
+            if rawtensor.MLB_TYPE[t] == wtype:
+                out.append("%s copied without re-quantizing (fp16 scales widened to float32, "
+                           "exact)" % what)
+            elif wtype == mlb.F32:
+                out.append("%s dequantized to float32 (exact)" % what)
+            else:
+                out.append("%s dequantized to float32 and re-quantized as %s with .mlb's rules "
+                           "(the values change; convert to %s to keep them)"
+                           % (what, target, t.lower()))
+        elif wtype == mlb.F32:
+            out.append("%s widened to float32 (exact)" % what)
+        else:
+            out.append("%s widened to float32 and quantized as %s" % (what, target))
+    return out
+
+
+def default_tokenizer_path(output):
+    base = output[:-4] if output.endswith(".mlb") else output
+    return base + ".tokenizer.bin"
+
+
+def _write_file_tmp(path, data):
+    """Write data to a temporary file next to path; return the temporary name."""
+    import tempfile
+    d = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    except OSError as e:
+        raise mlb.MlbError("cannot create a file in %s: %s" % (d, e.strerror or e))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return tmp
+
+
+def _same_file(a, b):
+    try:
+        return os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def convert(input_path, output, wtype, progress=None, prog=PROG, max_seq=None, tokenizer=None,
+            quiet=False):
+    """Convert a checkpoint. progress=None: on for inputs over ~50 MB. max_seq: replaces the
+    input's context length. tokenizer: where to write the input's tokenizer (GGUF) as a llama2.c
+    tokenizer.bin; None = beside the output (<output without .mlb>.tokenizer.bin) when the input
+    has one, False = never. quiet: no notes on stderr. Returns the .mlb header."""
     if isinstance(wtype, str):
         if wtype not in mlb.WTYPES:
             raise mlb.ShapeError("bad wtype %r (choose from %s)" % (wtype, ", ".join(mlb.WTYPES)))
         wtype = mlb.WTYPES[wtype]
+    if max_seq is not None and not 1 <= max_seq < 1 << 32:
+        raise mlb.ShapeError("--max-seq %d: must be in [1, 2^32)" % max_seq)
     reader = open_reader(input_path)
+    tok_tmp = None
     try:
-        if os.path.exists(output) and os.path.samefile(input_path, output):
+        inputs = [input_path] + [sf.path for sf in getattr(reader, "files", [])]
+        if any(_same_file(p, output) for p in inputs):
             raise mlb.MlbError("%s: output would overwrite the input" % output)
+        notes = []
+        tok_bytes, tok_path = None, None
+        if tokenizer is not False:
+            explicit = tokenizer is not None
+            tok_path = tokenizer if explicit else default_tokenizer_path(output)
+            if not hasattr(reader, "tokenizer_bin"):
+                if explicit:
+                    raise mlb.MlbError("%s: a %s input carries no tokenizer that can be written "
+                                       "(--tokenizer is for GGUF input)"
+                                       % (input_path, getattr(reader, "kind", "llama2.c")))
+            else:
+                try:
+                    tok_bytes = reader.tokenizer_bin()
+                except gguf.TokenizerUnavailable as e:
+                    if explicit:
+                        raise mlb.MlbError("%s: cannot write the tokenizer: %s" % (input_path, e))
+                    notes.append("no tokenizer written: %s" % e)
+                if tok_bytes is not None:
+                    if os.path.abspath(tok_path) == os.path.abspath(output) or \
+                            _same_file(tok_path, output):
+                        raise mlb.MlbError("%s: the tokenizer would overwrite the output" % tok_path)
+                    if any(_same_file(p, tok_path) for p in inputs):
+                        raise mlb.MlbError("%s: the tokenizer would overwrite the input" % tok_path)
+                    if os.path.isdir(tok_path):
+                        raise mlb.MlbError("%s: tokenizer output is a directory" % tok_path)
+        notes = list(getattr(reader, "notes", [])) + notes + type_notes(reader, wtype)
+        if max_seq is not None and max_seq != reader.hparams["max_seq"]:
+            notes.append("max_seq %d (the input's context length is %d)"
+                         % (max_seq, reader.hparams["max_seq"]))
+        # the header first: a shape error must come before anything is written
+        header_for(reader.hparams, wtype, max_seq)
         if progress is None:
-            progress = os.path.getsize(input_path) > PROGRESS_THRESHOLD
+            progress = getattr(reader, "input_bytes", None) or os.path.getsize(input_path)
+            progress = progress > PROGRESS_THRESHOLD
         if progress:
             sys.stderr.write("%s: %s: %s -> %s\n" % (prog, input_path, reader.description,
                                                      mlb.WTYPE_NAMES[wtype]))
-        return write_mlb(reader, output, wtype, progress, prog)
+        if not quiet:
+            for n in notes:
+                sys.stderr.write("%s: note: %s\n" % (prog, n))
+        if tok_bytes is not None:
+            tok_tmp = _write_file_tmp(tok_path, tok_bytes)
+        header = write_mlb(reader, output, wtype, progress, prog, max_seq)
+        if tok_tmp is not None:
+            os.replace(tok_tmp, tok_path)
+            tok_tmp = None
+            if not quiet:
+                sys.stderr.write("%s: wrote the tokenizer (%d tokens) to %s\n"
+                                 % (prog, header.vocab, tok_path))
+        return header
     finally:
+        if tok_tmp is not None:
+            try:
+                os.unlink(tok_tmp)
+            except OSError:
+                pass
         reader.close()
 
 
@@ -273,17 +444,28 @@ def run_cli(prog, body):
 
 
 def main(argv=None):
-    ap = OneLineParser(prog=PROG, description="Convert a llama2.c checkpoint to an .mlb file.")
-    ap.add_argument("input", help="llama2.c legacy checkpoint (.bin)")
+    ap = OneLineParser(prog=PROG, description="Convert a llama2.c checkpoint, a GGUF file or a "
+                       "Hugging Face Llama folder to an .mlb file.")
+    ap.add_argument("input", help="llama2.c legacy checkpoint (.bin), GGUF file (.gguf), or "
+                    "Hugging Face folder (config.json + model.safetensors[.index.json])")
     ap.add_argument("output", help="the .mlb file to write (replaced atomically)")
     ap.add_argument("--wtype", default="f32", type=str.lower, choices=list(mlb.WTYPES),
                     help="type of the embedding and matrices (default f32)")
+    ap.add_argument("--max-seq", type=int, metavar="N",
+                    help="store max_seq = N instead of the input's context length")
+    t = ap.add_mutually_exclusive_group()
+    t.add_argument("--tokenizer", metavar="PATH",
+                   help="where to write a GGUF's tokenizer as a llama2.c tokenizer.bin "
+                   "(default: OUTPUT with .mlb replaced by .tokenizer.bin)")
+    t.add_argument("--no-tokenizer", action="store_true", help="do not write the tokenizer")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("-v", "--verbose", action="store_true", help="always show progress")
-    g.add_argument("-q", "--quiet", action="store_true", help="never show progress")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress and no notes")
     args = ap.parse_args(argv)
     progress = True if args.verbose else (False if args.quiet else None)
-    return run_cli(PROG, lambda: convert(args.input, args.output, args.wtype, progress))
+    tok = False if args.no_tokenizer else args.tokenizer
+    return run_cli(PROG, lambda: convert(args.input, args.output, args.wtype, progress,
+                                         max_seq=args.max_seq, tokenizer=tok, quiet=args.quiet))
 
 
 if __name__ == "__main__":

@@ -626,7 +626,7 @@ class SyntheticConvertTests(unittest.TestCase, FileChecks):
         odd = os.path.join(self.dir, "odd.bin")
         write_llama2c(odd, dim=36, hidden=32, layers=1, heads=4, kv_heads=2, vocab=8, seq=4)
         cases = [((os.path.join(self.dir, "missing.bin"), out), 1, "no such file"),
-                 ((self.dir, out), 1, "is a directory"),
+                 ((self.dir, out), 1, "no model.safetensors"),  # a folder is an HF checkpoint
                  ((notckpt, out), 1, "not a llama2.c checkpoint"),
                  ((gguf, out), 1, "GGUF"),
                  ((odd, out), 2, "head_dim"),

@@ -1,0 +1,715 @@
+#!/usr/bin/python3
+"""GGUF (llama.cpp's model file, versions 2 and 3, little-endian) for tools/convert.py.
+
+Standard library + numpy only; tensor data is memory-mapped, never read whole.
+
+- `GgufFile`: parses the header, the typed metadata and the tensor directory.
+- `GgufReader`: a convert.py reader for architecture `llama` with F32, F16, BF16, Q8_0 and Q4_0
+  tensors (`rawtensor.RawTensor`s, so Q8_0/Q4_0 blocks can be copied into .mlb unchanged).
+- `llama2c_tokenizer(meta, vocab)`: the tokenizer in the metadata as llama2.c's tokenizer.bin.
+- `GgufWriter` / `write_gguf`: write a model as GGUF (tools/export.py, tests).
+
+Facts used (GGUF spec, ggml-org/ggml docs/gguf.md; llama.cpp's llama tensor names):
+  header   "GGUF", u32 version, u64 tensor count, u64 metadata count (v1 had u32 counts)
+  metadata u64-length UTF-8 key, u32 value type, value; arrays: u32 item type, u64 count, items
+  tensors  name, u32 n_dims, u64 ne[n_dims] (ne[0] = the contiguous dimension, i.e. columns),
+           u32 ggml type, u64 offset into the data section
+  data     starts at the next multiple of general.alignment (default 32) after the directory
+llama.cpp's converter stores llama's attn_q/attn_k rows in the interleaved-pair RoPE order
+(it undoes Hugging Face's half-split permutation), which is .mlb's order: no permutation here.
+"""
+import mmap
+import os
+import struct
+
+import numpy as np
+
+import mlb
+import rawtensor as rt
+
+MAGIC = b"GGUF"
+DEFAULT_ALIGNMENT = 32
+
+# metadata value types
+(T_U8, T_I8, T_U16, T_I16, T_U32, T_I32, T_F32, T_BOOL, T_STRING, T_ARRAY, T_U64, T_I64,
+ T_F64) = range(13)
+_SCALAR = {T_U8: "B", T_I8: "b", T_U16: "H", T_I16: "h", T_U32: "I", T_I32: "i", T_F32: "f",
+           T_BOOL: "B", T_U64: "Q", T_I64: "q", T_F64: "d"}
+_NUMPY = {T_U8: "u1", T_I8: "i1", T_U16: "<u2", T_I16: "<i2", T_U32: "<u4", T_I32: "<i4",
+          T_F32: "<f4", T_BOOL: "u1", T_U64: "<u8", T_I64: "<i8", T_F64: "<f8"}
+_INT_TYPES = (T_U8, T_I8, T_U16, T_I16, T_U32, T_I32, T_U64, T_I64)
+_FLOAT_TYPES = (T_F32, T_F64)
+
+# ggml tensor types (ids from ggml.h); only the first five are read
+GGML_IDS = {rt.F32: 0, rt.F16: 1, rt.Q4_0: 2, rt.Q8_0: 8, rt.BF16: 30}
+GGML_TYPES = {v: k for k, v in GGML_IDS.items()}
+GGML_NAMES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0",
+              9: "Q8_1", 10: "Q2_K", 11: "Q3_K", 12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 15: "Q8_K",
+              16: "IQ2_XXS", 17: "IQ2_XS", 18: "IQ3_XXS", 19: "IQ1_S", 20: "IQ4_NL", 21: "IQ3_S",
+              22: "IQ2_S", 23: "IQ4_XS", 24: "I8", 25: "I16", 26: "I32", 27: "I64", 28: "F64",
+              29: "IQ1_M", 30: "BF16", 34: "TQ1_0", 35: "TQ2_0"}
+
+
+def ggml_name(t):
+    return GGML_NAMES.get(t, "type %d" % t)
+
+
+class GgufError(mlb.MlbError):
+    pass
+
+
+class TensorInfo:
+    __slots__ = ("name", "dims", "ggml_type", "offset")
+
+    def __init__(self, name, dims, ggml_type, offset):
+        self.name, self.dims, self.ggml_type, self.offset = name, dims, ggml_type, offset
+
+    @property
+    def shape(self):
+        """numpy-order shape: (rows, cols) for a matrix (GGUF lists ne[0] = cols first)."""
+        return tuple(reversed(self.dims))
+
+    @property
+    def type_name(self):
+        return ggml_name(self.ggml_type)
+
+    def nbytes(self):
+        """Data size, or None for a type this module cannot read."""
+        t = GGML_TYPES.get(self.ggml_type)
+        if t is None:
+            return None
+        n = int(np.prod(self.dims, dtype=np.int64)) if self.dims else 1
+        if t in rt.FLOAT_SIZE:
+            return n * rt.FLOAT_SIZE[t]
+        return n // rt.QK * rt.BLOCK_SIZE[t]
+
+
+# ------------------------------------------------------------------------------------ parse
+
+class _Cursor:
+    def __init__(self, buf, size, path):
+        self.buf, self.size, self.path, self.pos = buf, size, path, 0
+        self.what = "the header"
+
+    def need(self, n):
+        if n < 0 or self.pos + n > self.size:
+            raise GgufError("%s: truncated GGUF: %s runs past the end of the file (%d bytes)"
+                            % (self.path, self.what, self.size))
+
+    def unpack(self, fmt):
+        s = struct.Struct("<" + fmt)
+        self.need(s.size)
+        v = s.unpack_from(self.buf, self.pos)
+        self.pos += s.size
+        return v
+
+    def string_bytes(self):
+        (n,) = self.unpack("Q")
+        self.need(n)
+        b = self.buf[self.pos:self.pos + n]
+        self.pos += n
+        return b
+
+    def string(self):
+        return self.string_bytes().decode("utf-8", "replace")
+
+    def value(self, t, depth=0):
+        if t in _SCALAR:
+            v = self.unpack(_SCALAR[t])[0]
+            return bool(v) if t == T_BOOL else v
+        if t == T_STRING:
+            return self.string()
+        if t == T_ARRAY:
+            et, n = self.unpack("IQ")
+            if et in _NUMPY:
+                itemsize = np.dtype(_NUMPY[et]).itemsize
+                self.need(n * itemsize)
+                a = np.frombuffer(self.buf, _NUMPY[et], n, self.pos).copy()
+                self.pos += n * itemsize
+                return a
+            if et == T_STRING:  # arrays of strings stay bytes (token pieces)
+                self.need(8 * n)
+                return [self.string_bytes() for _ in range(n)]
+            if et == T_ARRAY and depth < 4:
+                self.need(12 * n)
+                return [self.value(T_ARRAY, depth + 1) for _ in range(n)]
+            raise GgufError("%s: %s: unknown array item type %d" % (self.path, self.what, et))
+        raise GgufError("%s: %s: unknown metadata value type %d" % (self.path, self.what, t))
+
+
+class GgufFile:
+    """A parsed GGUF file: `version`, `metadata` {key: value}, `value_types` {key: type},
+    `tensors` {name: TensorInfo} in file order, `data_offset`, `alignment`, `size`.
+
+    Metadata values: Python ints/floats/bools/str for scalars, numpy arrays for numeric arrays,
+    lists of bytes for string arrays."""
+
+    def __init__(self, path):
+        self.path = path
+        try:
+            with open(path, "rb") as f:
+                self.size = os.fstat(f.fileno()).st_size
+                if self.size < 24:
+                    raise GgufError("%s: %d bytes, too short for a GGUF header" % (path, self.size))
+                buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except OSError as e:
+            raise GgufError("cannot read %s: %s" % (path, e.strerror or e))
+        try:
+            self._parse(_Cursor(buf, self.size, path))
+        finally:
+            buf.close()
+        self._mm = None
+
+    def _parse(self, c):
+        magic, version = c.unpack("4sI")
+        if magic != MAGIC:
+            raise GgufError("%s: not a GGUF file (magic %r)" % (self.path, magic))
+        if version not in (2, 3):
+            if version & 0xFFFF == 0 and version >> 16:
+                raise GgufError("%s: big-endian GGUF is not supported" % self.path)
+            raise GgufError("%s: GGUF version %d is not supported (versions 2 and 3 are)"
+                            % (self.path, version))
+        self.version = version
+        n_tensors, n_kv = c.unpack("QQ")
+        if n_kv > self.size // 13 or n_tensors > self.size // 24:
+            raise GgufError("%s: truncated or corrupt GGUF: the header lists %d tensors and %d "
+                            "metadata keys, more than %d bytes can hold"
+                            % (self.path, n_tensors, n_kv, self.size))
+        self.metadata, self.value_types = {}, {}
+        for i in range(n_kv):
+            c.what = "metadata key %d" % i
+            key = c.string()
+            c.what = "metadata %s" % key
+            (t,) = c.unpack("I")
+            self.metadata[key] = c.value(t)
+            self.value_types[key] = t
+        self.alignment = DEFAULT_ALIGNMENT
+        if "general.alignment" in self.metadata:
+            a = self.metadata["general.alignment"]
+            if self.value_types["general.alignment"] not in _INT_TYPES or a < 1 or a > 1 << 20:
+                raise GgufError("%s: general.alignment = %r is not a valid alignment"
+                                % (self.path, a))
+            self.alignment = int(a)
+        self.tensors = {}
+        for i in range(n_tensors):
+            c.what = "tensor info %d" % i
+            name = c.string()
+            c.what = "tensor info %s" % name
+            (nd,) = c.unpack("I")
+            if not 1 <= nd <= 4:
+                raise GgufError("%s: tensor %s has %d dimensions" % (self.path, name, nd))
+            dims = c.unpack("%dQ" % nd)
+            ggml_type, offset = c.unpack("IQ")
+            if name in self.tensors:
+                raise GgufError("%s: tensor %s appears twice" % (self.path, name))
+            self.tensors[name] = TensorInfo(name, dims, ggml_type, offset)
+        self.data_offset = mlb.align_up(c.pos, self.alignment)
+        for ti in self.tensors.values():
+            n = ti.nbytes()
+            if n is not None and self.data_offset + ti.offset + n > self.size:
+                raise GgufError("%s: tensor %s (%s, %s) runs past the end of the file (truncated?)"
+                                % (self.path, ti.name, ti.type_name,
+                                   "x".join(map(str, ti.shape))))
+
+    def _data(self):
+        if self._mm is None:
+            try:
+                self._mm = np.memmap(self.path, dtype=np.uint8, mode="r")
+            except OSError as e:
+                raise GgufError("cannot read %s: %s" % (self.path, e.strerror or e))
+        return self._mm
+
+    def raw_tensor(self, name):
+        """The tensor as a RawTensor (a view of the mapped file). Raises GgufError naming the
+        tensor and its type when the type cannot be read."""
+        ti = self.tensors[name]
+        t = GGML_TYPES.get(ti.ggml_type)
+        if t is None:
+            raise GgufError("%s: tensor %s has type %s, which is not supported (F32, F16, BF16, "
+                            "Q8_0 and Q4_0 are)" % (self.path, name, ti.type_name))
+        shape = ti.shape
+        if len(shape) > 2 and any(d != 1 for d in shape[:-2]):
+            raise GgufError("%s: tensor %s has shape %s; a matrix or vector is expected"
+                            % (self.path, name, "x".join(map(str, shape))))
+        shape = shape[-2:] if len(shape) >= 2 else shape
+        cols = shape[-1]
+        if t in rt.BLOCK_SIZE and cols % rt.QK:
+            raise GgufError("%s: tensor %s (%s) has %d columns, not a multiple of 32"
+                            % (self.path, name, ti.type_name, cols))
+        rows = shape[0] if len(shape) == 2 else 1
+        start = self.data_offset + ti.offset
+        rb = rt.row_bytes(t, cols)
+        raw = self._data()[start:start + rows * rb].reshape(rows, rb)
+        return rt.RawTensor(raw, t, shape, name)
+
+    def close(self):
+        self._mm = None
+
+
+# ----------------------------------------------------------------------------------- reader
+
+LAYER_NAMES = {"attn_norm": "attn_norm", "attn_q": "wq", "attn_k": "wk", "attn_v": "wv",
+               "attn_output": "wo", "ffn_norm": "ffn_norm", "ffn_gate": "w1", "ffn_down": "w2",
+               "ffn_up": "w3"}
+GLOBAL_NAMES = {"token_embd": "tok_emb", "output_norm": "final_norm", "output": "wcls"}
+
+
+def gguf_name(mlb_name):
+    """.mlb tensor name -> GGUF tensor name."""
+    if mlb_name.startswith("layers."):
+        _, layer, base = mlb_name.split(".")
+        inv = {v: k for k, v in LAYER_NAMES.items()}
+        return "blk.%s.%s.weight" % (layer, inv[base])
+    inv = {v: k for k, v in GLOBAL_NAMES.items()}
+    return inv[mlb_name] + ".weight"
+
+
+class TokenizerUnavailable(Exception):
+    """The input has no tokenizer that can be written as a llama2.c tokenizer.bin (the reason)."""
+
+
+class GgufReader:
+    """convert.py reader for a GGUF file of architecture llama."""
+
+    kind = "GGUF"
+
+    def __init__(self, path):
+        self.path = path
+        self.g = g = GgufFile(path)
+        self.notes = []
+        md = g.metadata
+        arch = md.get("general.architecture")
+        if arch is None:
+            raise GgufError("%s: missing metadata key general.architecture" % path)
+        if arch != "llama":
+            raise GgufError("%s: architecture '%s' is not supported (only llama)" % (path, arch))
+
+        def key(name, default=None, kind="int"):
+            k = "llama." + name
+            if k not in md:
+                if default is None:
+                    raise GgufError("%s: missing metadata key %s" % (path, k))
+                return default
+            v, t = md[k], g.value_types[k]
+            ok = t in _INT_TYPES if kind == "int" else t in _INT_TYPES + _FLOAT_TYPES
+            if not ok:
+                raise GgufError("%s: metadata %s = %r: expected a single %s"
+                                % (path, k, v if t != T_ARRAY else "[array]",
+                                   "integer" if kind == "int" else "number"))
+            return int(v) if kind == "int" else float(v)
+
+        dim = key("embedding_length")
+        n_layers = key("block_count")
+        n_heads = key("attention.head_count")
+        n_kv = key("attention.head_count_kv", n_heads)
+        hidden = key("feed_forward_length")
+        max_seq = key("context_length")
+        eps = key("attention.layer_norm_rms_epsilon", kind="float")
+        theta = key("rope.freq_base", 10000.0, kind="float")
+        for k, v in (("embedding_length", dim), ("block_count", n_layers),
+                     ("attention.head_count", n_heads), ("attention.head_count_kv", n_kv),
+                     ("feed_forward_length", hidden), ("context_length", max_seq)):
+            if not 1 <= v < 1 << 31:
+                raise GgufError("%s: metadata llama.%s = %d is out of range" % (path, k, v))
+        if dim % n_heads:
+            raise GgufError("%s: llama.attention.head_count = %d does not divide "
+                            "llama.embedding_length = %d" % (path, n_heads, dim))
+        head_dim = dim // n_heads
+        for k in ("rope.dimension_count", "attention.key_length", "attention.value_length"):
+            v = key(k, head_dim)
+            if v != head_dim:
+                raise GgufError("%s: metadata llama.%s = %d differs from the head size %d "
+                                "(embedding_length / head_count); not supported"
+                                % (path, k, v, head_dim))
+        scaling = md.get("llama.rope.scaling.type")
+        if scaling not in (None, "none"):
+            raise GgufError("%s: metadata llama.rope.scaling.type = '%s': RoPE scaling is not "
+                            "supported" % (path, scaling))
+        if key("expert_count", 0) > 0:
+            raise GgufError("%s: metadata llama.expert_count = %d: mixture-of-experts models are "
+                            "not supported" % (path, key("expert_count", 0)))
+
+        # the tensors: every one must be known, present, readable and of the right shape
+        names = {}
+        for gname in g.tensors:
+            parts = gname.split(".")
+            mname = None
+            if len(parts) == 2 and parts[1] == "weight" and parts[0] in GLOBAL_NAMES:
+                mname = GLOBAL_NAMES[parts[0]]
+            elif (len(parts) == 4 and parts[0] == "blk" and parts[1].isdigit()
+                  and parts[3] == "weight" and parts[2] in LAYER_NAMES
+                  and int(parts[1]) < n_layers):
+                mname = "layers.%d.%s" % (int(parts[1]), LAYER_NAMES[parts[2]])
+            if mname is None:
+                hint = (" (RoPE frequency factors of Llama 3.1-style rope scaling)"
+                        if gname == "rope_freqs.weight" else "")
+                raise GgufError("%s: tensor %s (%s) is not part of the llama architecture this "
+                                "converter supports%s"
+                                % (path, gname, g.tensors[gname].type_name, hint))
+            names[mname] = gname
+        self._names = names
+        if "tok_emb" not in names:
+            raise GgufError("%s: missing tensor token_embd.weight" % path)
+        vocab = g.tensors[names["tok_emb"]].shape[0]
+        kv_dim = n_kv * head_dim
+        expect = {"tok_emb": (vocab, dim), "final_norm": (dim,), "wcls": (vocab, dim)}
+        per_layer = {"attn_norm": (dim,), "wq": (dim, dim), "wk": (kv_dim, dim),
+                     "wv": (kv_dim, dim), "wo": (dim, dim), "ffn_norm": (dim,),
+                     "w1": (hidden, dim), "w2": (dim, hidden), "w3": (hidden, dim)}
+        for layer in range(n_layers):
+            for base, shape in per_layer.items():
+                expect["layers.%d.%s" % (layer, base)] = shape
+        self.raw = {}
+        for mname, shape in expect.items():
+            if mname not in names:
+                if mname == "wcls":
+                    continue
+                raise GgufError("%s: missing tensor %s" % (path, gguf_name(mname)))
+            t = g.raw_tensor(names[mname])
+            got = t.shape if len(shape) == 2 else (int(np.prod(t.shape)),)
+            if got != shape:
+                raise GgufError("%s: tensor %s (%s) has shape %s, expected %s from the metadata"
+                                % (path, t.name, t.type, "x".join(map(str, t.shape)),
+                                   "x".join(map(str, shape))))
+            if len(shape) == 1:
+                t = rt.RawTensor(t.raw.reshape(1, -1), t.type, shape, t.name)
+            t.where = path + ": "
+            self.raw[mname] = t
+        shared = 1
+        if "wcls" in self.raw:
+            if self.raw["wcls"].tobytes_equal(self.raw["tok_emb"]):
+                self.notes.append("output.weight is identical to token_embd.weight: stored as "
+                                  "a shared classifier")
+                del self.raw["wcls"]
+            else:
+                shared = 0
+        meta_vocab = md.get("llama.vocab_size")
+        if isinstance(meta_vocab, int) and meta_vocab != vocab:
+            raise GgufError("%s: metadata llama.vocab_size = %d but token_embd.weight has %d rows"
+                            % (path, meta_vocab, vocab))
+        self.hparams = dict(dim=dim, n_layers=n_layers, n_heads=n_heads, n_kv_heads=n_kv,
+                            hidden_dim=hidden, vocab=vocab, max_seq=max_seq, rope_theta=theta,
+                            norm_eps=eps, shared_classifier=shared)
+        types = sorted({t.type for t in self.raw.values() if len(t.shape) == 2})
+        self.description = ("GGUF v%d llama: dim %d, hidden %d, layers %d, heads %d, kv heads %d, "
+                            "vocab %d%s, context %d, %s"
+                            % (g.version, dim, hidden, n_layers, n_heads, n_kv, vocab,
+                               "" if shared else " (separate classifier)", max_seq,
+                               "/".join(types)))
+        self.source_types = {k: t.type for k, t in self.raw.items()}
+        self.input_bytes = g.size
+
+    def tensors(self):
+        for spec in _plan_names(self.hparams):
+            yield spec, self.raw[spec]
+
+    def tokenizer_bin(self):
+        """llama2.c tokenizer.bin bytes, or raise TokenizerUnavailable."""
+        return llama2c_tokenizer(self.g.metadata, self.hparams["vocab"], self.notes)
+
+    def close(self):
+        self.g.close()
+        self.raw = {}
+
+
+def _plan_names(hp):
+    h = mlb.Header(hp["dim"], hp["n_layers"], hp["n_heads"], hp["n_kv_heads"], hp["hidden_dim"],
+                   hp["vocab"], hp["max_seq"], 10000.0, 1e-5, mlb.F32, hp["shared_classifier"])
+    return [s.name for s in mlb.tensor_plan(h)]
+
+
+# -------------------------------------------------------------------------------- tokenizer
+
+SPACE_MARK = "\u2581".encode("utf-8")  # SentencePiece's ▁
+
+
+def llama2c_tokenizer(md, vocab, notes=None):
+    """The GGUF tokenizer as llama2.c's tokenizer.bin (what llama2.c's tokenizer.py writes from
+    the SentencePiece model): u32 max token length, then per token f32 score, u32 length, bytes;
+    ▁ becomes a space, the BOS piece is written as "\\n<s>\\n" and EOS as "\\n</s>\\n"."""
+    model = md.get("tokenizer.ggml.model")
+    if model is None:
+        raise TokenizerUnavailable("the GGUF has no tokenizer (missing metadata key "
+                                   "tokenizer.ggml.model)")
+    if model != "llama":
+        raise TokenizerUnavailable("tokenizer.ggml.model is '%s'; only 'llama' (SentencePiece) "
+                                   "tokenizers can be written as a llama2.c tokenizer.bin" % model)
+    for k in ("tokenizer.ggml.tokens", "tokenizer.ggml.scores"):
+        if k not in md:
+            raise TokenizerUnavailable("missing metadata key %s" % k)
+    tokens, scores = md["tokenizer.ggml.tokens"], md["tokenizer.ggml.scores"]
+    if not isinstance(tokens, list) or not isinstance(scores, np.ndarray):
+        raise TokenizerUnavailable("tokenizer.ggml.tokens / .scores are not arrays of strings / "
+                                   "numbers")
+    if len(tokens) != len(scores):
+        raise TokenizerUnavailable("tokenizer.ggml.tokens has %d entries, tokenizer.ggml.scores %d"
+                                   % (len(tokens), len(scores)))
+    if len(tokens) != vocab:
+        raise TokenizerUnavailable("the tokenizer has %d tokens but the model's vocabulary is %d"
+                                   % (len(tokens), vocab))
+    scores = scores.astype("<f4")  # no-op for the float32 arrays GGUF writers use
+    bos = md.get("tokenizer.ggml.bos_token_id")
+    eos = md.get("tokenizer.ggml.eos_token_id")
+    pieces = []
+    for i, t in enumerate(tokens):
+        if i == bos:
+            t = b"\n<s>\n"
+        elif i == eos:
+            t = b"\n</s>\n"
+        else:
+            t = t.replace(SPACE_MARK, b" ")
+        pieces.append(t)
+    max_len = max(len(p) for p in pieces)
+    out = [struct.pack("<I", max_len)]
+    sb = scores.tobytes()
+    for i, p in enumerate(pieces):
+        out.append(sb[4 * i:4 * i + 4])
+        out.append(struct.pack("<I", len(p)))
+        out.append(p)
+    if notes is not None:
+        if bos != 1 or len(tokens) < 259 or tokens[3] != b"<0x00>" or tokens[258] != b"<0xFF>":
+            notes.append("the tokenizer's BOS id is %s and its byte tokens are not ids 3..258; "
+                         "ml_run's encoder assumes llama2.c's layout (BOS 1, <0x00>..<0xFF> at "
+                         "3..258)" % ("missing" if bos is None else bos))
+    return b"".join(out)
+
+
+def read_llama2c_tokenizer(path):
+    """(max_token_length, [(score float32, bytes)]) of a llama2.c tokenizer.bin."""
+    with open(path, "rb") as f:
+        b = f.read()
+    (mtl,) = struct.unpack_from("<i", b)
+    off, out = 4, []
+    while off < len(b):
+        if off + 8 > len(b):
+            raise mlb.MlbError("%s: truncated llama2.c tokenizer" % path)
+        s, n = struct.unpack_from("<fi", b, off)
+        off += 8
+        if n < 0 or off + n > len(b):
+            raise mlb.MlbError("%s: truncated llama2.c tokenizer" % path)
+        out.append((b[off - 8:off - 4], b[off:off + n]))
+        off += n
+    return mtl, out
+
+
+def gguf_tokenizer_metadata(path):
+    """GGUF tokenizer metadata [(key, type, value)] from a llama2.c tokenizer.bin: the inverse of
+    llama2c_tokenizer for SentencePiece vocabularies (space -> ▁, "\\n<s>\\n" -> "<s>")."""
+    _, toks = read_llama2c_tokenizer(path)
+    pieces, types = [], []
+    bos = eos = None
+    for i, (_, p) in enumerate(toks):
+        if p == b"\n<s>\n":
+            bos, p, tt = i, b"<s>", 3
+        elif p == b"\n</s>\n":
+            eos, p, tt = i, b"</s>", 3
+        elif p == b"<unk>":
+            tt = 2
+        elif len(p) == 6 and p.startswith(b"<0x") and p.endswith(b">"):
+            tt = 6
+        else:
+            p, tt = p.replace(b" ", SPACE_MARK), 1
+        pieces.append(p)
+        types.append(tt)
+    scores = np.frombuffer(b"".join(s for s, _ in toks), "<f4")
+    md = [("tokenizer.ggml.model", T_STRING, "llama"),
+          ("tokenizer.ggml.tokens", (T_ARRAY, T_STRING), pieces),
+          ("tokenizer.ggml.scores", (T_ARRAY, T_F32), scores),
+          ("tokenizer.ggml.token_type", (T_ARRAY, T_I32), np.array(types, "<i4"))]
+    if bos is not None:
+        md.append(("tokenizer.ggml.bos_token_id", T_U32, bos))
+    if eos is not None:
+        md.append(("tokenizer.ggml.eos_token_id", T_U32, eos))
+    md.append(("tokenizer.ggml.unknown_token_id", T_U32, 0))
+    return md
+
+
+# ----------------------------------------------------------------------------------- writer
+
+def _pack_string(s):
+    b = s.encode("utf-8") if isinstance(s, str) else bytes(s)
+    return struct.pack("<Q", len(b)) + b
+
+
+def _pack_value(t, v):
+    if isinstance(t, tuple):  # (T_ARRAY, item type)
+        _, et = t
+        head = struct.pack("<IQ", et, len(v))
+        if et == T_STRING:
+            return head + b"".join(_pack_string(x) for x in v)
+        return head + np.asarray(v, _NUMPY[et]).tobytes()
+    if t == T_STRING:
+        return _pack_string(v)
+    return struct.pack("<" + _SCALAR[t], v)
+
+
+def encode_tensor_rows(chunk, type_):
+    """float32 row chunk -> bytes of GGUF type type_ (Q8_0/Q4_0 quantized with .mlb's rules,
+    scales rounded to fp16)."""
+    chunk = np.ascontiguousarray(chunk, np.float32)
+    if type_ == rt.F32:
+        return chunk.astype("<f4").tobytes()
+    if type_ == rt.F16:
+        return chunk.astype("<f2").tobytes()
+    if type_ == rt.BF16:
+        return rt.to_bf16(chunk).tobytes()
+    n, cols = chunk.shape
+    if type_ == rt.Q8_0:
+        q, d = mlb.quantize_q8_0(chunk)
+        blocks = np.empty((n, cols // rt.QK), rt._Q8_BLOCK)
+        blocks["q"] = q.reshape(n, -1, rt.QK)
+    else:
+        q, d = mlb.quantize_q4_0(chunk)
+        blocks = np.empty((n, cols // rt.QK), rt._Q4_BLOCK)
+        blocks["q"] = q.reshape(n, -1, rt.QK // 2)
+    blocks["d"] = d.astype("<f2")
+    return blocks.tobytes()
+
+
+class GgufWriter:
+    """Write a GGUF file: metadata, then tensors whose shapes and types are declared up front
+    and whose data arrives later, in declaration order, as float32 row chunks. Written to a
+    temporary name and renamed when complete."""
+
+    def __init__(self, path, version=3, alignment=DEFAULT_ALIGNMENT):
+        self.path, self.version, self.alignment = path, version, alignment
+        self.kv, self.infos = [], []
+
+    def add(self, key, type_, value):
+        self.kv.append((key, type_, value))
+
+    def add_tensor(self, name, type_, shape):
+        self.infos.append((name, type_, tuple(shape)))
+
+    def write(self, chunks_of):
+        """chunks_of(name) -> iterable of float32 row chunks of that tensor."""
+        head = [struct.pack("<4sIQQ", MAGIC, self.version, len(self.infos), len(self.kv))]
+        for k, t, v in self.kv:
+            head.append(_pack_string(k))
+            head.append(struct.pack("<I", T_ARRAY if isinstance(t, tuple) else t))
+            head.append(_pack_value(t, v))
+        off, sizes = 0, []
+        for name, t, shape in self.infos:
+            head.append(_pack_string(name))
+            head.append(struct.pack("<I", len(shape)))
+            head.append(struct.pack("<%dQ" % len(shape), *reversed(shape)))
+            head.append(struct.pack("<IQ", GGML_IDS[t], off))
+            rows = shape[0] if len(shape) == 2 else 1
+            n = rows * rt.row_bytes(t, shape[-1])
+            sizes.append(n)
+            off = mlb.align_up(off + n, self.alignment)
+        head = b"".join(head)
+        with _AtomicFile(self.path) as f:
+            f.write(head)
+            f.write(bytes(mlb.align_up(len(head), self.alignment) - len(head)))
+            for (name, t, shape), n in zip(self.infos, sizes):
+                written = 0
+                for chunk in chunks_of(name):
+                    b = encode_tensor_rows(np.asarray(chunk).reshape(-1, shape[-1]), t)
+                    f.write(b)
+                    written += len(b)
+                if written != n:
+                    raise mlb.MlbError("internal: tensor %s: wrote %d bytes, expected %d"
+                                       % (name, written, n))
+                f.write(bytes(mlb.align_up(n, self.alignment) - n))
+
+
+class _AtomicFile:
+    """A file written under a temporary name in the target's folder, renamed on success."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        import tempfile
+        d = os.path.dirname(os.path.abspath(self.path))
+        fd, self.tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(self.path) + ".",
+                                        suffix=".tmp")
+        self.f = os.fdopen(fd, "wb", buffering=1 << 20)
+        return self.f
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            self.f.close()
+            if exc_type is None:
+                os.chmod(self.tmp, 0o644)
+                os.replace(self.tmp, self.path)
+                return False
+        except BaseException:
+            self._unlink()
+            raise
+        self._unlink()
+        return False
+
+    def _unlink(self):
+        try:
+            os.unlink(self.tmp)
+        except OSError:
+            pass
+
+
+def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=False,
+               alignment=DEFAULT_ALIGNMENT, name="legacy-ml export"):
+    """Write a convert.py reader's model as a GGUF llama model. Matrices get type ftype (F32,
+    F16, BF16, Q8_0, Q4_0; a matrix whose columns are not a multiple of 32 falls back to F16 for
+    the quantized types), norms F32. tokenizer: a llama2.c tokenizer.bin to embed. untie: store
+    output.weight even for a shared classifier (a copy of token_embd.weight)."""
+    hp = reader.hparams
+    w = GgufWriter(path, version, alignment)
+    w.add("general.architecture", T_STRING, "llama")
+    w.add("general.name", T_STRING, name)
+    if alignment != DEFAULT_ALIGNMENT:
+        w.add("general.alignment", T_U32, alignment)
+    for k, v in (("context_length", hp["max_seq"]), ("embedding_length", hp["dim"]),
+                 ("block_count", hp["n_layers"]), ("feed_forward_length", hp["hidden_dim"]),
+                 ("rope.dimension_count", hp["dim"] // hp["n_heads"]),
+                 ("attention.head_count", hp["n_heads"]),
+                 ("attention.head_count_kv", hp["n_kv_heads"])):
+        w.add("llama." + k, T_U32, v)
+    w.add("llama.attention.layer_norm_rms_epsilon", T_F32, hp["norm_eps"])
+    w.add("llama.rope.freq_base", T_F32, hp["rope_theta"])
+    if tokenizer:
+        for k, t, v in gguf_tokenizer_metadata(tokenizer):
+            w.add(k, t, v)
+    names = _plan_names(hp)
+    shapes = {}
+    for spec in mlb.tensor_plan(mlb.Header(hp["dim"], hp["n_layers"], hp["n_heads"],
+                                           hp["n_kv_heads"], hp["hidden_dim"], hp["vocab"],
+                                           hp["max_seq"], 10000.0, 1e-5, mlb.F32,
+                                           hp["shared_classifier"])):
+        shapes[spec.name] = spec.shape
+    out = list(names)
+    if untie and hp["shared_classifier"]:
+        out.append("wcls")
+        shapes["wcls"] = shapes["tok_emb"]
+    for n in out:
+        shape = shapes[n]
+        t = rt.F32 if len(shape) == 1 else ftype
+        if t in rt.BLOCK_SIZE and shape[-1] % rt.QK:
+            t = rt.F16
+        w.add_tensor(gguf_name(n), t, shape)
+    cache = {}
+    it = reader.tensors()
+
+    def chunks_of(gname):
+        want = [n for n in out if gguf_name(n) == gname][0]
+        if want == "wcls" and hp["shared_classifier"]:
+            return cache["tok_emb"]
+        name, arr = next(it)
+        if name != want:
+            raise mlb.MlbError("internal: reader gave %s, expected %s" % (name, want))
+        chunks = _float_chunks(arr)
+        if untie and name == "tok_emb":
+            chunks = cache["tok_emb"] = list(chunks)
+        return chunks
+
+    w.write(chunks_of)
+
+
+def _float_chunks(arr):
+    if isinstance(arr, rt.RawTensor):
+        return arr.float_chunks()
+    if isinstance(arr, np.ndarray):
+        a = arr.reshape(1, -1) if arr.ndim == 1 else arr
+        return [a]
+    return arr

@@ -1,0 +1,454 @@
+#!/usr/bin/python3
+"""Hugging Face Llama checkpoints (config.json + safetensors) for tools/convert.py.
+
+Standard library + numpy only (no torch, no safetensors package); tensor data is
+memory-mapped and read a row chunk at a time, so a model larger than RAM converts.
+
+- `SafetensorsFile`: parses a .safetensors file (u64 header length, JSON header with dtype,
+  shape and data_offsets of every tensor, then the data) and hands out `rawtensor.RawTensor`s.
+- `HfReader`: a convert.py reader for a folder with config.json and model.safetensors, or
+  model.safetensors.index.json and its shards; F32, F16 and BF16 tensors.
+- `write_hf`: write a model as such a folder (tools/export.py, tests).
+
+Hugging Face's Llama conversion (transformers' convert_llama_weights_to_hf) permutes the rows of
+q_proj/k_proj within each head from the interleaved RoPE pairs (2i, 2i+1) of Meta's and
+llama2.c's checkpoints into a half-split order (i, i + head_dim/2). .mlb uses the interleaved
+order, so the reader reads HF row  h*hd + p*hd/2 + i  into row  h*hd + 2i + p  (p = 0, 1).
+"""
+import json
+import os
+import struct
+
+import numpy as np
+
+import mlb
+import rawtensor as rt
+
+DTYPES = {"F32": rt.F32, "F16": rt.F16, "BF16": rt.BF16}
+KNOWN_DTYPES = ("F64", "F32", "F16", "BF16", "I64", "I32", "I16", "I8", "U8", "BOOL",
+                "F8_E4M3", "F8_E5M2")
+MAX_HEADER = 100 * 1000 * 1000
+
+
+class HfError(mlb.MlbError):
+    pass
+
+
+def rope_rows_from_hf(n_heads, head_dim):
+    """Source (HF) row of each interleaved output row."""
+    return np.arange(n_heads * head_dim).reshape(n_heads, 2, head_dim // 2) \
+        .transpose(0, 2, 1).reshape(-1)
+
+
+def rope_rows_to_hf(n_heads, head_dim):
+    """Source (interleaved) row of each HF output row: the inverse of rope_rows_from_hf."""
+    return np.arange(n_heads * head_dim).reshape(n_heads, head_dim // 2, 2) \
+        .transpose(0, 2, 1).reshape(-1)
+
+
+# ------------------------------------------------------------------------------ safetensors
+
+class SafetensorsFile:
+    """`tensors` {name: (dtype, shape, begin, end)} with offsets into the data section."""
+
+    def __init__(self, path):
+        self.path = path
+        try:
+            with open(path, "rb") as f:
+                self.size = os.fstat(f.fileno()).st_size
+                head = f.read(8)
+                if len(head) < 8:
+                    raise HfError("%s: %d bytes, too short for a safetensors file"
+                                  % (path, self.size))
+                (n,) = struct.unpack("<Q", head)
+                if n < 2 or n > MAX_HEADER or 8 + n > self.size:
+                    raise HfError("%s: not a safetensors file (header length %d, file %d bytes)"
+                                  % (path, n, self.size))
+                text = f.read(n)
+        except FileNotFoundError:
+            raise HfError("%s: no such file" % path)
+        except OSError as e:
+            raise HfError("cannot read %s: %s" % (path, e.strerror or e))
+        try:
+            header = json.loads(text.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            raise HfError("%s: not a safetensors file (bad JSON header: %s)" % (path, e))
+        if not isinstance(header, dict):
+            raise HfError("%s: not a safetensors file (header is not a JSON object)" % path)
+        self.data_offset = 8 + n
+        self.metadata = header.pop("__metadata__", None)
+        self.tensors = {}
+        data_size = self.size - self.data_offset
+        for name, info in header.items():
+            try:
+                dtype, shape, (begin, end) = info["dtype"], info["shape"], info["data_offsets"]
+                shape = [int(s) for s in shape]
+                begin, end = int(begin), int(end)
+            except (KeyError, TypeError, ValueError):
+                raise HfError("%s: tensor %s: malformed header entry" % (path, name))
+            if not 0 <= begin <= end <= data_size or any(s < 0 for s in shape):
+                raise HfError("%s: tensor %s: data offsets [%d, %d) outside the %d data bytes "
+                              "(truncated?)" % (path, name, begin, end, data_size))
+            if dtype in DTYPES:
+                need = int(np.prod(shape, dtype=np.int64)) * rt.FLOAT_SIZE[DTYPES[dtype]]
+                if end - begin != need:
+                    raise HfError("%s: tensor %s: %d data bytes for %s %s (%d expected)"
+                                  % (path, name, end - begin, dtype, shape, need))
+            self.tensors[name] = (dtype, tuple(shape), begin, end)
+        self._mm = None
+
+    def raw_tensor(self, name):
+        dtype, shape, begin, end = self.tensors[name]
+        if dtype not in DTYPES:
+            raise HfError("%s: tensor %s has dtype %s, which is not supported (F32, F16 and BF16 "
+                          "are)" % (self.path, name, dtype))
+        if self._mm is None:
+            try:
+                self._mm = np.memmap(self.path, dtype=np.uint8, mode="r")
+            except OSError as e:
+                raise HfError("cannot read %s: %s" % (self.path, e.strerror or e))
+        t = DTYPES[dtype]
+        if len(shape) not in (1, 2):
+            raise HfError("%s: tensor %s has shape %s; a matrix or vector is expected"
+                          % (self.path, name, list(shape)))
+        rows = shape[0] if len(shape) == 2 else 1
+        raw = self._mm[self.data_offset + begin:self.data_offset + end].reshape(
+            rows, rt.row_bytes(t, shape[-1]))
+        return rt.RawTensor(raw, t, shape, name, where=os.path.basename(self.path) + ": ")
+
+    def close(self):
+        self._mm = None
+
+
+# ----------------------------------------------------------------------------------- reader
+
+LAYER_NAMES = {"input_layernorm": "attn_norm", "self_attn.q_proj": "wq",
+               "self_attn.k_proj": "wk", "self_attn.v_proj": "wv", "self_attn.o_proj": "wo",
+               "post_attention_layernorm": "ffn_norm", "mlp.gate_proj": "w1",
+               "mlp.down_proj": "w2", "mlp.up_proj": "w3"}
+GLOBAL_NAMES = {"model.embed_tokens.weight": "tok_emb", "model.norm.weight": "final_norm",
+                "lm_head.weight": "wcls"}
+
+
+def hf_name(mlb_name):
+    if mlb_name.startswith("layers."):
+        _, layer, base = mlb_name.split(".")
+        inv = {v: k for k, v in LAYER_NAMES.items()}
+        return "model.layers.%s.%s.weight" % (layer, inv[base])
+    return {v: k for k, v in GLOBAL_NAMES.items()}[mlb_name]
+
+
+def mlb_name(name, n_layers):
+    """.mlb name of an HF tensor name, None for an unknown one."""
+    if name in GLOBAL_NAMES:
+        return GLOBAL_NAMES[name]
+    p = name.split(".")
+    if len(p) >= 5 and p[0] == "model" and p[1] == "layers" and p[2].isdigit() \
+            and p[-1] == "weight" and int(p[2]) < n_layers:
+        return ("layers.%d.%s" % (int(p[2]), LAYER_NAMES[".".join(p[3:-1])])
+                if ".".join(p[3:-1]) in LAYER_NAMES else None)
+    return None
+
+
+def find_model(path):
+    """(folder, [safetensors files], weight_map or None) for a folder or a file inside one."""
+    if os.path.isdir(path):
+        folder, chosen = path, None
+    else:
+        folder, chosen = os.path.dirname(os.path.abspath(path)), os.path.basename(path)
+        if not chosen.endswith(".safetensors"):
+            chosen = None  # config.json or the index: the folder is meant
+    index = os.path.join(folder, "model.safetensors.index.json")
+    single = os.path.join(folder, "model.safetensors")
+    if chosen is not None and not (chosen.startswith("model-") and os.path.isfile(index)):
+        return folder, [os.path.join(folder, chosen)], None  # one safetensors file
+    if os.path.isfile(index):
+        try:
+            with open(index, encoding="utf-8") as f:
+                wm = json.load(f)["weight_map"]
+            if not isinstance(wm, dict):
+                raise TypeError
+        except (ValueError, KeyError, TypeError) as e:
+            raise HfError("%s: not a safetensors index (%s)" % (index, e))
+        except OSError as e:
+            raise HfError("cannot read %s: %s" % (index, e.strerror or e))
+        files = []
+        for fname in wm.values():
+            if os.path.basename(fname) != fname:
+                raise HfError("%s: shard name %r is not a file name in the folder" % (index, fname))
+            p = os.path.join(folder, fname)
+            if p not in files:
+                files.append(p)
+        return folder, files, wm
+    if os.path.isfile(single):
+        return folder, [single], None
+    extra = ""
+    if os.path.isfile(os.path.join(folder, "pytorch_model.bin")) or \
+            os.path.isfile(os.path.join(folder, "pytorch_model.bin.index.json")):
+        extra = " (PyTorch .bin checkpoints are not supported; only safetensors)"
+    raise HfError("%s: no model.safetensors or model.safetensors.index.json (a Hugging Face "
+                  "model folder needs one)%s" % (folder, extra))
+
+
+class HfReader:
+    """convert.py reader for a Hugging Face LlamaForCausalLM checkpoint."""
+
+    kind = "Hugging Face"
+
+    def __init__(self, path):
+        self.path = path
+        folder, files, weight_map = find_model(path)
+        cfg_path = os.path.join(folder, "config.json")
+        try:
+            with open(cfg_path, encoding="utf-8") as f:
+                cfg = json.load(f)
+        except FileNotFoundError:
+            raise HfError("%s: no config.json (a Hugging Face model folder needs one)" % folder)
+        except ValueError as e:
+            raise HfError("%s: invalid JSON: %s" % (cfg_path, e))
+        except OSError as e:
+            raise HfError("cannot read %s: %s" % (cfg_path, e.strerror or e))
+        if not isinstance(cfg, dict):
+            raise HfError("%s: not a JSON object" % cfg_path)
+        self.config = cfg
+        mt, archs = cfg.get("model_type"), cfg.get("architectures") or []
+        if mt != "llama":
+            raise HfError("%s: architecture %s (model_type %r) is not supported (only Llama, "
+                          "model_type 'llama')" % (cfg_path, "/".join(map(str, archs)) or "?", mt))
+
+        def key(k, default=None, kind=int):
+            if k not in cfg or cfg[k] is None:
+                if default is None:
+                    raise HfError("%s: missing key %s" % (cfg_path, k))
+                return default
+            v = cfg[k]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or \
+                    (kind is int and not isinstance(v, int)):
+                raise HfError("%s: %s = %r: expected %s" % (cfg_path, k, v,
+                                                           "an integer" if kind is int else "a number"))
+            if kind is int and not 1 <= v < 1 << 31:
+                raise HfError("%s: %s = %d is out of range" % (cfg_path, k, v))
+            return kind(v)
+
+        dim = key("hidden_size")
+        n_layers = key("num_hidden_layers")
+        n_heads = key("num_attention_heads")
+        n_kv = key("num_key_value_heads", n_heads)
+        hidden = key("intermediate_size")
+        vocab = key("vocab_size")
+        max_seq = key("max_position_embeddings")
+        eps = key("rms_norm_eps", kind=float)
+        theta = key("rope_theta", 10000.0, kind=float)
+        if dim % n_heads:
+            raise HfError("%s: num_attention_heads = %d does not divide hidden_size = %d"
+                          % (cfg_path, n_heads, dim))
+        head_dim = dim // n_heads
+        if cfg.get("head_dim") not in (None, head_dim):
+            raise HfError("%s: head_dim = %r differs from hidden_size / num_attention_heads = %d; "
+                          "not supported" % (cfg_path, cfg["head_dim"], head_dim))
+        if cfg.get("rope_scaling") not in (None, {}):
+            raise HfError("%s: rope_scaling = %s: RoPE scaling is not supported"
+                          % (cfg_path, json.dumps(cfg["rope_scaling"])))
+        for k in ("attention_bias", "mlp_bias"):
+            if cfg.get(k):
+                raise HfError("%s: %s = true: bias terms are not supported" % (cfg_path, k))
+        if cfg.get("hidden_act", "silu") != "silu":
+            raise HfError("%s: hidden_act = %r: only silu is supported" % (cfg_path, cfg["hidden_act"]))
+        tie = cfg.get("tie_word_embeddings", False)
+
+        self.files = [SafetensorsFile(p) for p in files]
+        where = {}
+        for sf in self.files:
+            for name in sf.tensors:
+                if name in where:
+                    raise HfError("tensor %s is stored twice (%s and %s)"
+                                  % (name, where[name].path, sf.path))
+                where[name] = sf
+        if weight_map is not None:
+            for name, fname in weight_map.items():
+                if name not in where:
+                    raise HfError("%s: missing tensor %s (listed in model.safetensors.index.json)"
+                                  % (os.path.join(folder, fname), name))
+        self.notes = []
+        found = {}
+        for name in where:
+            m = mlb_name(name, n_layers)
+            if m is None:
+                if name.endswith("rotary_emb.inv_freq"):
+                    continue  # a buffer older exports saved; recomputed from rope_theta
+                dtype = where[name].tensors[name][0]
+                raise HfError("%s: tensor %s (%s) is not part of the Llama architecture this "
+                              "converter supports" % (where[name].path, name, dtype))
+            found[m] = name
+        kv_dim = n_kv * head_dim
+        per_layer = {"attn_norm": (dim,), "wq": (dim, dim), "wk": (kv_dim, dim),
+                     "wv": (kv_dim, dim), "wo": (dim, dim), "ffn_norm": (dim,),
+                     "w1": (hidden, dim), "w2": (dim, hidden), "w3": (hidden, dim)}
+        expect = {"tok_emb": (vocab, dim)}
+        for layer in range(n_layers):
+            for base, shape in per_layer.items():
+                expect["layers.%d.%s" % (layer, base)] = shape
+        expect["final_norm"] = (dim,)
+        expect["wcls"] = (vocab, dim)
+        self.raw = {}
+        for m, shape in expect.items():
+            if m not in found:
+                if m == "wcls" and tie is not False:
+                    continue
+                if m == "wcls":
+                    raise HfError("%s: missing tensor lm_head.weight (tie_word_embeddings is false)"
+                                  % folder)
+                raise HfError("%s: missing tensor %s" % (folder, hf_name(m)))
+            if m == "wcls" and tie:
+                continue  # tied: the classifier is the embedding
+            name = found[m]
+            t = where[name].raw_tensor(name)
+            if t.shape != shape:
+                raise HfError("%s: tensor %s (%s) has shape %s, expected %s from config.json"
+                              % (where[name].path, name, t.type, "x".join(map(str, t.shape)),
+                                 "x".join(map(str, shape))))
+            if len(shape) == 1:
+                t = rt.RawTensor(t.raw.reshape(1, -1), t.type, shape, t.name, where=t.where)
+            if m.endswith(".wq"):
+                t = t.permuted(rope_rows_from_hf(n_heads, head_dim))
+            elif m.endswith(".wk"):
+                t = t.permuted(rope_rows_from_hf(n_kv, head_dim))
+            self.raw[m] = t
+        shared = 0 if "wcls" in self.raw else 1
+        if not shared and self.raw["wcls"].tobytes_equal(self.raw["tok_emb"]):
+            self.notes.append("lm_head.weight is identical to model.embed_tokens.weight: stored "
+                              "as a shared classifier")
+            del self.raw["wcls"]
+            shared = 1
+        self.hparams = dict(dim=dim, n_layers=n_layers, n_heads=n_heads, n_kv_heads=n_kv,
+                            hidden_dim=hidden, vocab=vocab, max_seq=max_seq, rope_theta=theta,
+                            norm_eps=eps, shared_classifier=shared)
+        types = sorted({t.type for t in self.raw.values() if len(t.shape) == 2})
+        self.description = ("Hugging Face Llama (%d file%s): dim %d, hidden %d, layers %d, "
+                            "heads %d, kv heads %d, vocab %d%s, context %d, %s"
+                            % (len(self.files), "" if len(self.files) == 1 else "s", dim, hidden,
+                               n_layers, n_heads, n_kv, vocab,
+                               "" if shared else " (separate classifier)", max_seq,
+                               "/".join(types)))
+        self.source_types = {k: t.type for k, t in self.raw.items()}
+        self.input_bytes = sum(sf.size for sf in self.files)
+
+    def tensors(self):
+        names = ["tok_emb"] + ["layers.%d.%s" % (l, b) for l in range(self.hparams["n_layers"])
+                               for b in mlb.LAYER_TENSORS] + ["final_norm"]
+        if not self.hparams["shared_classifier"]:
+            names.append("wcls")
+        for n in names:
+            yield n, self.raw[n]
+
+    def close(self):
+        for sf in self.files:
+            sf.close()
+        self.raw = {}
+
+
+# ----------------------------------------------------------------------------------- writer
+
+def _st_bytes(chunk, dtype):
+    chunk = np.ascontiguousarray(chunk, np.float32)
+    if dtype == "F32":
+        return chunk.astype("<f4").tobytes()
+    if dtype == "F16":
+        return chunk.astype("<f2").tobytes()
+    return rt.to_bf16(chunk).tobytes()
+
+
+def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None):
+    """Write a convert.py reader's model as a Hugging Face Llama folder (config.json and
+    model.safetensors, or `shards` files plus model.safetensors.index.json), in dtype F32, F16
+    or BF16, with q_proj/k_proj rows permuted into HF's order. A shared classifier is written as
+    tie_word_embeddings = true without lm_head.weight, unless untie (then lm_head.weight is a
+    copy and tie_word_embeddings false). Each file is written under a temporary name first."""
+    import gguf
+    hp = reader.hparams
+    D, nh, nkv = hp["dim"], hp["n_heads"], hp["n_kv_heads"]
+    hd = D // nh
+    shared = bool(hp["shared_classifier"])
+    write_tied = shared and not untie
+    cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_act": "silu",
+           "hidden_size": D, "intermediate_size": hp["hidden_dim"],
+           "num_hidden_layers": hp["n_layers"], "num_attention_heads": nh,
+           "num_key_value_heads": nkv, "vocab_size": hp["vocab"],
+           "max_position_embeddings": hp["max_seq"],
+           "rms_norm_eps": float(np.float32(hp["norm_eps"])),
+           "rope_theta": float(hp["rope_theta"]), "rope_scaling": None,
+           "tie_word_embeddings": write_tied if tie is None else tie,
+           "bos_token_id": 1, "eos_token_id": 2,
+           "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]}
+    os.makedirs(folder, exist_ok=True)
+    # gather tensors (names, shapes) in the reader's order
+    plan = []
+    for spec in mlb.tensor_plan(mlb.Header(D, hp["n_layers"], nh, nkv, hp["hidden_dim"],
+                                           hp["vocab"], hp["max_seq"], 10000.0, 1e-5, mlb.F32,
+                                           1 if shared else 0)):
+        plan.append((spec.name, spec.shape))
+    if shared and untie:
+        plan.append(("wcls", plan[0][1]))
+    size = {"F32": 4, "F16": 2, "BF16": 2}[dtype]
+    nbytes = [int(np.prod(s)) * size for _, s in plan]
+    total = sum(nbytes)
+    # split into shards of about equal size, in order
+    groups, cur, acc = [], [], 0
+    for i, nb in enumerate(nbytes):
+        cur.append(i)
+        acc += nb
+        if acc >= total * (len(groups) + 1) / shards and len(groups) < shards - 1:
+            groups.append(cur)
+            cur = []
+    groups.append(cur)
+    groups = [g for g in groups if g]
+    names = (["model.safetensors"] if len(groups) == 1 else
+             ["model-%05d-of-%05d.safetensors" % (k + 1, len(groups)) for k in range(len(groups))])
+    it = reader.tensors()
+    emb = []
+    weight_map = {}
+    for g, fname in zip(groups, names):
+        header, off = {}, 0
+        for i in g:
+            n, s = plan[i]
+            header[hf_name(n)] = {"dtype": dtype, "shape": list(s),
+                                  "data_offsets": [off, off + nbytes[i]]}
+            weight_map[hf_name(n)] = fname
+            off += nbytes[i]
+        header["__metadata__"] = {"format": "pt"}
+        text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+        text += b" " * (-(8 + len(text)) % 8)
+        with gguf._AtomicFile(os.path.join(folder, fname)) as f:
+            f.write(struct.pack("<Q", len(text)))
+            f.write(text)
+            for i in g:
+                n, s = plan[i]
+                if n == "wcls" and shared:
+                    chunks = emb
+                else:
+                    name, arr = next(it)
+                    assert name == n, (name, n)
+                    chunks = list(gguf._float_chunks(arr)) if (n == "tok_emb" and untie) \
+                        else gguf._float_chunks(arr)
+                    if n == "tok_emb" and untie:
+                        emb = chunks
+                rows = None
+                if n.endswith(".wq"):
+                    rows = rope_rows_to_hf(nh, hd)
+                elif n.endswith(".wk"):
+                    rows = rope_rows_to_hf(nkv, hd)
+                if rows is not None:
+                    full = np.concatenate([np.asarray(c).reshape(-1, s[-1]) for c in chunks])
+                    chunks = [full[rows]]
+                w = 0
+                for c in chunks:
+                    b = _st_bytes(np.asarray(c).reshape(-1, s[-1]), dtype)
+                    f.write(b)
+                    w += len(b)
+                assert w == nbytes[i], (n, w, nbytes[i])
+    if len(groups) > 1:
+        idx = {"metadata": {"total_size": total}, "weight_map": weight_map}
+        with gguf._AtomicFile(os.path.join(folder, "model.safetensors.index.json")) as f:
+            f.write(json.dumps(idx, indent=2).encode("utf-8"))
+    with gguf._AtomicFile(os.path.join(folder, "config.json")) as f:
+        f.write(json.dumps(cfg, indent=2).encode("utf-8"))
