@@ -37,6 +37,8 @@ PRESETS = {  # dim, hidden, layers, heads, kv_heads, vocab, seq, shared
     "default": (256, 768, 2, 8, 4, 512, 256, True),
     "stories260k": (64, 172, 5, 8, 4, 512, 512, True),
     "stories15m": (288, 768, 6, 6, 6, 32000, 256, True),
+    "stories42m": (512, 1376, 8, 8, 8, 32000, 1024, True),
+    "stories110m": (768, 2048, 12, 12, 12, 32000, 1024, True),
     "tinyllama": (2048, 5632, 22, 32, 4, 32000, 2048, False),
 }
 _KEYS = ("dim", "hidden", "layers", "heads", "kv_heads", "vocab", "seq", "shared")

@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""Write a model as GGUF or as a Hugging Face Llama folder (for tests and measurements).
+
+    export.py INPUT OUTPUT --format gguf|hf [--dtype f32|f16|bf16|q8_0|q4_0]
+              [--gguf-version 2|3] [--tokenizer TOKENIZER.bin] [--shards N] [--untie]
+
+INPUT: anything convert.py reads (llama2.c checkpoint, GGUF, Hugging Face folder), an .mlb file
+(quantized tensors are dequantized), or random:PRESET[:SEED] (gen_random.py's seeded weights,
+e.g. random:stories110m). OUTPUT: the .gguf file, or the folder for --format hf.
+
+GGUF: matrices get --dtype (q8_0/q4_0 are quantized with .mlb's rules, scales rounded to fp16;
+a matrix whose K is not a multiple of 32 falls back to F16), norms F32; --tokenizer embeds a
+llama2.c tokenizer.bin as tokenizer.ggml.* metadata. HF: f32/f16/bf16 safetensors with q/k rows
+in Hugging Face's half-split RoPE order, --shards N writes N files plus the index.
+--untie stores the classifier separately even when it is the embedding.
+"""
+import sys
+
+sys.dont_write_bytecode = True
+
+import os
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+try:
+    import numpy as np  # noqa: E402
+except ImportError:
+    sys.stderr.write("export.py: numpy is not available to %s; run it with /usr/bin/python3\n"
+                     % sys.executable)
+    sys.exit(1)
+import mlb  # noqa: E402
+import convert  # noqa: E402
+import gguf  # noqa: E402
+import hf  # noqa: E402
+import rawtensor as rt  # noqa: E402
+
+PROG = "export.py"
+DTYPES = {"f32": rt.F32, "f16": rt.F16, "bf16": rt.BF16, "q8_0": rt.Q8_0, "q4_0": rt.Q4_0}
+
+
+class MlbReader:
+    """convert.py reader interface over an .mlb file (float32 values; quantized dequantized)."""
+
+    def __init__(self, path):
+        self.f = mlb.MlbFile(path)
+        h = self.f.header
+        self.hparams = dict(dim=h.dim, n_layers=h.n_layers, n_heads=h.n_heads,
+                            n_kv_heads=h.n_kv_heads, hidden_dim=h.hidden_dim, vocab=h.vocab,
+                            max_seq=h.max_seq, rope_theta=h.rope_theta, norm_eps=h.norm_eps,
+                            shared_classifier=h.shared_classifier)
+        self.description = ".mlb %s" % mlb.WTYPE_NAMES[h.wtype]
+
+    def tensors(self):
+        for name, t in self.f.tensors.items():
+            if t.spec.type == mlb.F32:
+                yield name, t.data
+            else:
+                yield name, t.dequantize()
+
+    def close(self):
+        self.f.close()
+
+
+def open_input(spec):
+    if spec.startswith("random:"):
+        import gen_random
+        parts = spec.split(":")
+        if len(parts) not in (2, 3) or parts[1] not in gen_random.PRESETS:
+            raise mlb.MlbError("%s: expected random:PRESET[:SEED], PRESET one of %s"
+                               % (spec, ", ".join(sorted(gen_random.PRESETS))))
+        seed = int(parts[2]) if len(parts) == 3 else 0
+        shape = dict(zip(gen_random._KEYS, gen_random.PRESETS[parts[1]]))
+        return gen_random.RandomReader(seed=seed, **shape)
+    if os.path.isfile(spec):
+        with open(spec, "rb") as f:
+            if f.read(4) == mlb.MAGIC:
+                return MlbReader(spec)
+    return convert.open_reader(spec)
+
+
+def export(input_spec, output, fmt, dtype="f32", gguf_version=3, tokenizer=None, shards=1,
+           untie=False):
+    reader = open_input(input_spec)
+    try:
+        if fmt == "gguf":
+            gguf.write_gguf(reader, output, DTYPES[dtype], gguf_version, tokenizer, untie)
+        else:
+            if dtype not in ("f32", "f16", "bf16"):
+                raise mlb.MlbError("--dtype %s: Hugging Face export writes f32, f16 or bf16" % dtype)
+            if tokenizer:
+                raise mlb.MlbError("--tokenizer is for GGUF export")
+            hf.write_hf(reader, output, DTYPES[dtype], shards, untie)
+    finally:
+        reader.close()
+
+
+def main(argv=None):
+    ap = convert.OneLineParser(prog=PROG, description="Write a model as GGUF or Hugging Face "
+                               "safetensors (tests, measurements).")
+    ap.add_argument("input", help="checkpoint convert.py reads, an .mlb file, or random:PRESET[:SEED]")
+    ap.add_argument("output", help="the .gguf file, or the folder for --format hf")
+    ap.add_argument("--format", required=True, choices=("gguf", "hf"))
+    ap.add_argument("--dtype", default="f32", type=str.lower, choices=list(DTYPES))
+    ap.add_argument("--gguf-version", type=int, default=3, choices=(2, 3))
+    ap.add_argument("--tokenizer", help="llama2.c tokenizer.bin to embed (GGUF)")
+    ap.add_argument("--shards", type=int, default=1, help="safetensors files (HF)")
+    ap.add_argument("--untie", action="store_true", help="store the classifier separately")
+    a = ap.parse_args(argv)
+    if a.shards < 1:
+        ap.error("--shards must be >= 1")
+    return convert.run_cli(PROG, lambda: export(a.input, a.output, a.format, a.dtype,
+                                                a.gguf_version, a.tokenizer, a.shards, a.untie))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
