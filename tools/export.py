@@ -22,7 +22,7 @@ import os
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 try:
-    import numpy as np  # noqa: E402
+    import numpy  # noqa: E402,F401  (checked here for a one-line error)
 except ImportError:
     sys.stderr.write("export.py: numpy is not available to %s; run it with /usr/bin/python3\n"
                      % sys.executable)

@@ -412,10 +412,15 @@ class GgufReader:
         self.raw = {}
 
 
+def _plan(hp):
+    """The tensors (mlb.TensorSpec) of hparams hp in .mlb order, with the unpadded hidden_dim."""
+    return mlb.tensor_plan(mlb.Header(hp["dim"], hp["n_layers"], hp["n_heads"], hp["n_kv_heads"],
+                                      hp["hidden_dim"], hp["vocab"], hp["max_seq"], 10000.0, 1e-5,
+                                      mlb.F32, hp["shared_classifier"]))
+
+
 def _plan_names(hp):
-    h = mlb.Header(hp["dim"], hp["n_layers"], hp["n_heads"], hp["n_kv_heads"], hp["hidden_dim"],
-                   hp["vocab"], hp["max_seq"], 10000.0, 1e-5, mlb.F32, hp["shared_classifier"])
-    return [s.name for s in mlb.tensor_plan(h)]
+    return [s.name for s in _plan(hp)]
 
 
 # -------------------------------------------------------------------------------- tokenizer
@@ -671,14 +676,8 @@ def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=Fals
     if tokenizer:
         for k, t, v in gguf_tokenizer_metadata(tokenizer):
             w.add(k, t, v)
-    names = _plan_names(hp)
-    shapes = {}
-    for spec in mlb.tensor_plan(mlb.Header(hp["dim"], hp["n_layers"], hp["n_heads"],
-                                           hp["n_kv_heads"], hp["hidden_dim"], hp["vocab"],
-                                           hp["max_seq"], 10000.0, 1e-5, mlb.F32,
-                                           hp["shared_classifier"])):
-        shapes[spec.name] = spec.shape
-    out = list(names)
+    shapes = {spec.name: spec.shape for spec in _plan(hp)}
+    out = list(shapes)
     if untie and hp["shared_classifier"]:
         out.append("wcls")
         shapes["wcls"] = shapes["tok_emb"]

@@ -334,12 +334,12 @@ class HfReader:
         self.input_bytes = sum(sf.size for sf in self.files)
 
     def tensors(self):
-        names = ["tok_emb"] + ["layers.%d.%s" % (l, b) for l in range(self.hparams["n_layers"])
-                               for b in mlb.LAYER_TENSORS] + ["final_norm"]
-        if not self.hparams["shared_classifier"]:
-            names.append("wcls")
-        for n in names:
-            yield n, self.raw[n]
+        for spec in mlb.tensor_plan(mlb.Header(
+                self.hparams["dim"], self.hparams["n_layers"], self.hparams["n_heads"],
+                self.hparams["n_kv_heads"], self.hparams["hidden_dim"], self.hparams["vocab"],
+                self.hparams["max_seq"], wtype=mlb.F32,
+                shared_classifier=self.hparams["shared_classifier"])):
+            yield spec.name, self.raw[spec.name]
 
     def close(self):
         for sf in self.files:
@@ -382,11 +382,7 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None):
            "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]}
     os.makedirs(folder, exist_ok=True)
     # gather tensors (names, shapes) in the reader's order
-    plan = []
-    for spec in mlb.tensor_plan(mlb.Header(D, hp["n_layers"], nh, nkv, hp["hidden_dim"],
-                                           hp["vocab"], hp["max_seq"], 10000.0, 1e-5, mlb.F32,
-                                           1 if shared else 0)):
-        plan.append((spec.name, spec.shape))
+    plan = [(spec.name, spec.shape) for spec in gguf._plan(hp)]
     if shared and untie:
         plan.append(("wcls", plan[0][1]))
     size = {"F32": 4, "F16": 2, "BF16": 2}[dtype]
