@@ -5,7 +5,7 @@ and of tools/export.py.
 Run from the repository root:  /usr/bin/python3 -m unittest discover -s tools/tests -v
 The shared test models come from $ML_SHARED (default <repo>/../shared); tests that need a
 missing one are skipped loudly. The "converts and generates" test runs $ML_RUN (the C++ ml_run,
-prefixed by $ML_EMULATOR, a ';'-separated command, when set) and is skipped without it.
+prefixed by $ML_EMULATOR, a '|'-separated command, when set) and is skipped without it.
 
 Independence: GGUF files are parsed and built here by a separate minimal implementation of the
 spec (`parse_gguf`, `build_gguf`); the Hugging Face export of stories260K is written here
@@ -435,7 +435,7 @@ class TinyRandomGgufTest(unittest.TestCase, FileChecks):
             msg = "ML_RUN is not set (ctest sets it to the ml_run binary)"
             sys.stderr.write("\n*** SKIPPING test_generates_with_ml_run: %s ***\n" % msg)
             self.skipTest(msg)
-        emu = [a for a in os.environ.get("ML_EMULATOR", "").split(";") if a]
+        emu = [a for a in os.environ.get("ML_EMULATOR", "").split("|") if a]
         self.assertEqual(self.res.returncode, 0, self.res.stderr)
         r = subprocess.run(emu + [ml_run, self.out, "-z", self.tok, "-n", "16", "--temp", "0",
                                   "-i", "Hello"], stdout=subprocess.PIPE,
