@@ -1,7 +1,8 @@
 # Reads simd/isa_table.h (the one ISA table) so CMake uses the same rows as the C++ code.
 # ml_isa_row(<isa> <prefix>) sets <prefix>_PARENT, _IMPL, _ARCH, _HWY, _FLAGS (a list), _FEATURES.
 # ml_isa_chain(<isa> <out>) sets <out> to the ISAs from <isa> down to scalar.
-file(STRINGS "${PROJECT_SOURCE_DIR}/simd/isa_table.h" _ml_isa_lines REGEX "^ *X\\(arg, ")
+file(READ "${PROJECT_SOURCE_DIR}/simd/isa_table.h" _ml_isa_text)
+string(REGEX MATCHALL "X\\(arg, [^\n]*\"\\)" _ml_isa_lines "${_ml_isa_text}")  # rows end in a quoted string
 set(_ml_isa_re "X\\(arg, *([a-z0-9_]+), *([a-z0-9_]+), *([a-z0-9_]+), *([a-z0-9_]+), *\"([^\"]*)\", *\"([^\"]*)\", *\"([^\"]*)\"\\)")
 set(ML_ALL_ISAS "")
 foreach(_line IN LISTS _ml_isa_lines)

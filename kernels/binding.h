@@ -105,11 +105,14 @@ inline constexpr KernelBinding kKernelBindings[] = {
 };
 
 // Calls f(impl_name, fn*) for every implementation of kernel Kn compiled into this build:
-// the build chain's override sets that provide it, hwy (compiled in every build), and scalar.
+// the build chain's override sets that provide it, hwy (compiled where the build ISA has a
+// Highway target), and scalar.
+inline constexpr bool kBuildHasHwy = isa_row(kBuildIsa).hwy_target[0] != '\0';
+
 template <class Kn, Isa I = kBuildIsa, class F>
 void for_each_variant(F &&f) {
   constexpr ImplId own = static_cast<int>(isa_row(I).impl);
-  if constexpr (I == kBuildIsa && (Kn::provided() & impl_bit(kHwy)) != 0)
+  if constexpr (I == kBuildIsa && kBuildHasHwy && (Kn::provided() & impl_bit(kHwy)) != 0)
     f(impl_name(kHwy), Kn::template pick<kHwy>());
   if constexpr ((Kn::provided() & impl_bit(own)) != 0) f(impl_name(own), Kn::template pick<own>());
   if constexpr (I != Isa::scalar) for_each_variant<Kn, isa_row(I).parent>(f);

@@ -19,15 +19,15 @@
 //
 // X(kernel, implementations besides scalar)
 #define ML_KERNEL_TABLE(X) \
-  X(matvec_q8,   none) \
-  X(matvec_q4,   none) \
-  X(matvec_f32,  none) \
-  X(quantize_q8, none) \
-  X(rmsnorm,     none) \
-  X(softmax,     none) \
-  X(rope,        none) \
-  X(silu_mul,    none) \
-  X(add,         none) \
-  X(dot_f32,     none) \
-  X(axpy_f32,    none) \
-  X(exp_f32,     none)
+  X(matvec_q8,   hwy) \
+  X(matvec_q4,   hwy) \
+  X(matvec_f32,  hwy) \
+  X(quantize_q8, hwy) \
+  X(rmsnorm,     hwy) \
+  X(softmax,     hwy) \
+  X(rope,        hwy) \
+  X(silu_mul,    hwy) \
+  X(add,         hwy) \
+  X(dot_f32,     hwy) \
+  X(axpy_f32,    hwy) \
+  X(exp_f32,     hwy)

@@ -10,10 +10,22 @@
 //    but kernels must not depend on it for correctness: the tests also run them on unaligned
 //    buffers. Kernels read only inside their arrays (tests put a guard page right after every
 //    buffer). F32 vectors of length n have no alignment promise and any n >= 1.
-//  - Integer block sums are exact int32 (|sum| <= 32*127*127); per-block float results are
-//    sum_b (float)sumi_b * dw_b * dx_b in any order, so results may differ from scalar by
-//    reassociation only (tolerance: verify/kernel_checks.cc).
-//  - All code is built with -ffp-contract=off; a kernel uses FMA only through explicit intrinsics.
+//  - Integer block sums are exact int32 (|sum| <= 32*127*127) on every ISA.
+//  - Bit-identical results: every kernel except matvec_f32 has ONE defined float evaluation order,
+//    chosen so SIMD code can follow it, and every implementation computes exactly it (tests
+//    compare bits). This matters because activations are quantized between layers: a 1e-7
+//    difference that moves one value across a rounding boundary changes a quant by one step and a
+//    logit by ~1e-3. The order (kernels/scalar/sum4.h):
+//      sum4(v_0 … v_{n-1}): four partial sums p_j = v_j + v_{j+4} + … (each from +0, in index
+//      order), then (p_0 + p_1) + (p_2 + p_3). A missing element counts as +0 (identity).
+//      matvec_q8/q4  y_r = sum4 over blocks b of t_b = (float(sumi_b) · dw_b) · dx_b
+//      dot_f32       sum4(a_i · b_i)        rmsnorm  ss = sum4(x_i · x_i)   softmax  s = sum4(e_i)
+//    Products and sums are separate roundings (never a fused multiply-add), exp is the one
+//    polynomial of simd/exp.h, divisions and square roots are IEEE.
+//  - matvec_f32 (F32 models only; no quantization follows it) sums left to right in the scalar
+//    reference, exactly as llama2.c, and SIMD versions may reassociate: |error| <= 1e-5 of sum |w·x|.
+//  - All code is built with -ffp-contract=off; a kernel uses FMA only through explicit intrinsics,
+//    and only in matvec_f32.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>

@@ -28,14 +28,18 @@ void layout_state(Arena &a, State &s, const Config &c, int max_seq) {
   a.reserve(&s.cand, c.vocab);
 }
 
+// llama2.c's float arithmetic (exponent 2i/hd in float, freq = 1/θ^e, angle = pos·freq in float),
+// with pow/cos/sin evaluated in double and rounded once: every libm (glibc, musl, Emscripten's)
+// then gives the same table, so builds on different platforms compute the same bits.
 void fill_rope_tables(State &s, const Config &c) {
   const int hd = c.head_dim(), half = hd / 2;
   for (int i = 0; i < half; ++i) {
-    const float freq = 1.0f / std::pow(c.rope_theta, float(2 * i) / float(hd));
+    const float e = float(2 * i) / float(hd);
+    const float freq = 1.0f / static_cast<float>(std::pow(double(c.rope_theta), double(e)));
     for (int pos = 0; pos < s.max_seq; ++pos) {
       const float val = float(pos) * freq;
-      s.rope_cos[size_t(pos) * half + i] = std::cos(val);
-      s.rope_sin[size_t(pos) * half + i] = std::sin(val);
+      s.rope_cos[size_t(pos) * half + i] = static_cast<float>(std::cos(double(val)));
+      s.rope_sin[size_t(pos) * half + i] = static_cast<float>(std::sin(double(val)));
     }
   }
 }

@@ -1,16 +1,15 @@
 // Element-wise kernels, scalar reference.
 //   silu_mul: g[i] = silu(g[i]) · u[i],  silu(v) = v · (1 / (1 + exp(−v)))   (llama2.c's order)
 //   add:      y[i] += x[i]                                              (residual connection)
-//   exp_f32:  y[i] = expf(x[i])    (SIMD versions: polynomial, relative error <= 1e-6 on [-88, 88];
-//             the vector exp of softmax and silu, a kernel of its own so its bound is tested)
-#include <cmath>
-
+//   exp_f32:  y[i] = exp(x[i]) with simd/exp.h's polynomial, the exp of softmax and silu on every
+//             ISA (a kernel of its own so its bits and its accuracy bound are tested)
 #include "kernels/kernels.h"
+#include "simd/exp.h"
 
 extern "C" void ml_k_silu_mul_scalar(float *g, const float *u, int n) {
   for (int i = 0; i < n; ++i) {
     float v = g[i];
-    v *= 1.0f / (1.0f + std::exp(-v));
+    v *= 1.0f / (1.0f + ml::simd::exp_scalar(-v));
     g[i] = v * u[i];
   }
 }
@@ -20,5 +19,5 @@ extern "C" void ml_k_add_scalar(float *y, const float *x, int n) {
 }
 
 extern "C" void ml_k_exp_f32_scalar(float *y, const float *x, int n) {
-  for (int i = 0; i < n; ++i) y[i] = std::exp(x[i]);
+  for (int i = 0; i < n; ++i) y[i] = ml::simd::exp_scalar(x[i]);
 }

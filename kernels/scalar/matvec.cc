@@ -1,11 +1,12 @@
 // Matrix-vector products, scalar reference. y[r] = W[r,:] · x for r in [r0, r1).
-//   matvec_q8:  W Q8_0 (rows, K), x Q8_0 (K):  y[r] = Σ_b (float)(Σ_j qw·qx) · dw[r,b] · dx[b]
-//   matvec_q4:  W Q4_0, same with qw = nibble − 8
+//   matvec_q8:  W Q8_0 (rows, K), x Q8_0 (K): sumi_b = Σ_j qw·qx (exact int32),
+//               y[r] = sum4 over blocks of t_b = (float(sumi_b) · dw[r,b]) · dx[b]   (kernels/kernels.h)
+//   matvec_q4:  W Q4_0, the same with qw = nibble − 8
 //   matvec_f32: W F32, x F32: y[r] = Σ_j w[r,j]·x[j], summed left to right exactly as llama2.c's
-//               matmul (this order is what makes the F32 golden test byte-exact)
-// Block sums are int32 and exact; floats accumulate block by block in order. This file is the
-// reference every other implementation is compared with (verify/kernel_checks.cc).
+//               matmul (the F32 golden test compares text with llama2.c)
+// This file is the reference every other implementation is compared with (verify/kernel_checks.cc).
 #include "kernels/kernels.h"
+#include "kernels/scalar/sum4.h"
 
 namespace {
 
@@ -32,10 +33,9 @@ extern "C" void ml_k_matvec_q8_scalar(float *y, const ml_qtensor *W, const ml_qa
   for (int r = r0; r < r1; ++r) {
     const int8_t *w = q + size_t(r) * W->cols;
     const float *dw = W->d + size_t(r) * nb;
-    float sum = 0.0f;
-    for (int b = 0; b < nb; ++b)
-      sum += float(dot_block_q8(w + b * ML_QK, x->q + b * ML_QK)) * dw[b] * x->d[b];
-    y[r] = sum;
+    ml::Sum4 sum;
+    for (int b = 0; b < nb; ++b) sum.add(b, float(dot_block_q8(w + b * ML_QK, x->q + b * ML_QK)) * dw[b] * x->d[b]);
+    y[r] = sum.total();
   }
 }
 
@@ -45,10 +45,10 @@ extern "C" void ml_k_matvec_q4_scalar(float *y, const ml_qtensor *W, const ml_qa
   for (int r = r0; r < r1; ++r) {
     const uint8_t *w = q + size_t(r) * nb * (ML_QK / 2);
     const float *dw = W->d + size_t(r) * nb;
-    float sum = 0.0f;
+    ml::Sum4 sum;
     for (int b = 0; b < nb; ++b)
-      sum += float(dot_block_q4(w + b * (ML_QK / 2), x->q + b * ML_QK)) * dw[b] * x->d[b];
-    y[r] = sum;
+      sum.add(b, float(dot_block_q4(w + b * (ML_QK / 2), x->q + b * ML_QK)) * dw[b] * x->d[b]);
+    y[r] = sum.total();
   }
 }
 

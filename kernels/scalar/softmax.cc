@@ -1,16 +1,17 @@
-// Softmax in place, scalar reference: x[i] = exp(x[i] − max) / Σ exp(x[j] − max), with libm expf.
-// SIMD versions use simd/ exp polynomials (relative error ≤ 1e-6 on [−88, 88]).
-#include <cmath>
-
+// Softmax in place, scalar reference: m = max x; e_i = exp(x_i − m) (simd/exp.h, the one exp every
+// ISA computes bit for bit); s = sum4(e) (kernels/kernels.h); x_i = e_i / s.
 #include "kernels/kernels.h"
+#include "kernels/scalar/sum4.h"
+#include "simd/exp.h"
 
 extern "C" void ml_k_softmax_scalar(float *x, int n) {
   float max_val = x[0];
   for (int i = 1; i < n; ++i) max_val = x[i] > max_val ? x[i] : max_val;
-  float sum = 0.0f;
+  ml::Sum4 sum;
   for (int i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - max_val);
-    sum += x[i];
+    x[i] = ml::simd::exp_scalar(x[i] - max_val);
+    sum.add(i, x[i]);
   }
-  for (int i = 0; i < n; ++i) x[i] /= sum;
+  const float s = sum.total();
+  for (int i = 0; i < n; ++i) x[i] /= s;
 }

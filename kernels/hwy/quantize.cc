@@ -1,0 +1,47 @@
+// quantize_q8 with Highway: per block max |x|, then q = trunc(x·id + copysign(0.5, x)) with the
+// scalar reference's exact float operations, so q and d are bit-identical to
+// kernels/scalar/quantize.cc (tested: verify/kernel_checks.cc). Blocks are 32 floats; the vector
+// covers a block in 32/N steps (N = lanes, at most 16 here).
+#include <cstring>
+
+#include "kernels/kernels.h"
+#include "simd/hwy.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace hwy {
+namespace HWY_NAMESPACE {  // extern "C" functions keep their C names inside a namespace
+namespace hn = hwy::HWY_NAMESPACE;
+
+extern "C" void ml_k_quantize_q8_hwy(ml_qact *out, const float *x, int k) {
+  const hn::CappedTag<float, 16> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::Rebind<int8_t, decltype(d)> d8;
+  const size_t N = hn::Lanes(d);
+  const auto sign = hn::Set(d, -0.0f), half = hn::Set(d, 0.5f);
+  const auto lo = hn::Set(d, -127.0f), hi = hn::Set(d, 127.0f);
+  for (int b = 0; b < k / ML_QK; ++b) {
+    const float *xb = x + b * ML_QK;
+    auto m = hn::Zero(d);
+    for (size_t j = 0; j < ML_QK; j += N) m = hn::Max(m, hn::Abs(hn::LoadU(d, xb + j)));
+    const float amax = hn::GetLane(hn::MaxOfLanes(d, m));
+    int8_t *qb = out->q + b * ML_QK;
+    if (!(amax >= ML_QUANT_TINY)) {
+      out->d[b] = 0.0f;
+      std::memset(qb, 0, ML_QK);
+      continue;
+    }
+    out->d[b] = amax / 127.0f;
+    const auto id = hn::Set(d, 127.0f / amax);
+    for (size_t j = 0; j < ML_QK; j += N) {
+      const auto v = hn::LoadU(d, xb + j);
+      const auto r = hn::Add(hn::Mul(v, id), hn::Or(hn::And(v, sign), half));  // x·id + copysign(0.5, x)
+      const auto t = hn::Min(hn::Max(hn::Trunc(r), lo), hi);
+      hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, t)), d8, qb + j);
+    }
+  }
+  out->n = k;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace hwy
+HWY_AFTER_NAMESPACE();

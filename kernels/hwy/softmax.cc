@@ -1,0 +1,48 @@
+// Softmax in place with Highway: the SIMD exp (simd/exp-inl.h) full width, the sum in the canonical
+// sum4 order, IEEE division: bit-identical to kernels/scalar/softmax.cc. Tail elements go through
+// the same vector exp (one padded vector in a stack buffer).
+#include <cstring>
+
+#include "kernels/kernels.h"
+#include "simd/exp.h"
+#include "simd/hwy.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace hwy {
+namespace HWY_NAMESPACE {
+#include "simd/exp-inl.h"
+#include "simd/sum4-inl.h"
+namespace hn = hwy::HWY_NAMESPACE;
+
+extern "C" void ml_k_softmax_hwy(float *x, int n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d), nv = size_t(n) - size_t(n) % N, tail = size_t(n) - nv;
+  float max_val = x[0];
+  if (nv) {
+    auto m = hn::LoadU(d, x);
+    for (size_t j = N; j < nv; j += N) m = hn::Max(m, hn::LoadU(d, x + j));
+    max_val = hn::GetLane(hn::MaxOfLanes(d, m));
+  }
+  for (size_t j = nv; j < size_t(n); ++j) max_val = x[j] > max_val ? x[j] : max_val;
+  const auto mv = hn::Set(d, max_val);
+  for (size_t j = 0; j < nv; j += N) hn::StoreU(hn::MlExp(d, hn::Sub(hn::LoadU(d, x + j), mv)), d, x + j);
+  if (tail) {
+    HWY_ALIGN float buf[HWY_MAX_BYTES / sizeof(float)] = {};
+    std::memcpy(buf, x + nv, tail * sizeof(float));
+    hn::Store(hn::MlExp(d, hn::Sub(hn::Load(d, buf), mv)), d, buf);
+    std::memcpy(x + nv, buf, tail * sizeof(float));
+  }
+  const MlD4 d4;
+  auto acc = Zero(d4);
+  size_t j4 = 0;
+  for (; j4 + 4 <= size_t(n); j4 += 4) acc = Add(acc, LoadU(d4, x + j4));
+  if (j4 < size_t(n)) acc = Add(acc, MlLoadTail4(x, j4, size_t(n)));
+  const float total = MlTotal4(acc);
+  const auto inv = hn::Set(d, total);
+  for (size_t j = 0; j < nv; j += N) hn::StoreU(hn::Div(hn::LoadU(d, x + j), inv), d, x + j);
+  for (size_t j = nv; j < size_t(n); ++j) x[j] /= total;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace hwy
+HWY_AFTER_NAMESPACE();
