@@ -48,7 +48,38 @@ set_tests_properties(cli PROPERTIES
   ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR};ML_ISA=${ML_ISA}"
   FIXTURES_REQUIRED "stories260K;random" SKIP_RETURN_CODE 77)
 
-# The converter's own tests (tools/tests); they may call ml_run.
-add_test(NAME tools.python COMMAND ${ML_PYTHON} -m unittest discover -s tools/tests WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-set_tests_properties(tools.python PROPERTIES
-  ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR}")
+# The converter's own tests (tools/tests, Python only, the same in every build): in the scalar
+# preset only, to keep the preset matrix fast.
+if(ML_ISA STREQUAL "scalar")
+  add_test(NAME tools.python COMMAND ${ML_PYTHON} -m unittest discover -s tools/tests WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(tools.python PROPERTIES
+    ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR}")
+endif()
+
+# ml_guard_test(<name> refuse|golden <emulator command list>): runs ml_run under an emulator that
+# models another CPU (verify/guard_test.py): `refuse` expects the CPU guard's one-line refusal and
+# ML_E_ISA's exit status (never a signal), `golden` expects llama2.c's stories260K text.
+function(ml_guard_test name mode)
+  set(_args ${mode})
+  if(mode STREQUAL "refuse")
+    list(APPEND _args --isa ${ML_ISA})
+    set(_fix "")
+  else()
+    list(APPEND _args --model ${ML_MODELS_DIR}/stories260K_f32.mlb
+         --tokenizer ${ML_SHARED_DIR}/models/stories260K/tok512.bin
+         --golden ${ML_SHARED_DIR}/golden/once_upon_a_time.txt)
+    set(_fix stories260K)
+  endif()
+  add_test(NAME ${name} COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/guard_test.py ${_args} -- ${ARGN}
+           $<TARGET_FILE:ml_run>)
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+  if(_fix)
+    set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED ${_fix})
+  endif()
+endfunction()
+
+# Tests of one architecture family (guard tests under emulated CPUs, extra vector lengths, ...).
+ml_arch_family("${ISA_ARCH}" ML_FAMILY)
+if(ML_FAMILY AND EXISTS "${PROJECT_SOURCE_DIR}/cmake/tests/${ML_FAMILY}.cmake")
+  include("${PROJECT_SOURCE_DIR}/cmake/tests/${ML_FAMILY}.cmake")
+endif()

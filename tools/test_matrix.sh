@@ -1,11 +1,12 @@
 #!/bin/sh
 # Builds and tests every preset (cmake --workflow --preset <p>), one line per preset at the end.
-#   tools/test_matrix.sh              the full matrix (what CI runs)
+#   tools/test_matrix.sh              every workflow preset (what CI runs)
 #   tools/test_matrix.sh avx2 neon    just those presets
 # Logs: build/<preset>.log. Exit status: non-zero if any preset failed.
 set -u
 cd "$(dirname "$0")/.."
-all="scalar"
+# Every workflow preset (CMakePresets.json and the files it includes), in their order.
+all=$(cmake --workflow --list-presets 2>/dev/null | sed -n 's/^ *"\([^"]*\)".*/\1/p')
 presets=${*:-$all}
 mkdir -p build
 summary=""
