@@ -17,6 +17,7 @@
 namespace ml {
 
 FileMap::~FileMap() {
+  if (borrowed_) return;
 #if !defined(ML_NO_MMAP)
   if (mapped_) {
     munmap(data_, size_);
@@ -24,6 +25,13 @@ FileMap::~FileMap() {
   }
 #endif
   std::free(data_);
+}
+
+void FileMap::view(const uint8_t *data, uint64_t size) {
+  data_ = const_cast<uint8_t *>(data);
+  size_ = size;
+  mapped_ = false;
+  borrowed_ = true;
 }
 
 ml_status FileMap::open(const char *path, const char *what) {

@@ -175,8 +175,10 @@ ml_status parse_header(const uint8_t *p, uint64_t n, Config *c) {
   return ML_OK;
 }
 
-ml_status load_model(Model *m, const char *path) {
-  if (const ml_status s = m->file.open(path, "model")) return s;
+namespace {
+
+// Header, then every tensor array against the length of m->file (docs/mlb-format.md).
+ml_status validate_model(Model *m) {
   const uint8_t *base = m->file.data();
   const uint64_t size = m->file.size();
   Config &c = m->cfg;
@@ -208,6 +210,18 @@ ml_status load_model(Model *m, const char *path) {
                 static_cast<unsigned long long>(size), static_cast<unsigned long long>(cur.end()),
                 static_cast<unsigned long long>(size - cur.end()));
   return ML_OK;
+}
+
+}  // namespace
+
+ml_status load_model(Model *m, const char *path) {
+  if (const ml_status s = m->file.open(path, "model")) return s;
+  return validate_model(m);
+}
+
+ml_status load_model_from_memory(Model *m, const uint8_t *data, uint64_t size) {
+  m->file.view(data, size);
+  return validate_model(m);
 }
 
 uint64_t Model::weight_bytes_per_token() const {

@@ -51,6 +51,10 @@ ml_status parse_header(const uint8_t *p, uint64_t n, Config *cfg);
 // Maps `path` and validates everything (header, every array against the file length, alignment).
 ml_status load_model(Model *m, const char *path);
 
+// The same validation over a caller's buffer (which must stay alive as long as *m; 64-byte
+// aligned, as a mapping is). For fuzzing and tests; not part of the C API.
+ml_status load_model_from_memory(Model *m, const uint8_t *data, uint64_t size);
+
 // Bytes of a tensor's arrays (q and d separately; d = 0 for F32).
 uint64_t tensor_q_bytes(ml_type t, uint64_t rows, uint64_t cols);
 uint64_t tensor_d_bytes(ml_type t, uint64_t rows, uint64_t cols);
