@@ -121,7 +121,10 @@ ml_status Tokenizer::encode(const char *text, bool bos, int *tokens, int max_tok
     }
     return ML_OK;
   };
-  if (bos) tokens[n++] = 1;
+  if (bos) {
+    if (vocab_ < 2) return fail(ML_E_ARG, "cannot add BOS (token 1): the vocabulary has only %d token", vocab_);
+    tokens[n++] = 1;
+  }
   if (text[0] != '\0')
     if (const ml_status s = push_piece(" ", 1)) return s;
   char cp[5];
