@@ -19,8 +19,8 @@
 //
 // X(kernel, implementations besides scalar)
 #define ML_KERNEL_TABLE(X) \
-  X(matvec_q8,   hwy) \
-  X(matvec_q4,   hwy) \
+  X(matvec_q8,   wasm_simd128 | hwy) \
+  X(matvec_q4,   wasm_simd128 | hwy) \
   X(matvec_f32,  hwy) \
   X(quantize_q8, hwy) \
   X(rmsnorm,     hwy) \
