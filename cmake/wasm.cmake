@@ -1,0 +1,103 @@
+# WebAssembly builds (Emscripten; presets wasm-scalar and wasm-simd128, cmake/presets/wasm.json).
+# Included from CMakeLists.txt right after the options when the toolchain is Emscripten's
+# (cmake/toolchains/emscripten.cmake). What it adds:
+#   - single-threaded, read-not-mapped builds (ML_THREADS=OFF, ML_MMAP=OFF);
+#   - node builds of the programs and tests (ml_run.js, ml_tests.js, ml_isa_probe.js): CommonJS,
+#     NODERAWFS (host files as native programs see them), process.env passed to getenv
+#     (wasm/node_pre.js), exit status from main; ctest runs them with node (the toolchain's
+#     CMAKE_CROSSCOMPILING_EMULATOR). ml_tests gets -fexceptions (Catch2).
+#   - the browser module ml_web_<variant>.mjs/.wasm (variant simd128 or scalar): an ES6 module
+#     factory createMlModule() exporting the public C API and the verify/ harness
+#     (wasm/web_api.cc);
+#   - the served folder build/<preset>/www (target `www`, wasm/assemble_www.cmake): the pages and
+#     glue from wasm/, this build's module, the wasm-scalar build's module when this is the
+#     simd128 build (ML_WASM_SCALAR_DIR), modules.json naming what is there, and stories260K
+#     converted to .mlb (F32, Q8_0, Q4_0) with its tokenizer under www/models/.
+# Tests: cmake/tests/wasm.cmake.
+if(ML_THREADS)
+  message(STATUS "legacy-ml: WebAssembly build: ML_THREADS forced OFF (no pthreads build)")
+  set(ML_THREADS OFF CACHE BOOL "thread pool (OFF: single-threaded, e.g. WebAssembly)" FORCE)
+endif()
+if(ML_MMAP)
+  message(STATUS "legacy-ml: WebAssembly build: ML_MMAP forced OFF (model files are read into memory)")
+  set(ML_MMAP OFF CACHE BOOL "map model files (OFF: read them into one aligned buffer)" FORCE)
+endif()
+set(ML_WASM_SCALAR_DIR "" CACHE PATH
+    "wasm-simd128 only: the wasm-scalar build folder whose ml_web_scalar module www/ also serves")
+set(ML_NATIVE_SCALAR_DIR "${PROJECT_SOURCE_DIR}/build/scalar" CACHE PATH
+    "the native scalar build whose ml_run the browser test compares the demo's text with")
+
+# Link options of the browser module: the public C API plus the harness entry points.
+set(ML_WEB_EXPORTS
+    _malloc _free
+    _ml_options_init _ml_open _ml_close _ml_last_error _ml_status_name
+    _ml_encode _ml_decode _ml_eval _ml_sampler_set _ml_sample _ml_text_stream_feed
+    _ml_build_isa _ml_kernel_count _ml_kernel_name _ml_kernel_impl _ml_hwy_target
+    _mlw_verify_kernels _mlw_verify_quant _mlw_verify_selftest _mlw_verify_e2e
+    _mlw_build_json _mlw_info_json _mlw_sizeof_options _mlw_sizeof_text_stream)
+string(REPLACE ";" "," ML_WEB_EXPORTS "${ML_WEB_EXPORTS}")
+
+# Node programs link at -O1: their code is compiled at -O3 already, and binaryen's -O3 pass over
+# the linked module costs 3x the link time for no measurable speed (ml_run: 16 s vs 6 s per link).
+function(ml_wasm_node_program target)
+  target_link_options(${target} PRIVATE -O1
+    -sENVIRONMENT=node -sNODERAWFS=1 -sEXIT_RUNTIME=1 -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB
+    "SHELL:--pre-js ${PROJECT_SOURCE_DIR}/wasm/node_pre.js")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${PROJECT_SOURCE_DIR}/wasm/node_pre.js")
+endfunction()
+
+# Runs at the end of the top-level CMakeLists.txt, when every target exists.
+function(ml_wasm_targets)
+  ml_wasm_node_program(ml_run)
+  ml_wasm_node_program(ml_isa_probe)
+  set_target_properties(ml_isa_probe PROPERTIES EXCLUDE_FROM_ALL TRUE)  # a host-CPU tool; nothing to probe in wasm
+  if(TARGET ml_tests)
+    ml_wasm_node_program(ml_tests)
+    target_compile_options(ml_tests PRIVATE -fexceptions)
+    target_link_options(ml_tests PRIVATE -fexceptions)
+    # The Catch2 runner (Catch's whole implementation, no checks of ours): -O1 compiles it in a
+    # third of the -O3 time.
+    set_source_files_properties(verify/tests/main.cc TARGET_DIRECTORY ml_tests PROPERTIES COMPILE_OPTIONS -O1)
+  endif()
+
+  # The browser module.
+  if(ML_ISA STREQUAL "wasm_simd128")
+    set(_variant simd128)
+  elseif(ML_ISA STREQUAL "scalar")
+    set(_variant scalar)
+  else()
+    message(FATAL_ERROR "WebAssembly builds are ML_ISA=wasm_simd128 or scalar, not ${ML_ISA}")
+  endif()
+  add_executable(ml_web wasm/web_api.cc)
+  ml_isa_flags(ml_web)
+  target_link_libraries(ml_web PRIVATE ml_verify)
+  set_target_properties(ml_web PROPERTIES OUTPUT_NAME ml_web_${_variant} SUFFIX ".mjs")
+  target_link_options(ml_web PRIVATE
+    -O2 --no-entry -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=web -sEXPORT_NAME=createMlModule
+    -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sFILESYSTEM=1
+    "-sEXPORTED_FUNCTIONS=${ML_WEB_EXPORTS}"
+    "-sEXPORTED_RUNTIME_METHODS=FS,UTF8ToString,stringToUTF8,lengthBytesUTF8")
+
+  # The served folder.
+  set(_www "${CMAKE_BINARY_DIR}/www")
+  set(_src "${ML_SHARED_DIR}/models/stories260K")
+  set(_models "")
+  if(EXISTS "${_src}/stories260K.bin" AND EXISTS "${_src}/tok512.bin")
+    set(_models "${_www}/models/stories260K_f32.mlb" "${_www}/models/stories260K_q8_0.mlb"
+                "${_www}/models/stories260K_q4_0.mlb" "${_www}/models/tok512.bin")
+    add_custom_command(OUTPUT ${_models}
+      COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/make_fixtures.py stories260K ${_www}/models ${ML_SHARED_DIR}
+      COMMAND ${CMAKE_COMMAND} -E copy_if_different ${_src}/tok512.bin ${_www}/models/tok512.bin
+      DEPENDS ${_src}/stories260K.bin ${_src}/tok512.bin ${PROJECT_SOURCE_DIR}/tools/convert.py
+              ${PROJECT_SOURCE_DIR}/tools/mlb.py
+      COMMENT "Converting stories260K for the pages (www/models)" VERBATIM)
+  else()
+    message(WARNING "${_src} has no stories260K.bin/tok512.bin: the pages will have no served model")
+  endif()
+  add_custom_target(www ALL
+    COMMAND ${CMAKE_COMMAND} -DSRC=${PROJECT_SOURCE_DIR}/wasm -DWWW=${_www} -DMODULE=$<TARGET_FILE:ml_web>
+            -DVARIANT=${_variant} -DSCALAR_DIR=${ML_WASM_SCALAR_DIR} -P ${PROJECT_SOURCE_DIR}/wasm/assemble_www.cmake
+    DEPENDS ml_web ${_models}
+    COMMENT "Assembling the served folder ${_www}" VERBATIM)
+endfunction()
+cmake_language(DEFER CALL ml_wasm_targets)

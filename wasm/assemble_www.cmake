@@ -1,0 +1,33 @@
+# Assembles the served folder (cmake -P, run by the `www` target of cmake/wasm.cmake at every build):
+#   -DSRC=<repo>/wasm -DWWW=<build>/www -DMODULE=<this build's ml_web_<variant>.mjs> -DVARIANT=simd128|scalar
+#   -DSCALAR_DIR=<wasm-scalar build folder> (optional: its ml_web_scalar module is served too)
+# Writes www/modules.json: {"simd128": true|false, "scalar": true|false}, which the pages read to
+# choose a module (wasm/ml.js).
+foreach(f index.html verify.html demo.html ml.js verify.js demo.js style.css)
+  configure_file("${SRC}/${f}" "${WWW}/${f}" COPYONLY)
+endforeach()
+get_filename_component(_dir "${MODULE}" DIRECTORY)
+get_filename_component(_stem "${MODULE}" NAME_WE)
+foreach(ext mjs wasm)
+  configure_file("${_dir}/${_stem}.${ext}" "${WWW}/${_stem}.${ext}" COPYONLY)
+endforeach()
+set(_have_${VARIANT} true)
+if(VARIANT STREQUAL "simd128")
+  set(_have_scalar false)
+  if(SCALAR_DIR AND EXISTS "${SCALAR_DIR}/ml_web_scalar.mjs" AND EXISTS "${SCALAR_DIR}/ml_web_scalar.wasm")
+    foreach(ext mjs wasm)
+      configure_file("${SCALAR_DIR}/ml_web_scalar.${ext}" "${WWW}/ml_web_scalar.${ext}" COPYONLY)
+    endforeach()
+    set(_have_scalar true)
+  else()
+    file(REMOVE "${WWW}/ml_web_scalar.mjs" "${WWW}/ml_web_scalar.wasm")
+    message(STATUS "www: no scalar module in '${SCALAR_DIR}' (build the wasm-scalar preset first): "
+                   "browsers without WASM SIMD will be told so")
+  endif()
+else()
+  set(_have_simd128 false)
+  file(REMOVE "${WWW}/ml_web_simd128.mjs" "${WWW}/ml_web_simd128.wasm")
+endif()
+file(WRITE "${WWW}/modules.json.tmp" "{\"simd128\": ${_have_simd128}, \"scalar\": ${_have_scalar}}\n")
+file(COPY_FILE "${WWW}/modules.json.tmp" "${WWW}/modules.json" ONLY_IF_DIFFERENT)
+file(REMOVE "${WWW}/modules.json.tmp")

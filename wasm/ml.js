@@ -1,0 +1,207 @@
+// legacy-ml in the browser: module choice and a thin layer over the public C API (runtime/ml.h),
+// shared by verify.html and demo.html. ES module; no dependencies.
+//
+// Two builds of the same code are served next to the pages (cmake/wasm.cmake, www/):
+//   ml_web_simd128.mjs/.wasm   the wasm-simd128 preset (-msimd128; Highway's WASM target and the
+//                              i16x8.extmul / i32x4.dot_i16x8_s int8 kernels)
+//   ml_web_scalar.mjs/.wasm    the wasm-scalar preset (no SIMD instruction at all)
+// loadModule() validates a 29-byte module that uses one SIMD instruction: a browser that accepts it
+// gets simd128, any other the scalar build. `?module=scalar` (or simd128) in the page's URL forces
+// one. www/modules.json says which builds the folder holds.
+
+// (module (func (result v128) (i8x16.splat (i32.const 0))))
+const SIMD_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+  0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b,       // type: () -> v128
+  0x03, 0x02, 0x01, 0x00,                         // function 0 has type 0
+  0x0a, 0x08, 0x01, 0x06, 0x00, 0x41, 0x00, 0xfd, 0x0f, 0x0b, // body: i32.const 0; i8x16.splat; end
+]);
+
+export function browserHasSimd128() {
+  try {
+    return WebAssembly.validate(SIMD_PROBE);
+  } catch (e) {
+    return false;
+  }
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+// Loads the module this browser should run. Returns
+//   {M, variant: 'simd128'|'scalar', reason, simd: bool, build: {isa, hwy, simd128, kernels}}
+// opts.force: 'simd128' | 'scalar' | '' ; opts.onCheck: receives verification rows.
+export async function loadModule(opts = {}) {
+  let available = {simd128: true, scalar: true};
+  try {
+    const r = await fetch('modules.json', {cache: 'no-store'});
+    if (r.ok) available = await r.json();
+  } catch (e) { /* opened without modules.json: try both */ }
+  const simd = browserHasSimd128();
+  let variant, reason;
+  if (opts.force === 'simd128' || opts.force === 'scalar') {
+    variant = opts.force;
+    reason = `forced by ?module=${opts.force}`;
+  } else if (simd && available.simd128) {
+    variant = 'simd128';
+    reason = 'this browser supports WebAssembly SIMD';
+  } else if (!simd) {
+    variant = 'scalar';
+    reason = 'this browser has no WebAssembly SIMD';
+  } else {
+    variant = 'scalar';
+    reason = 'this browser supports WebAssembly SIMD, but this folder has no simd128 build (wasm-scalar preset)';
+  }
+  if (!available[variant]) {
+    throw new Error(`this folder has no ${variant} build (ml_web_${variant}.mjs): ` +
+                    (variant === 'scalar' ? 'build the wasm-scalar preset, then rebuild this one'
+                                          : 'build the wasm-simd128 preset'));
+  }
+  const factory = (await import(`./ml_web_${variant}.mjs`)).default;
+  const M = await factory({
+    print: (s) => console.log(s),
+    printErr: (s) => console.warn(s),
+    onCheck: opts.onCheck || null,
+  });
+  const build = JSON.parse(M.UTF8ToString(M._mlw_build_json()));
+  return {M, variant, reason, simd, build, file: `ml_web_${variant}.wasm`};
+}
+
+// One-line description for the pages' status line.
+export function describeModule(m) {
+  const usesHwy = m.build.kernels.some(([, impl]) => impl === 'hwy');
+  return `${m.file} — ${m.build.isa} build` + (usesHwy ? ` (Highway target ${m.build.hwy})` : '') +
+         `; chosen because ${m.reason}`;
+}
+
+// Writes bytes to the module's in-memory file system (MEMFS) and returns the path.
+export function writeFile(M, path, bytes) {
+  const dir = path.slice(0, path.lastIndexOf('/'));
+  if (dir) M.FS.mkdirTree(dir);
+  M.FS.writeFile(path, bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes));
+  return path;
+}
+
+export async function fetchBytes(url) {
+  const r = await fetch(url);
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+  return new Uint8Array(await r.arrayBuffer());
+}
+
+function withCString(M, s, f) {
+  const bytes = enc.encode(s);
+  const p = M._malloc(bytes.length + 1);
+  M.HEAPU8.set(bytes, p);
+  M.HEAPU8[p + bytes.length] = 0;
+  try {
+    return f(p, bytes.length);
+  } finally {
+    M._free(p);
+  }
+}
+
+function lastError(M) {
+  return M.UTF8ToString(M._ml_last_error());
+}
+
+// An open model: ml_open / ml_encode / ml_eval / ml_sampler_set / ml_sample / ml_decode /
+// ml_text_stream_feed, one to one.
+export class Model {
+  // Opens model and tokenizer files already in the module's FS. maxSeq 0 = the model's context.
+  constructor(M, modelPath, tokenizerPath, {maxSeq = 0, reference = 0} = {}) {
+    this.M = M;
+    const opts = M._malloc(M._mlw_sizeof_options());
+    const out = M._malloc(4);
+    try {
+      M._ml_options_init(opts);
+      M.HEAP32[(opts >> 2) + 0] = 1;  // n_threads: the wasm builds are single-threaded
+      M.HEAP32[(opts >> 2) + 1] = maxSeq;
+      M.HEAP32[(opts >> 2) + 2] = reference;
+      const st = withCString(M, modelPath, (mp) => withCString(M, tokenizerPath, (tp) => M._ml_open(out, mp, tp, opts)));
+      if (st !== 0) throw new Error(`ml_open: ${M.UTF8ToString(M._ml_status_name(st))}: ${lastError(M)}`);
+      this.ctx = M.HEAP32[out >> 2];
+    } finally {
+      M._free(opts);
+      M._free(out);
+    }
+    this.info = JSON.parse(M.UTF8ToString(M._mlw_info_json(this.ctx)));
+    this.stream = M._malloc(M._mlw_sizeof_text_stream());
+    this.outCap = 256;
+    this.outBuf = M._malloc(this.outCap);
+    this.i32 = M._malloc(4);
+    this.resetStream();
+  }
+
+  close() {
+    const M = this.M;
+    if (!this.ctx) return;
+    M._ml_close(this.ctx);
+    M._free(this.stream);
+    M._free(this.outBuf);
+    M._free(this.i32);
+    this.ctx = 0;
+  }
+
+  resetStream() {
+    this.M.HEAPU8.fill(0, this.stream, this.stream + this.M._mlw_sizeof_text_stream());
+  }
+
+  // Token ids of text (BOS first when bos), as ml_run's prompt.
+  encode(text, bos = true) {
+    const M = this.M;
+    return withCString(M, text, (p, n) => {
+      const cap = n + 2;
+      const toks = M._malloc(cap * 4);
+      try {
+        const st = M._ml_encode(this.ctx, p, bos ? 1 : 0, toks, cap, this.i32);
+        if (st !== 0) throw new Error(`ml_encode: ${lastError(M)}`);
+        const count = M.HEAP32[this.i32 >> 2];
+        return Array.from(M.HEAP32.subarray(toks >> 2, (toks >> 2) + count));
+      } finally {
+        M._free(toks);
+      }
+    });
+  }
+
+  // Runs the model on token at pos; returns the logits' address (vocab floats in the heap).
+  eval(token, pos) {
+    const M = this.M;
+    const st = M._ml_eval(this.ctx, token, pos, this.i32);
+    if (st !== 0) throw new Error(`ml_eval: ${lastError(M)}`);
+    return M.HEAP32[this.i32 >> 2];
+  }
+
+  // seed: a positive integer below 2^53 (JS number) — as ml_run --seed.
+  setSampler(temperature, topp, seed) {
+    const lo = seed % 0x100000000, hi = Math.floor(seed / 0x100000000);
+    const st = this.M._ml_sampler_set(this.ctx, temperature, topp, lo | 0, hi | 0);  // uint64 passed as (lo, hi)
+    if (st !== 0) throw new Error(`ml_sampler_set: ${lastError(this.M)}`);
+  }
+
+  sample(logitsPtr) {
+    const M = this.M;
+    const st = M._ml_sample(this.ctx, logitsPtr, this.i32);
+    if (st !== 0) throw new Error(`ml_sample: ${lastError(M)}`);
+    return M.HEAP32[this.i32 >> 2];
+  }
+
+  // The printable text of token after prev, through the UTF-8 text stream (as ml_run prints it).
+  piece(prev, token) {
+    const M = this.M;
+    const p = M._ml_decode(this.ctx, prev, token);
+    if (!p) throw new Error(`ml_decode: token ${token} is outside the vocabulary`);
+    const len = M.HEAPU8.indexOf(0, p) - p;
+    if (len + 8 > this.outCap) {
+      M._free(this.outBuf);
+      this.outCap = len + 64;
+      this.outBuf = M._malloc(this.outCap);
+    }
+    const n = M._ml_text_stream_feed(this.stream, p, this.outBuf);
+    return n ? dec.decode(M.HEAPU8.slice(this.outBuf, this.outBuf + n)) : '';
+  }
+}
+
+// URL parameters of the page (?module=scalar&tol_scale=...).
+export function pageParams() {
+  return new URLSearchParams(window.location.search);
+}

@@ -1,0 +1,139 @@
+// The browser module's C entry points (ml_web_<variant>.mjs, cmake/wasm.cmake). The pages call the
+// public C API (runtime/ml.h: ml_open, ml_encode, ml_eval, ml_sampler_set, ml_sample, ml_decode,
+// ml_text_stream_feed, ...) directly through Emscripten's exports; this file adds only what a page
+// cannot do with them:
+//   - the verification harness (verify/verify.h, the same library the Catch2 tests run) with a
+//     sink that hands every check row to JavaScript (Module.onCheck(row)) as it is produced;
+//   - build facts and model info as JSON, so JavaScript does not hard-code struct layouts.
+// Files reach the module through Emscripten's FS (the page writes fetched or picked bytes to
+// MEMFS and passes the path to ml_open / mlw_verify_e2e).
+#include <emscripten/emscripten.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "runtime/ml.h"
+#include "verify/verify.h"
+
+namespace {
+
+// Calls Module.onCheck(row) with the parsed row, if the page set it.
+EM_JS(void, mlw_emit_check, (const char *json), {
+  if (Module['onCheck']) Module['onCheck'](JSON.parse(UTF8ToString(json)));
+});
+
+void json_string(std::string &out, const char *s) {
+  out += '"';
+  for (; *s; ++s) {
+    const unsigned char c = static_cast<unsigned char>(*s);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\u%04x", c);
+      out += esc;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  out += '"';
+}
+
+void json_number(std::string &out, double v) {
+  if (v != v) {  // NaN: JSON has none
+    out += "null";
+    return;
+  }
+  char b[32];
+  std::snprintf(b, sizeof b, "%.9g", v);
+  out += b;
+}
+
+void sink(const ml_check *c, void *) {
+  std::string j = "{\"group\":";
+  json_string(j, c->group);
+  j += ",\"name\":";
+  json_string(j, c->name);
+  j += ",\"shape\":";
+  json_string(j, c->shape);
+  j += ",\"max_err\":";
+  json_number(j, c->max_err);
+  j += ",\"tol\":";
+  json_number(j, c->tol);
+  j += ",\"cases\":" + std::to_string(c->cases);
+  j += ",\"pass\":" + std::string(c->pass ? "true" : "false");
+  j += ",\"detail\":";
+  json_string(j, c->detail);
+  j += "}";
+  mlw_emit_check(j.c_str());
+}
+
+std::string g_json;  // the last JSON answer (valid until the next call)
+
+}  // namespace
+
+extern "C" {
+
+// Verification groups; each returns its number of failed rows and reports every row to onCheck.
+EMSCRIPTEN_KEEPALIVE int mlw_verify_kernels(double tol_scale) { return ml_verify_kernels(sink, nullptr, tol_scale); }
+EMSCRIPTEN_KEEPALIVE int mlw_verify_quant(double tol_scale) { return ml_verify_quant(sink, nullptr, tol_scale); }
+EMSCRIPTEN_KEEPALIVE int mlw_verify_selftest(void) { return ml_verify_selftest(sink, nullptr); }
+EMSCRIPTEN_KEEPALIVE int mlw_verify_e2e(const char *model_path, int logit_steps, int greedy_steps, double tol_scale) {
+  return ml_verify_e2e(model_path, logit_steps, greedy_steps, sink, nullptr, tol_scale);
+}
+
+// {"isa":"wasm_simd128","hwy":"WASM","simd128":true,"kernels":[["matvec_q8","wasm_simd128"],...]}
+EMSCRIPTEN_KEEPALIVE const char *mlw_build_json(void) {
+  g_json = "{\"isa\":";
+  json_string(g_json, ml_build_isa());
+  g_json += ",\"hwy\":";
+  json_string(g_json, ml_hwy_target());
+#if defined(__wasm_simd128__)
+  g_json += ",\"simd128\":true";
+#else
+  g_json += ",\"simd128\":false";
+#endif
+  g_json += ",\"kernels\":[";
+  for (int i = 0; i < ml_kernel_count(); ++i) {
+    if (i) g_json += ',';
+    g_json += '[';
+    json_string(g_json, ml_kernel_name(i));
+    g_json += ',';
+    json_string(g_json, ml_kernel_impl(i));
+    g_json += ']';
+  }
+  g_json += "]}";
+  return g_json.c_str();
+}
+
+// ml_get_info as JSON, or "" when ctx is not open.
+EMSCRIPTEN_KEEPALIVE const char *mlw_info_json(const ml_ctx *ctx) {
+  ml_model_info i;
+  if (ml_get_info(ctx, &i) != ML_OK) return "";
+  char b[512];
+  std::snprintf(b, sizeof b,
+                "{\"dim\":%d,\"hidden_dim\":%d,\"n_layers\":%d,\"n_heads\":%d,\"n_kv_heads\":%d,\"vocab\":%d,"
+                "\"max_seq\":%d,\"wtype\":%d,\"shared_classifier\":%d,\"n_threads\":%d,\"file_bytes\":%llu,"
+                "\"weight_bytes\":%llu,\"arena_bytes\":%llu,\"kernels\":\"%s\"}",
+                i.dim, i.hidden_dim, i.n_layers, i.n_heads, i.n_kv_heads, i.vocab, i.max_seq, i.wtype,
+                i.shared_classifier, i.n_threads, static_cast<unsigned long long>(i.file_bytes),
+                static_cast<unsigned long long>(i.weight_bytes), static_cast<unsigned long long>(i.arena_bytes),
+                i.kernels);
+  g_json = b;
+  return g_json.c_str();
+}
+
+// Sizes of the public structs a page allocates (checked against the glue's constants).
+EMSCRIPTEN_KEEPALIVE int mlw_sizeof_options(void) { return static_cast<int>(sizeof(ml_options)); }
+EMSCRIPTEN_KEEPALIVE int mlw_sizeof_text_stream(void) { return static_cast<int>(sizeof(ml_text_stream)); }
+
+}  // extern "C"
+
+// The glue (wasm/ml.js) writes ml_options as three int32 and zero-fills ml_text_stream.
+static_assert(sizeof(ml_options) == 12 && offsetof(ml_options, n_threads) == 0 && offsetof(ml_options, max_seq) == 4 &&
+                  offsetof(ml_options, reference) == 8,
+              "wasm/ml.js writes ml_options as {n_threads, max_seq, reference} int32");
+static_assert(sizeof(ml_text_stream) == 12, "wasm/ml.js allocates 12 bytes for ml_text_stream");
