@@ -39,13 +39,17 @@ ml_test_group(quant "[quant]")
 ml_test_group(quant.converter "[converter]" SHARED FIXTURES stories260K random)
 ml_test_group(model.malformed "[model]" FIXTURES random)
 ml_test_group(tokenizer "[tokenizer]" SHARED)
-ml_test_group(e2e.random "[e2e-random]" FIXTURES random)
+if(ML_THREADS)
+  ml_test_group(e2e.random "[e2e-random]" FIXTURES random)
+else()  # single-threaded builds (ML_THREADS=OFF: WebAssembly) have no thread counts to compare
+  ml_test_group(e2e.random "[e2e-random]~\"logits are bit-identical*\"" FIXTURES random)
+endif()
 ml_test_group(e2e.stories260K "[e2e-stories]" SHARED FIXTURES stories260K)
 
 # Command-line behaviour of ml_run (golden text, errors, --logits), in Python.
 add_test(NAME cli COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/tests/test_cli.py -v)
 set_tests_properties(cli PROPERTIES
-  ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR};ML_ISA=${ML_ISA}"
+  ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR};ML_ISA=${ML_ISA};ML_THREADS=${ML_THREADS}"
   FIXTURES_REQUIRED "stories260K;random" SKIP_RETURN_CODE 77)
 
 # The converter's own tests (tools/tests, Python only, the same in every build): in the scalar
@@ -80,6 +84,9 @@ endfunction()
 
 # Tests of one architecture family (guard tests under emulated CPUs, extra vector lengths, ...).
 ml_arch_family("${ISA_ARCH}" ML_FAMILY)
+if(EMSCRIPTEN)
+  set(ML_FAMILY wasm)  # wasm-scalar is ML_ISA=scalar (arch `any`) built with Emscripten
+endif()
 if(ML_FAMILY AND EXISTS "${PROJECT_SOURCE_DIR}/cmake/tests/${ML_FAMILY}.cmake")
   include("${PROJECT_SOURCE_DIR}/cmake/tests/${ML_FAMILY}.cmake")
 endif()

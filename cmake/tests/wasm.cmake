@@ -1,0 +1,24 @@
+# Tests of the WebAssembly builds (wasm-scalar, wasm-simd128), included by cmake/Tests.cmake.
+# Everything in cmake/Tests.cmake already runs under node (the toolchain's
+# CMAKE_CROSSCOMPILING_EMULATOR; ml_tests.js and ml_run.js are NODERAWFS builds, cmake/wasm.cmake):
+# every kernel variant against scalar, quantization, the forward pass against the scalar forward
+# on stories260K and random models (F32, Q8_0, Q4_0), the tokenizer, malformed files, and ml_run's
+# command line with llama2.c's golden text.
+#
+# wasm.browser: the pages in real headless Chromium (wasm/browser_test.sh → wasm/browser_test.js):
+# verify.html passes every check with the module the browser picks and fails with a wrong
+# tolerance; demo.html's text equals the native scalar ml_run's for the same prompt and seed; in
+# the simd128 build, the scalar module is also forced and auto-selected for a browser without SIMD.
+# Screenshots: build/<preset>/screenshot_*.png.
+if(ML_ISA STREQUAL "wasm_simd128")
+  set(_variant simd128)
+else()
+  set(_variant scalar)
+endif()
+add_test(NAME wasm.browser
+         COMMAND sh ${PROJECT_SOURCE_DIR}/wasm/browser_test.sh ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR} ${_variant}
+                 ${ML_NATIVE_SCALAR_DIR} ${ML_WASM_SCALAR_DIR})
+set_tests_properties(wasm.browser PROPERTIES TIMEOUT 1800 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+if(NOT EXISTS "${ML_SHARED_DIR}/models/stories260K/stories260K.bin")
+  set_tests_properties(wasm.browser PROPERTIES DISABLED TRUE)  # no served model: the pages cannot be tested
+endif()

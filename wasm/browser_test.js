@@ -1,0 +1,251 @@
+#!/usr/bin/env node
+// Browser test of the WebAssembly pages in real headless Chromium (Debian's /usr/bin/chromium, driven
+// by playwright-core). Run by CTest (cmake/tests/wasm.cmake) with NODE_PATH pointing at the
+// node_modules that `npm ci` installed from wasm/package.json into the build folder.
+//
+//   node browser_test.js --www build/<preset>/www --ml-run build/scalar/ml_run --out build/<preset>
+//                        --expect simd128|scalar [--scalar-too]
+//
+// 1. Serves --www on 127.0.0.1 (python3 -m http.server, a free port).
+// 2. verify.html: the summary reports every check passed, the module the browser should pick
+//    (--expect) was loaded, every kernel binding and the three end-to-end models have passing rows.
+//    verify.html?tol_scale=1e-9 (a deliberately wrong tolerance) must report failures.
+// 3. demo.html: 64 new tokens, seeded sampling (Q8_0), greedy (Q4_0), and an F32 .mlb + tokenizer
+//    picked through the file inputs: each text equals the native scalar build's (--ml-run) stdout
+//    for the same model, prompt, steps, temperature, top-p and seed.
+// 4. --scalar-too (the simd128 folder also serves the scalar build): verify.html?module=scalar
+//    passes, and a browser without WebAssembly SIMD (simulated: WebAssembly.validate rejects the
+//    SIMD probe) is given the scalar build automatically and generates the native text.
+// Screenshots: <out>/screenshot_verify.png, screenshot_verify_wrong_tolerance.png, screenshot_demo.png,
+// and with --scalar-too screenshot_verify_scalar.png, screenshot_demo_no_simd.png.
+'use strict';
+const {spawn, spawnSync} = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+function parseArgs(argv) {
+  const a = {www: '', mlRun: '', out: '', expect: 'simd128', scalarToo: false, tokens: 64};
+  for (let i = 2; i < argv.length; ++i) {
+    const k = argv[i], v = () => argv[++i];
+    if (k === '--www') a.www = path.resolve(v());
+    else if (k === '--ml-run') a.mlRun = path.resolve(v());
+    else if (k === '--out') a.out = path.resolve(v());
+    else if (k === '--expect') a.expect = v();
+    else if (k === '--scalar-too') a.scalarToo = true;
+    else throw new Error(`unknown argument ${k}`);
+  }
+  if (!a.www || !a.mlRun || !a.out) throw new Error('usage: browser_test.js --www DIR --ml-run PATH --out DIR [--expect simd128|scalar] [--scalar-too]');
+  return a;
+}
+
+const args = parseArgs(process.argv);
+let failures = 0;
+function check(ok, what, detail = '') {
+  console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}${!ok && detail ? `\n      ${detail}` : ''}`);
+  if (!ok) ++failures;
+  return ok;
+}
+function fatal(msg) {
+  console.error(`browser_test: ${msg}`);
+  process.exit(1);
+}
+
+let playwright;
+try {
+  playwright = require('playwright-core');
+} catch (e) {
+  fatal(`cannot load playwright-core (NODE_PATH=${process.env.NODE_PATH || ''}): ${e.message}`);
+}
+const CHROMIUM = process.env.ML_CHROMIUM || '/usr/bin/chromium';
+if (!fs.existsSync(CHROMIUM)) fatal(`${CHROMIUM} is absent (apt-get install chromium)`);
+if (!fs.existsSync(args.mlRun)) fatal(`the native scalar ml_run ${args.mlRun} is absent (cmake --workflow --preset scalar)`);
+for (const f of ['verify.html', 'demo.html', 'models/stories260K_q8_0.mlb', 'models/tok512.bin'])
+  if (!fs.existsSync(path.join(args.www, f))) fatal(`${path.join(args.www, f)} is absent (build the preset first)`);
+
+// ---- the server
+function startServer(dir) {
+  return new Promise((resolve, reject) => {
+    const p = spawn('python3', ['-u', '-m', 'http.server', '0', '--bind', '127.0.0.1', '--directory', dir],
+                    {stdio: ['ignore', 'pipe', 'pipe']});
+    let buf = '';
+    const timer = setTimeout(() => reject(new Error(`http.server did not start: ${buf}`)), 15000);
+    p.stdout.on('data', (d) => {
+      buf += d;
+      const m = /port (\d+)/.exec(buf);
+      if (m) {
+        clearTimeout(timer);
+        resolve({proc: p, base: `http://127.0.0.1:${m[1]}/`});
+      }
+    });
+    p.stderr.on('data', () => {});  // request log
+    p.on('exit', (code) => reject(new Error(`http.server exited (${code}): ${buf}`)));
+  });
+}
+
+// ---- native reference: ml_run's stdout is the prompt echo, the generated text and one newline
+function nativeText(model, prompt, steps, temp, topp, seed) {
+  const argv = [path.join(args.www, 'models', model), '-z', path.join(args.www, 'models', 'tok512.bin'),
+                '-i', prompt, '-n', String(steps), '--temp', String(temp), '--top-p', String(topp),
+                '--seed', String(seed), '-t', '1'];
+  const r = spawnSync(args.mlRun, argv, {encoding: 'buffer', timeout: 120000});
+  if (r.status !== 0) throw new Error(`${args.mlRun} ${argv.join(' ')} failed (${r.status}): ${r.stderr}`);
+  const text = r.stdout.toString('utf8');
+  return {text: text.endsWith('\n') ? text.slice(0, -1) : text, cmd: `${args.mlRun} ${argv.join(' ')}`};
+}
+
+// ---- pages
+const WAIT = {timeout: 240000};
+
+async function runVerify(page, base, query) {
+  await page.goto(`${base}verify.html${query}`);
+  await page.waitForSelector('#summary[data-state="done"]', WAIT);
+  const summary = await page.$eval('#summary', (e) => ({text: e.innerText.replace(/\n+/g, ' | '), ...e.dataset}));
+  const variant = await page.$eval('#module', (e) => e.dataset.variant || '');
+  const moduleText = await page.$eval('#module', (e) => e.textContent);
+  const rows = await page.$$eval('#checks tbody tr', (trs) => trs.filter((tr) => tr.cells.length === 7).map((tr) => ({
+    group: tr.cells[0].textContent, name: tr.cells[1].textContent, shape: tr.cells[2].textContent,
+    result: tr.cells[6].textContent})));
+  const bindings = await page.$$eval('#bindings span', (ss) => ss.map((s) => s.textContent));
+  return {summary, variant, moduleText, rows, bindings};
+}
+
+function checkVerifyPassed(v, expect, label) {
+  console.log(`      ${label}: ${v.summary.text}`);
+  console.log(`      module: ${v.moduleText}`);
+  check(v.variant === expect, `${label}: loaded the ${expect} build`, `loaded '${v.variant}'`);
+  check(v.summary.result === 'pass' && v.summary.failed === '0', `${label}: summary reports every check passed`,
+        v.summary.text);
+  const total = Number(v.summary.total);
+  check(total === v.rows.length && total >= 50, `${label}: ${total} check rows shown`, `rows ${v.rows.length}`);
+  check(Number(v.summary.selftestTotal) > 0 && v.summary.selftestCaught === v.summary.selftestTotal,
+        `${label}: the harness self-test caught every wrong kernel (${v.summary.selftestCaught}/${v.summary.selftestTotal})`);
+  const passed = new Set(v.rows.filter((r) => r.result === 'pass').map((r) => r.name));
+  const bound = v.bindings.map((b) => b.replace(/^([a-z0-9_]+): (.*)$/, '$1 [$2]'));
+  const missing = bound.filter((b) => !passed.has(b));
+  check(bound.length >= 12 && missing.length === 0, `${label}: every bound kernel implementation has passing rows`,
+        `missing: ${missing.join(', ')}`);
+  for (const m of ['stories260K_f32.mlb', 'stories260K_q8_0.mlb', 'stories260K_q4_0.mlb']) {
+    const e2e = v.rows.filter((r) => r.group === 'e2e' && r.shape.includes(m));
+    check(e2e.length === 2 && e2e.every((r) => r.result === 'pass'),
+          `${label}: end to end on ${m} (logits and greedy tokens vs the scalar forward)`, JSON.stringify(e2e));
+  }
+}
+
+async function runDemo(page, base, query, opt) {
+  await page.goto(`${base}demo.html${query}`);
+  await page.waitForSelector('#generate:not([disabled])', WAIT);
+  if (opt.files) {
+    await page.setInputFiles('#model-file', path.join(args.www, 'models', opt.model));
+    await page.setInputFiles('#tokenizer-file', path.join(args.www, 'models', 'tok512.bin'));
+    await page.selectOption('#model', 'files');
+  } else {
+    await page.selectOption('#model', `served:${opt.model}`);
+  }
+  await page.fill('#prompt', opt.prompt);
+  await page.fill('#tokens', String(args.tokens));
+  await page.fill('#temp', String(opt.temp));
+  await page.fill('#topp', String(opt.topp));
+  await page.fill('#seed', String(opt.seed));
+  await page.click('#generate');
+  await page.waitForSelector('#stats[data-state="done"], #stats[data-state="error"]', WAIT);
+  const stats = await page.$eval('#stats', (e) => ({text: e.textContent, ...e.dataset}));
+  const text = await page.$eval('#output', (e) => e.textContent);
+  const variant = await page.$eval('#module', (e) => e.dataset.variant || '');
+  return {stats, text, variant};
+}
+
+async function checkDemo(page, base, query, opt, expectVariant) {
+  const label = `demo${query} ${opt.files ? 'picked files' : 'served'} ${opt.model}, ` +
+                (opt.temp === 0 ? 'greedy' : `temp ${opt.temp} top-p ${opt.topp} seed ${opt.seed}`);
+  const d = await runDemo(page, base, query, opt);
+  if (!check(d.stats.state === 'done', `${label}: generation finished`, d.stats.text)) return d;
+  check(d.variant === expectVariant, `${label}: ran on the ${expectVariant} build`, `ran on '${d.variant}'`);
+  const steps = Number(d.stats.steps);
+  // ml_run -n counts positions, prompt included; the last prompt position samples the first new
+  // token, so N new tokens are -n (prompt tokens - 1 + N). (Both would stop early at a BOS.)
+  check(steps === Number(d.stats.promptTokens) - 1 + args.tokens && Number(d.stats.generated) === args.tokens,
+        `${label}: ${args.tokens} new tokens after a ${d.stats.promptTokens}-token prompt`, d.stats.text);
+  const ref = nativeText(opt.model, opt.prompt, steps, opt.temp, opt.topp, opt.seed);
+  check(d.text === ref.text && d.text.length > opt.prompt.length,
+        `${label}: text equals the native scalar build's`,
+        `browser: ${JSON.stringify(d.text)}\n      native:  ${JSON.stringify(ref.text)}\n      (${ref.cmd})`);
+  console.log(`      ${d.stats.text}`);
+  return d;
+}
+
+async function main() {
+  fs.mkdirSync(args.out, {recursive: true});
+  const server = await startServer(args.www);
+  console.log(`serving ${args.www} at ${server.base}`);
+  const browser = await playwright.chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    const context = await browser.newContext({viewport: {width: 1280, height: 900}});
+    const page = await context.newPage();
+    const pageErrors = [];
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+
+    // verify.html as the browser picks the module.
+    const v = await runVerify(page, server.base, '');
+    checkVerifyPassed(v, args.expect, 'verify.html');
+    await page.screenshot({path: path.join(args.out, 'screenshot_verify.png'), fullPage: true});
+
+    // A deliberately wrong tolerance must show up as failures.
+    const w = await runVerify(page, server.base, '?tol_scale=1e-9');
+    console.log(`      verify.html?tol_scale=1e-9: ${w.summary.text}`);
+    check(w.summary.result === 'fail' && Number(w.summary.failed) > 0 && /^FAIL/.test(w.summary.text),
+          'verify.html?tol_scale=1e-9: the page reports failures', w.summary.text);
+    await page.screenshot({path: path.join(args.out, 'screenshot_verify_wrong_tolerance.png')});
+
+    // demo.html: seeded, greedy, and a model picked with the file inputs.
+    const prompt = 'Once upon a time';
+    await checkDemo(page, server.base, '', {model: 'stories260K_q8_0.mlb', prompt, temp: 0.9, topp: 0.9, seed: 42}, args.expect);
+    await checkDemo(page, server.base, '', {model: 'stories260K_q4_0.mlb', prompt: 'Lily and Ben', temp: 0, topp: 0.9, seed: 1}, args.expect);
+    await checkDemo(page, server.base, '', {model: 'stories260K_f32.mlb', prompt, temp: 1.0, topp: 0.95, seed: 7, files: true}, args.expect);
+    // The screenshot shows the seeded Q8_0 run.
+    await checkDemo(page, server.base, '', {model: 'stories260K_q8_0.mlb', prompt, temp: 0.9, topp: 0.9, seed: 42}, args.expect);
+    await page.screenshot({path: path.join(args.out, 'screenshot_demo.png'), fullPage: true});
+
+    if (args.scalarToo) {
+      const s = await runVerify(page, server.base, '?module=scalar');
+      checkVerifyPassed(s, 'scalar', 'verify.html?module=scalar');
+      await page.screenshot({path: path.join(args.out, 'screenshot_verify_scalar.png')});
+      // A browser without WebAssembly SIMD: the probe fails to validate, the page must load the scalar build.
+      const noSimd = await browser.newContext({viewport: {width: 1280, height: 900}});
+      await noSimd.addInitScript(() => {
+        const validate = WebAssembly.validate;
+        WebAssembly.validate = function (bytes) {
+          const u = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes.buffer || bytes);
+          return u.includes(0xfd) ? false : validate.apply(this, arguments);  // 0xfd: the SIMD opcode prefix
+        };
+      });
+      const p2 = await noSimd.newPage();
+      p2.on('pageerror', (e) => pageErrors.push(String(e)));
+      const d = await checkDemo(p2, server.base, '', {model: 'stories260K_q4_0.mlb', prompt, temp: 0.8, topp: 0.9, seed: 1234}, 'scalar');
+      const why = await p2.$eval('#module', (e) => e.textContent);
+      check(/no WebAssembly SIMD/.test(why), 'browser without SIMD: the page says why it loaded the scalar build', why);
+      console.log(`      module: ${why}`);
+      await p2.screenshot({path: path.join(args.out, 'screenshot_demo_no_simd.png'), fullPage: true});
+      await noSimd.close();
+      void d;
+    }
+    check(pageErrors.length === 0, 'no JavaScript errors on the pages', pageErrors.join('\n      '));
+  } finally {
+    await browser.close();
+    server.proc.kill();
+  }
+  console.log(failures ? `browser_test: ${failures} check(s) FAILED` : 'browser_test: every check passed');
+  console.log(`screenshots: ${args.out}/screenshot_*.png`);
+  process.exit(failures ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.error(`browser_test: ${e.stack || e}`);
+  process.exit(1);
+});

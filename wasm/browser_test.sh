@@ -1,0 +1,55 @@
+#!/bin/sh
+# CTest's wasm.browser (cmake/tests/wasm.cmake): gets what the browser test needs, then runs it.
+#   browser_test.sh SOURCE_DIR BUILD_DIR VARIANT NATIVE_SCALAR_DIR [WASM_SCALAR_DIR]
+# VARIANT is this build's module (simd128 or scalar). Needs node, npm, python3, /usr/bin/chromium
+# (tools/setup.sh --all). What it prepares, each only when missing:
+#   - playwright-core: wasm/package.json and package-lock.json copied to BUILD_DIR/npm, `npm ci`
+#     there (never into the source tree, never `npx playwright install`: Debian's Chromium is used);
+#   - the native scalar ml_run the demo's text is compared with (NATIVE_SCALAR_DIR, normally
+#     build/scalar, which CI builds first): configured and built with the `scalar` preset if absent;
+#   - for the simd128 build, the scalar module (WASM_SCALAR_DIR, normally build/wasm-scalar, built
+#     first by CI) that browsers without SIMD get: built with the `wasm-scalar` preset if absent,
+#     then copied into this build's www/ (target www).
+set -eu
+src=$1 build=$2 variant=$3 native=$4 wasm_scalar=${5:-}
+say() { echo "browser_test.sh: $*"; }
+for tool in node npm python3; do
+  command -v "$tool" >/dev/null || { say "$tool is missing (tools/setup.sh --all)"; exit 1; }
+done
+[ -x "${ML_CHROMIUM:-/usr/bin/chromium}" ] || { say "${ML_CHROMIUM:-/usr/bin/chromium} is missing (tools/setup.sh --all)"; exit 1; }
+
+npm_dir="$build/npm"
+if ! cmp -s "$src/wasm/package-lock.json" "$npm_dir/package-lock.json" ||
+   [ ! -f "$npm_dir/node_modules/playwright-core/package.json" ]; then
+  say "installing playwright-core into $npm_dir (npm ci)"
+  mkdir -p "$npm_dir"
+  cp "$src/wasm/package.json" "$src/wasm/package-lock.json" "$npm_dir/"
+  (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+# Builds one target of a sibling preset's folder, configuring it first if it never was.
+build_sibling() {  # preset dir target
+  if [ ! -f "$2/build.ninja" ]; then
+    say "configuring the $1 preset into $2"
+    (cd "$src" && cmake --preset "$1" >/dev/null)
+  fi
+  say "building $3 in $2"
+  cmake --build "$2" --target "$3" -j 2 >/dev/null
+}
+if [ ! -x "$native/ml_run" ]; then
+  [ "$native" = "$src/build/scalar" ] || { say "$native/ml_run is missing"; exit 1; }
+  build_sibling scalar "$native" ml_run
+fi
+say "native reference: $native/ml_run"
+
+expect=$variant scalar_too=""
+if [ "$variant" = simd128 ]; then
+  scalar_too=--scalar-too
+  if [ ! -f "$wasm_scalar/ml_web_scalar.mjs" ]; then
+    [ -n "$wasm_scalar" ] || { say "no wasm-scalar build folder given"; exit 1; }
+    build_sibling wasm-scalar "$wasm_scalar" ml_web
+  fi
+  cmake --build "$build" --target www >/dev/null  # copies the scalar module into www/
+fi
+NODE_PATH="$npm_dir/node_modules" exec node "$src/wasm/browser_test.js" --www "$build/www" \
+  --ml-run "$native/ml_run" --out "$build" --expect "$expect" $scalar_too
