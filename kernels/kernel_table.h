@@ -19,15 +19,15 @@
 //
 // X(kernel, implementations besides scalar)
 #define ML_KERNEL_TABLE(X) \
-  X(matvec_q8,   wasm_simd128 | hwy) \
-  X(matvec_q4,   wasm_simd128 | hwy) \
-  X(matvec_f32,  hwy) \
-  X(quantize_q8, hwy) \
-  X(rmsnorm,     hwy) \
-  X(softmax,     hwy) \
-  X(rope,        hwy) \
-  X(silu_mul,    hwy) \
-  X(add,         hwy) \
-  X(dot_f32,     hwy) \
-  X(axpy_f32,    hwy) \
-  X(exp_f32,     hwy)
+  X(matvec_q8,   sse2 | sse41 | avx2 | avxvnni | avx512vnni | neon | neon_dotprod | sve | wasm_simd128 | hwy) \
+  X(matvec_q4,   sse2 | sse41 | avx2 | avxvnni | avx512vnni | neon | neon_dotprod | sve | wasm_simd128 | hwy) \
+  X(matvec_f32,  sse2 | hwy) \
+  X(quantize_q8, sse2 | hwy) \
+  X(rmsnorm,     sse2 | hwy) \
+  X(softmax,     sse2 | hwy) \
+  X(rope,        sse2 | hwy) \
+  X(silu_mul,    sse2 | hwy) \
+  X(add,         sse2 | hwy) \
+  X(dot_f32,     sse2 | hwy) \
+  X(axpy_f32,    sse2 | hwy) \
+  X(exp_f32,     sse2 | hwy)

@@ -1,0 +1,82 @@
+// sse2 override: matvec_q8, matvec_q4, matvec_f32 with SSE2 only (the x86-64 v1 floor; Highway has
+// no SSE2 target). Block sums: sign-extend int8 → int16 (unpack with itself, arithmetic shift by
+// 8), pmaddwd → int32, four blocks reduced at once (hsum4x4). Loop and float order:
+// kernels/x86/matvec_x86.h (bit-identical to kernels/scalar/matvec.cc; tests: verify/kernel_checks.cc).
+// matvec_f32: 4 rows × 4 lanes, multiply then add (SSE2 has no FMA); reassociated, within 1e-5.
+#include <emmintrin.h>
+
+#include "kernels/kernels.h"
+#include "kernels/x86/matvec_x86.h"
+
+namespace {
+
+using namespace ml::x86;
+
+struct Sse2 {
+  struct X {
+    __m128i lo[8], hi[8];  // x of 4 blocks as int16: 16 bytes → lo (bytes 0-7), hi (8-15)
+  };
+  static __m128i widen_lo(__m128i v) { return _mm_srai_epi16(_mm_unpacklo_epi8(v, v), 8); }
+  static __m128i widen_hi(__m128i v) { return _mm_srai_epi16(_mm_unpackhi_epi8(v, v), 8); }
+
+  static X load_x(const int8_t *x) {
+    X p;
+    for (int k = 0; k < 8; ++k) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x + 16 * k));
+      p.lo[k] = widen_lo(v);
+      p.hi[k] = widen_hi(v);
+    }
+    return p;
+  }
+  // int32x4 partial sums of 16 weights against x chunk k (lane sum = their dot product)
+  static __m128i dot16(__m128i w, const X &x, int k) {
+    return _mm_add_epi32(_mm_madd_epi16(widen_lo(w), x.lo[k]), _mm_madd_epi16(widen_hi(w), x.hi[k]));
+  }
+  static __m128i sums_q8(const int8_t *w, const X &x) {
+    __m128i v[4];
+    for (int b = 0; b < 4; ++b)
+      v[b] = _mm_add_epi32(dot16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(w + 32 * b)), x, 2 * b),
+                           dot16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(w + 32 * b + 16)), x, 2 * b + 1));
+    return hsum4x4(v[0], v[1], v[2], v[3]);
+  }
+  static __m128i sums_q4(const uint8_t *w, const X &x) {
+    __m128i v[4];
+    for (int b = 0; b < 4; ++b) {
+      __m128i lo, hi;
+      unpack_q4_sse2(w + 16 * b, &lo, &hi);
+      v[b] = _mm_add_epi32(dot16(lo, x, 2 * b), dot16(hi, x, 2 * b + 1));
+    }
+    return hsum4x4(v[0], v[1], v[2], v[3]);
+  }
+};
+
+}  // namespace
+
+extern "C" void ml_k_matvec_q8_sse2(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+  ml::x86::matvec<Sse2, false>(y, W, x, r0, r1);
+}
+
+extern "C" void ml_k_matvec_q4_sse2(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+  ml::x86::matvec<Sse2, true>(y, W, x, r0, r1);
+}
+
+extern "C" void ml_k_matvec_f32_sse2(float *y, const ml_qtensor *W, const float *x, int r0, int r1) {
+  const int K = W->cols, Kv = K & ~3;
+  const float *w = static_cast<const float *>(W->q);
+  auto rows = [&](int r, int n) {  // n = 4 or 1 rows from r
+    __m128 acc[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
+    for (int j = 0; j < Kv; j += 4) {
+      const __m128 xv = _mm_loadu_ps(x + j);
+      for (int i = 0; i < n; ++i)
+        acc[i] = _mm_add_ps(acc[i], _mm_mul_ps(_mm_loadu_ps(w + size_t(r + i) * K + j), xv));
+    }
+    for (int i = 0; i < n; ++i) {
+      float s = ml::x86::total4(acc[i]);
+      for (int j = Kv; j < K; ++j) s += w[size_t(r + i) * K + j] * x[j];
+      y[r + i] = s;
+    }
+  };
+  int r = r0;
+  for (; r + 4 <= r1; r += 4) rows(r, 4);
+  for (; r < r1; ++r) rows(r, 1);
+}

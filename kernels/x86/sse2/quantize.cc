@@ -1,0 +1,42 @@
+// sse2 override: quantize_q8. Per block: max |x| (andnot sign), id = 127/amax, then
+// trunc(x·id + copysign(0.5, x)) with cvttps, saturating packs and a clamp to ±127 — the exact
+// float operations of kernels/scalar/quantize.cc, so q and d are bit-identical (a NaN becomes
+// −127 as in the reference).
+#include <emmintrin.h>
+
+#include <cstring>
+
+#include "kernels/kernels.h"
+
+extern "C" void ml_k_quantize_q8_sse2(ml_qact *out, const float *x, int k) {
+  const __m128 sign = _mm_set1_ps(-0.0f), half = _mm_set1_ps(0.5f);
+  for (int b = 0; b < k / ML_QK; ++b) {
+    const float *xb = x + b * ML_QK;
+    __m128 v[8], m = _mm_setzero_ps();
+    for (int j = 0; j < 8; ++j) {
+      v[j] = _mm_loadu_ps(xb + 4 * j);
+      m = _mm_max_ps(m, _mm_andnot_ps(sign, v[j]));
+    }
+    m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
+    m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
+    const float amax = _mm_cvtss_f32(m);
+    int8_t *qb = out->q + b * ML_QK;
+    if (!(amax >= ML_QUANT_TINY)) {
+      out->d[b] = 0.0f;
+      std::memset(qb, 0, ML_QK);
+      continue;
+    }
+    out->d[b] = amax / 127.0f;
+    const __m128 id = _mm_set1_ps(127.0f / amax);
+    __m128i i32[8];
+    for (int j = 0; j < 8; ++j)
+      i32[j] = _mm_cvttps_epi32(_mm_add_ps(_mm_mul_ps(v[j], id), _mm_or_ps(_mm_and_ps(v[j], sign), half)));
+    const __m128i lo = _mm_set1_epi16(-127), hi = _mm_set1_epi16(127);
+    for (int j = 0; j < 8; j += 4) {
+      const __m128i a = _mm_min_epi16(_mm_max_epi16(_mm_packs_epi32(i32[j], i32[j + 1]), lo), hi);
+      const __m128i c = _mm_min_epi16(_mm_max_epi16(_mm_packs_epi32(i32[j + 2], i32[j + 3]), lo), hi);
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(qb + 4 * j), _mm_packs_epi16(a, c));
+    }
+  }
+  out->n = k;
+}
