@@ -54,7 +54,7 @@ set_tests_properties(cli PROPERTIES
 
 # The converter's own tests (tools/tests, Python only, the same in every build): in the scalar
 # preset only, to keep the preset matrix fast.
-if(ML_ISA STREQUAL "scalar")
+if(ML_ISA STREQUAL "scalar" AND NOT EMSCRIPTEN)  # not wasm-scalar: the same Python again
   add_test(NAME tools.python COMMAND ${ML_PYTHON} -m unittest discover -s tools/tests WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(tools.python PROPERTIES
     ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR}")
@@ -81,6 +81,12 @@ function(ml_guard_test name mode)
     set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED ${_fix})
   endif()
 endfunction()
+
+# The guard checks exactly the features the build's flags enable (simd/isa_table.h vs the
+# compiler's predefined macros).
+string(REPLACE ";" " " _ml_flags_str "${ISA_FLAGS}")
+add_test(NAME isa.flags_vs_guard COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/flags_test.py "${ISA_FEATURES}" --
+         ${CMAKE_CXX_COMPILER} ${CMAKE_CXX_COMPILER_ARG1} ${ISA_FLAGS})
 
 # Tests of one architecture family (guard tests under emulated CPUs, extra vector lengths, ...).
 ml_arch_family("${ISA_ARCH}" ML_FAMILY)
