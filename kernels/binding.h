@@ -84,6 +84,15 @@ ML_KERNEL_TABLE(ML_KERNEL_TRAIT)
 template <Isa ISA>
 struct KernelSet {
   static constexpr Isa isa = ISA;
+  // Generic access by kernel trait (kn_<kernel>), for code that iterates over kernels.
+  template <class Kn>
+  static constexpr ImplId impl_of() {
+    return resolve(Kn::provided(), ISA);
+  }
+  template <class Kn>
+  static constexpr typename Kn::fn *fn_of() {
+    return Kn::template pick<impl_of<Kn>()>();
+  }
 #define ML_MEMBER(k, mask)                                                         \
   static constexpr ImplId impl_##k = resolve(kn_##k::provided(), ISA);             \
   static constexpr ml_k_##k##_fn *k = kn_##k::template pick<impl_##k>();
