@@ -52,6 +52,13 @@ set_tests_properties(cli PROPERTIES
   ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR};ML_ISA=${ML_ISA};ML_THREADS=${ML_THREADS}"
   FIXTURES_REQUIRED "stories260K;random" SKIP_RETURN_CODE 77)
 
+# ml_bench runs (numbers are not checked: performance is measured, not tested): every kernel of
+# the table gets a row, decode runs at 1 and 2 threads.
+add_test(NAME bench.kernels COMMAND ml_bench kernels --seconds 0.001 --pool-mb 32 --tsv)
+set_tests_properties(bench.kernels PROPERTIES PASS_REGULAR_EXPRESSION "kernel\texp_f32\t")
+add_test(NAME bench.decode COMMAND ml_bench decode ${ML_MODELS_DIR}/random_gqa_q4_0.mlb -t 1,2 -n 4 --tsv)
+set_tests_properties(bench.decode PROPERTIES PASS_REGULAR_EXPRESSION "decode\t.*\t2\t" FIXTURES_REQUIRED random)
+
 # The converter's own tests (tools/tests, Python only, the same in every build): in the scalar
 # preset only, to keep the preset matrix fast.
 if(ML_ISA STREQUAL "scalar" AND NOT EMSCRIPTEN)  # not wasm-scalar: the same Python again
