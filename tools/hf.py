@@ -174,6 +174,9 @@ def find_model(path):
             raise HfError("cannot read %s: %s" % (index, e.strerror or e))
         files = []
         for fname in wm.values():
+            if not isinstance(fname, str) or not fname:
+                raise HfError("%s: not a safetensors index (weight_map value %r is not a file name)"
+                              % (index, fname))
             if os.path.basename(fname) != fname:
                 raise HfError("%s: shard name %r is not a file name in the folder" % (index, fname))
             p = os.path.join(folder, fname)
