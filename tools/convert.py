@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 """Convert a model checkpoint to an .mlb file (docs/mlb-format.md, docs/import.md).
 
-    convert.py INPUT OUTPUT [--wtype f32|q8_0|q4_0] [--max-seq N]
+    convert.py INPUT OUTPUT [--wtype f32|q8_0|q4_0] [--layout rows|panel16] [--max-seq N]
                [--tokenizer PATH | --no-tokenizer] [-v | -q]
+
+--layout panel16 writes .mlb layout 1 (quantized tensors in 16-row panels); it needs a
+quantized --wtype.
 
 Input formats (chosen from the input's kind and magic bytes):
   - llama2.c legacy checkpoint (karpathy/llama2.c export version 0: seven int32, then float32s)
@@ -207,24 +210,33 @@ def pad_hidden(name, arr, hidden, hidden_padded):
     return padded_cols() if base == "w2" else rows_then_zeros()
 
 
-def header_for(hparams, wtype, max_seq=None):
+def header_for(hparams, wtype, max_seq=None, layout=mlb.LAYOUT_ROWS):
     """The .mlb header for a reader's hparams, hidden_dim padded, max_seq replaced when given;
     validated (ShapeError names the first tensor the output type cannot store)."""
     h = mlb.Header(hparams["dim"], hparams["n_layers"], hparams["n_heads"], hparams["n_kv_heads"],
                    mlb.pad_to(hparams["hidden_dim"]), hparams["vocab"],
                    max_seq if max_seq else hparams["max_seq"],
                    hparams["rope_theta"], hparams["norm_eps"], wtype,
-                   hparams["shared_classifier"])
+                   hparams["shared_classifier"], layout)
     return h.validate()
 
 
-def _zero_block_rows(wtype, n, cols):
-    """n rows of zero blocks in .mlb's layout (what the quantizers give for zeros)."""
-    if wtype == mlb.Q8_0:
-        q = np.zeros((n, cols), np.int8)
-    else:
-        q = np.full((n, cols // 2), 0x88, np.uint8)
-    return q, np.zeros((n, cols // mlb.QK), np.float32)
+def resolve_types(wtype, layout):
+    """(wtype id, layout id) from names or ids; ShapeError (exit 2) for an unknown name or for
+    panel16 with f32, before any input is read."""
+    if isinstance(wtype, str):
+        if wtype not in mlb.WTYPES:
+            raise mlb.ShapeError("bad wtype %r (choose from %s)" % (wtype, ", ".join(mlb.WTYPES)))
+        wtype = mlb.WTYPES[wtype]
+    if isinstance(layout, str):
+        if layout not in mlb.LAYOUTS:
+            raise mlb.ShapeError("bad layout %r (choose from %s)"
+                                 % (layout, ", ".join(mlb.LAYOUTS)))
+        layout = mlb.LAYOUTS[layout]
+    if layout == mlb.LAYOUT_PANEL16 and wtype == mlb.F32:
+        raise mlb.ShapeError("--layout panel16 needs --wtype q8_0 or q4_0 (f32 weights are "
+                             "stored row-major only)")
+    return wtype, layout
 
 
 def prepare(name, data, spec, hidden, hidden_padded):
@@ -236,8 +248,8 @@ def prepare(name, data, spec, hidden, hidden_padded):
             chunks = data.quant_chunks()
             base = name.rsplit(".", 1)[-1]
             if base in ("w1", "w3") and hidden != hidden_padded:
-                chunks = _chain(chunks, [_zero_block_rows(spec.type, hidden_padded - hidden,
-                                                          spec.cols)])
+                chunks = _chain(chunks, [mlb.zero_block_rows(spec.type, hidden_padded - hidden,
+                                                             spec.cols)])
             elif base == "w2" and hidden != hidden_padded:  # cannot happen: K % 32 == 0
                 raise mlb.MlbError("internal: quantized %s with %d columns" % (data.name, hidden))
             return mlb.Prequantized(spec.type, chunks, data.describe())
@@ -251,10 +263,12 @@ def _chain(*iterables):
             yield x
 
 
-def write_mlb(reader, output, wtype, progress=None, prog=PROG, max_seq=None):
-    """Stream reader's tensors into `output` (atomically). progress: None/False/True."""
+def write_mlb(reader, output, wtype, progress=None, prog=PROG, max_seq=None,
+              layout=mlb.LAYOUT_ROWS):
+    """Stream reader's tensors into `output` (atomically) in layout `layout` (0 rows, 1 16-row
+    panels). progress: None/False/True."""
     hp = reader.hparams
-    header = header_for(hp, wtype, max_seq)
+    header = header_for(hp, wtype, max_seq, layout)
     plan = mlb.tensor_plan(header)
     pr = mlb.Progress(prog, mlb.file_size(header), len(plan), enabled=bool(progress))
     with mlb.MlbWriter(output, header, pr) as w:
@@ -329,15 +343,13 @@ def _same_file(a, b):
 
 
 def convert(input_path, output, wtype, progress=None, prog=PROG, max_seq=None, tokenizer=None,
-            quiet=False):
+            quiet=False, layout="rows"):
     """Convert a checkpoint. progress=None: on for inputs over ~50 MB. max_seq: replaces the
     input's context length. tokenizer: where to write the input's tokenizer (GGUF) as a llama2.c
     tokenizer.bin; None = beside the output (<output without .mlb>.tokenizer.bin) when the input
-    has one, False = never. quiet: no notes on stderr. Returns the .mlb header."""
-    if isinstance(wtype, str):
-        if wtype not in mlb.WTYPES:
-            raise mlb.ShapeError("bad wtype %r (choose from %s)" % (wtype, ", ".join(mlb.WTYPES)))
-        wtype = mlb.WTYPES[wtype]
+    has one, False = never. quiet: no notes on stderr. layout: "rows" (0) or "panel16" (1,
+    quantized wtype only). Returns the .mlb header."""
+    wtype, layout = resolve_types(wtype, layout)
     if max_seq is not None and not 1 <= max_seq < 1 << 32:
         raise mlb.ShapeError("--max-seq %d: must be in [1, 2^32)" % max_seq)
     reader = open_reader(input_path)
@@ -376,19 +388,20 @@ def convert(input_path, output, wtype, progress=None, prog=PROG, max_seq=None, t
             notes.append("max_seq %d (the input's context length is %d)"
                          % (max_seq, reader.hparams["max_seq"]))
         # the header first: a shape error must come before anything is written
-        header_for(reader.hparams, wtype, max_seq)
+        header_for(reader.hparams, wtype, max_seq, layout)
         if progress is None:
             progress = getattr(reader, "input_bytes", None) or os.path.getsize(input_path)
             progress = progress > PROGRESS_THRESHOLD
         if progress:
-            sys.stderr.write("%s: %s: %s -> %s\n" % (prog, input_path, reader.description,
-                                                     mlb.WTYPE_NAMES[wtype]))
+            sys.stderr.write("%s: %s: %s -> %s%s\n"
+                             % (prog, input_path, reader.description, mlb.WTYPE_NAMES[wtype],
+                                ", 16-row panels" if layout == mlb.LAYOUT_PANEL16 else ""))
         if not quiet:
             for n in notes:
                 sys.stderr.write("%s: note: %s\n" % (prog, n))
         if tok_bytes is not None:
             tok_tmp = _write_file_tmp(tok_path, tok_bytes)
-        header = write_mlb(reader, output, wtype, progress, prog, max_seq)
+        header = write_mlb(reader, output, wtype, progress, prog, max_seq, layout)
         if tok_tmp is not None:
             os.replace(tok_tmp, tok_path)
             tok_tmp = None
@@ -451,6 +464,9 @@ def main(argv=None):
     ap.add_argument("output", help="the .mlb file to write (replaced atomically)")
     ap.add_argument("--wtype", default="f32", type=str.lower, choices=list(mlb.WTYPES),
                     help="type of the embedding and matrices (default f32)")
+    ap.add_argument("--layout", default="rows", type=str.lower, choices=list(mlb.LAYOUTS),
+                    help="rows: row-major blocks (layout 0, default); panel16: quantized "
+                    "tensors in 16-row panels (layout 1, needs q8_0 or q4_0)")
     ap.add_argument("--max-seq", type=int, metavar="N",
                     help="store max_seq = N instead of the input's context length")
     t = ap.add_mutually_exclusive_group()
@@ -465,7 +481,8 @@ def main(argv=None):
     progress = True if args.verbose else (False if args.quiet else None)
     tok = False if args.no_tokenizer else args.tokenizer
     return run_cli(PROG, lambda: convert(args.input, args.output, args.wtype, progress,
-                                         max_seq=args.max_seq, tokenizer=tok, quiet=args.quiet))
+                                         max_seq=args.max_seq, tokenizer=tok, quiet=args.quiet,
+                                         layout=args.layout))
 
 
 if __name__ == "__main__":

@@ -2,14 +2,15 @@
 """Write a random-weight .mlb file of any Llama shape (docs/mlb-format.md).
 
     gen_random.py OUTPUT [--preset NAME] [--dim 256] [--hidden 768] [--layers 2] [--heads 8]
-                  [--kv-heads 4] [--vocab 512] [--seq 256] [--wtype f32|q8_0|q4_0] [--seed 0]
+                  [--kv-heads 4] [--vocab 512] [--seq 256] [--wtype f32|q8_0|q4_0]
+                  [--layout rows|panel16] [--seed 0]
                   [--shared-classifier | --no-shared-classifier] [--rope-theta 10000]
                   [--norm-eps 1e-5] [-v | -q]
 
 Deterministic: tensor i of the file is drawn from its own numpy Generator,
 PCG64(SeedSequence(seed).spawn(n)[i]), in fixed row chunks, as float32. The float weights
 depend only on the seed and the shape, never on --wtype, so the f32 file and the q8_0/q4_0
-files of one seed differ only by quantization. Matrices ~ N(0, 1/fan_in) (std 1/sqrt(cols)),
+files of one seed differ only by quantization (and --layout only by byte order). Matrices ~ N(0, 1/fan_in) (std 1/sqrt(cols)),
 norm weights ~ 1 + N(0, 0.05^2). hidden_dim is zero-padded to a multiple of 32 exactly as
 convert.py does (the padding is zeros, not random).
 """
@@ -99,19 +100,20 @@ class RandomReader:
         pass
 
 
-def generate(output, wtype="f32", seed=0, progress=None, **shape):
-    """Write a random .mlb; shape: keys of _KEYS (defaults: the "default" preset)."""
+def generate(output, wtype="f32", seed=0, progress=None, layout="rows", **shape):
+    """Write a random .mlb; shape: keys of _KEYS (defaults: the "default" preset); layout:
+    "rows" (0) or "panel16" (1, quantized wtype only)."""
     args = dict(zip(_KEYS, PRESETS["default"]))
     args.update(shape)
-    if isinstance(wtype, str):
-        wtype = mlb.WTYPES[wtype]
+    wtype, layout = convert.resolve_types(wtype, layout)
     reader = RandomReader(seed=seed, **args)
     if progress is None:
         progress = mlb.file_size(convert.header_for(reader.hparams, mlb.F32)) > \
             convert.PROGRESS_THRESHOLD
     if progress:
-        sys.stderr.write("%s: %s -> %s\n" % (PROG, reader.description, mlb.WTYPE_NAMES[wtype]))
-    return convert.write_mlb(reader, output, wtype, progress, PROG)
+        sys.stderr.write("%s: %s -> %s%s\n" % (PROG, reader.description, mlb.WTYPE_NAMES[wtype],
+                                               ", 16-row panels" if layout else ""))
+    return convert.write_mlb(reader, output, wtype, progress, PROG, layout=layout)
 
 
 def main(argv=None):
@@ -131,6 +133,9 @@ def main(argv=None):
     ap.add_argument("--no-shared-classifier", "--no-shared", dest="shared", action="store_false",
                     help="store a separate wcls")
     ap.add_argument("--wtype", default="f32", type=str.lower, choices=list(mlb.WTYPES))
+    ap.add_argument("--layout", default="rows", type=str.lower, choices=list(mlb.LAYOUTS),
+                    help="rows: row-major blocks (layout 0, default); panel16: quantized "
+                    "tensors in 16-row panels (layout 1, needs q8_0 or q4_0)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rope-theta", type=float, default=10000.0)
     ap.add_argument("--norm-eps", type=float, default=1e-5)
@@ -144,8 +149,8 @@ def main(argv=None):
             shape[k] = getattr(a, k)
     progress = True if a.verbose else (False if a.quiet else None)
     return convert.run_cli(PROG, lambda: generate(a.output, a.wtype, a.seed, progress,
-                                                  rope_theta=a.rope_theta, norm_eps=a.norm_eps,
-                                                  **shape))
+                                                  layout=a.layout, rope_theta=a.rope_theta,
+                                                  norm_eps=a.norm_eps, **shape))
 
 
 if __name__ == "__main__":

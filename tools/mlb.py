@@ -7,10 +7,13 @@ Shared by tools/convert.py, tools/gen_random.py and tools/tests. Standard librar
 - `tensor_plan(header)`: the tensors of a file, in file order, with shapes and types.
 - `quantize_q8_0`, `quantize_q4_0` (+ `dequantize_*`): bit-exact twins of
   kernels/scalar/quantize.cc, vectorised over blocks, all arithmetic in IEEE float32.
+- `pack_panels` / `unpack_panels`: row-major blocks (layout 0) <-> 16-row panels (layout 1).
 - `MlbWriter`: streams a file tensor by tensor (a tensor may arrive as row chunks, or as
   `Prequantized` blocks copied without re-quantizing) into a temporary file next to the output
-  and renames it into place only when complete.
-- `MlbFile` / `read_mlb`: validates a file and exposes every array as a numpy memmap view.
+  and renames it into place only when complete. Tensors arrive row-major in either layout; with
+  layout 1 the writer packs them into panels 16 rows at a time.
+- `MlbFile` / `read_mlb`: validates a file and exposes every array as a numpy memmap view;
+  `Tensor.unpack()` gives a quantized tensor's row-major (layout 0) q and d in either layout.
 
 Errors meant for a user are `MlbError` (one line, no traceback needed); `ShapeError` is the
 subclass for "this model cannot be stored with this type" (CLI exit code 2).
@@ -33,6 +36,11 @@ QK = 32  # elements per quantization block
 F32, Q4_0, Q8_0 = 0, 2, 8  # GGML's type ids
 WTYPES = {"f32": F32, "q8_0": Q8_0, "q4_0": Q4_0}
 WTYPE_NAMES = {v: k for k, v in WTYPES.items()}
+
+LAYOUT_ROWS, LAYOUT_PANEL16 = 0, 1  # header field `layout`
+LAYOUTS = {"rows": LAYOUT_ROWS, "panel16": LAYOUT_PANEL16}
+LAYOUT_NAMES = {v: k for k, v in LAYOUTS.items()}
+PANEL = 16  # rows per panel (layout 1)
 
 # magic, version, dim, n_layers, n_heads, n_kv_heads, hidden_dim, vocab, max_seq,
 # rope_theta, norm_eps, wtype, shared_classifier, layout; then 200 reserved zero bytes.
@@ -110,8 +118,11 @@ class Header:
             raise MlbError("wtype = %r: must be 0 (f32), 8 (q8_0) or 2 (q4_0)" % (self.wtype,))
         if self.shared_classifier not in (0, 1):
             raise MlbError("shared_classifier = %r: must be 0 or 1" % (self.shared_classifier,))
-        if self.layout != 0:
-            raise MlbError("layout = %r: only layout 0 (row-major blocks) is known" % (self.layout,))
+        if self.layout not in LAYOUT_NAMES:
+            raise MlbError("layout = %r: must be 0 (row-major blocks) or 1 (16-row panels)"
+                           % (self.layout,))
+        if self.layout == LAYOUT_PANEL16 and self.wtype == F32:
+            raise ShapeError("layout 1 (panel16) needs a quantized wtype (q8_0 or q4_0), not f32")
         for f in ("rope_theta", "norm_eps"):
             v = getattr(self, f)
             with np.errstate(over="ignore"):
@@ -158,12 +169,24 @@ class Header:
 # ------------------------------------------------------------------------------ tensor plan
 
 class TensorSpec:
-    """One tensor of the file: name ("tok_emb", "layers.3.wq", ...), base name, layer, shape, type."""
-    __slots__ = ("name", "base", "layer", "shape", "type")
+    """One tensor of the file: name ("tok_emb", "layers.3.wq", ...), base name, layer, shape,
+    type, and the file's layout (0 rows, 1 panels; F32 tensors are row-major in both)."""
+    __slots__ = ("name", "base", "layer", "shape", "type", "layout")
 
-    def __init__(self, base, layer, shape, type_):
+    def __init__(self, base, layer, shape, type_, layout=LAYOUT_ROWS):
         self.base, self.layer, self.shape, self.type = base, layer, tuple(shape), type_
+        self.layout = layout
         self.name = base if layer is None else "layers.%d.%s" % (layer, base)
+
+    @property
+    def paneled(self):
+        """True when the tensor is stored in 16-row panels (layout 1, quantized)."""
+        return self.layout == LAYOUT_PANEL16 and self.type != F32
+
+    @property
+    def panels(self):
+        """P = ceil(rows / 16) (layout 1)."""
+        return -(-self.rows // PANEL)
 
     @property
     def rows(self):
@@ -178,11 +201,19 @@ class TensorSpec:
         return self.base if self.layer is None else "%s (layer %d)" % (self.base, self.layer)
 
     def arrays(self):
-        """[(array name, numpy dtype, shape, nbytes)] in file order."""
+        """[(array name, numpy dtype, shape, nbytes)] in file order. Layout 1 (paneled) shapes:
+        q (P, nb, 8, 16, 4) int8 for Q8_0 / (P, nb, 4, 16, 4) uint8 for Q4_0, d (P, nb, 16):
+        [panel, block, 4-byte unit, row in panel, byte] and [panel, block, row in panel]."""
         r, c = self.rows, self.cols
         if self.type == F32:
             return [("data", _F32, self.shape, r * c * 4)]
         nb = c // QK
+        if self.paneled:
+            P = self.panels
+            units = panel_units(self.type)
+            q = ("q", np.dtype("i1") if self.type == Q8_0 else np.dtype("u1"),
+                 (P, nb, units, PANEL, 4), P * nb * units * PANEL * 4)
+            return [q, ("d", _F32, (P, nb, PANEL), P * nb * PANEL * 4)]
         if self.type == Q8_0:
             q = ("q", np.dtype("i1"), (r, c), r * c)
         else:
@@ -201,18 +232,18 @@ LAYER_TENSORS = ("attn_norm", "wq", "wk", "wv", "wo", "ffn_norm", "w1", "w2", "w
 
 def tensor_plan(h):
     """Every tensor of a file with header h, in file order."""
-    D, H, KV, wt = h.dim, h.hidden_dim, h.kv_dim, h.wtype
+    D, H, KV, wt, lay = h.dim, h.hidden_dim, h.kv_dim, h.wtype, h.layout
     shapes = {"attn_norm": ((D,), F32), "wq": ((D, D), wt), "wk": ((KV, D), wt),
               "wv": ((KV, D), wt), "wo": ((D, D), wt), "ffn_norm": ((D,), F32),
               "w1": ((H, D), wt), "w2": ((D, H), wt), "w3": ((H, D), wt)}
-    plan = [TensorSpec("tok_emb", None, (h.vocab, D), wt)]
+    plan = [TensorSpec("tok_emb", None, (h.vocab, D), wt, lay)]
     for layer in range(h.n_layers):
         for base in LAYER_TENSORS:
             shape, t = shapes[base]
-            plan.append(TensorSpec(base, layer, shape, t))
-    plan.append(TensorSpec("final_norm", None, (D,), F32))
+            plan.append(TensorSpec(base, layer, shape, t, lay))
+    plan.append(TensorSpec("final_norm", None, (D,), F32, lay))
     if not h.shared_classifier:
-        plan.append(TensorSpec("wcls", None, (h.vocab, D), wt))
+        plan.append(TensorSpec("wcls", None, (h.vocab, D), wt, lay))
     return plan
 
 
@@ -325,6 +356,62 @@ def dequantize_q4_0(q, d):
 QUANTIZERS = {Q8_0: quantize_q8_0, Q4_0: quantize_q4_0}
 
 
+# ------------------------------------------------------------------ layout 1: 16-row panels
+#
+# docs/mlb-format.md, "Layout 1". Panel p holds rows 16p..16p+15; within it, block b is a run of
+# 64-byte units, each holding the same 4 quant bytes of the 16 rows (4 bytes per row):
+#   Q8_0: 8 units; unit k, row i, byte t = quant of column 32b + 4k + t
+#   Q4_0: 4 units; unit j, row i, byte t = nibbles of columns 32b + 4j + t (low), + 16 (high),
+#         i.e. byte 4j + t of the row's layout-0 block, so both types are the same transpose of
+#         the row's block bytes taken 4 at a time;
+# and the 16 scales of block b of the panel are consecutive in d.
+
+def panel_units(type_):
+    """64-byte units per block of a panel: the block's quant bytes per row / 4."""
+    return (QK if type_ == Q8_0 else QK // 2) // 4
+
+
+def zero_block_rows(type_, n, cols):
+    """n rows of zero blocks in row-major (layout 0) form: q 0 (Q8_0) / every nibble 8 (Q4_0),
+    d +0 -- what the quantizers give for zeros, and the padding rows of a layout-1 panel."""
+    if type_ == Q8_0:
+        q = np.zeros((n, cols), np.int8)
+    else:
+        q = np.full((n, cols // 2), 0x88, np.uint8)
+    return q, np.zeros((n, cols // QK), np.float32)
+
+
+def pack_panels(q, d, type_):
+    """Row-major blocks of n rows (q int8 (n, cols) for Q8_0 / uint8 (n, cols/2) for Q4_0,
+    d float32 (n, cols/32)) -> layout-1 arrays of P = ceil(n/16) panels: q (P, nb, units, 16, 4),
+    d (P, nb, 16), C-contiguous (their bytes are the file's bytes). Rows past n in the last panel
+    are zero blocks (Q8 quants 0, Q4 nibbles 8, scales +0)."""
+    q, d = np.asarray(q), np.asarray(d, dtype=_F32)
+    n, nb = d.shape
+    units = panel_units(type_)
+    if q.shape != (n, nb * units * 4):
+        raise ValueError("q of shape %s does not fit d of shape %s" % (q.shape, d.shape))
+    extra = -n % PANEL
+    if extra:
+        zq, zd = zero_block_rows(type_, extra, nb * QK)
+        q = np.concatenate([q, zq.view(q.dtype)])
+        d = np.concatenate([d, zd])
+    P = (n + extra) // PANEL
+    qp = q.reshape(P, PANEL, nb, units, 4).transpose(0, 2, 3, 1, 4)
+    dp = d.reshape(P, PANEL, nb).transpose(0, 2, 1)
+    return np.ascontiguousarray(qp), np.ascontiguousarray(dp)
+
+
+def unpack_panels(qp, dp, rows):
+    """Inverse of pack_panels: layout-1 arrays (q (P, nb, units, 16, 4), d (P, nb, 16)) -> the
+    row-major q and d of the first `rows` rows (new arrays; the padding rows are dropped)."""
+    qp, dp = np.asarray(qp), np.asarray(dp)
+    P, nb, units = qp.shape[:3]
+    q = qp.transpose(0, 3, 1, 2, 4).reshape(P * PANEL, nb * units * 4)[:rows]
+    d = dp.transpose(0, 2, 1).reshape(P * PANEL, nb)[:rows]
+    return np.ascontiguousarray(q), np.ascontiguousarray(d)
+
+
 # ---------------------------------------------------------------------------------- writer
 
 CHUNK_ELEMENTS = 1 << 20  # rows are processed in chunks of about this many elements
@@ -394,8 +481,9 @@ class Prequantized:
     """Tensor data already quantized in the .mlb layout, written as it is (no re-quantizing).
 
     `type`: Q8_0 or Q4_0; `chunks`: iterable of (q, d) row chunks, q int8 (n, cols) for Q8_0 or
-    uint8 (n, cols/2) for Q4_0 (the file's byte order), d float32 (n, cols/32); `source`: where
-    the data comes from, for messages."""
+    uint8 (n, cols/2) for Q4_0 (layout 0's row-major byte order, whatever the file's layout: the
+    writer packs panels for layout 1), d float32 (n, cols/32); `source`: where the data comes
+    from, for messages."""
 
     def __init__(self, type_, chunks, source=""):
         self.type, self.chunks, self.source = type_, chunks, source
@@ -521,71 +609,105 @@ class MlbWriter:
 
     def write_tensor(self, name, data):
         """Write the next tensor: float32-convertible data (array or row chunks) that is
-        quantized here, or a Prequantized object whose blocks are copied as they are."""
+        quantized here, or a Prequantized object whose blocks are copied as they are. Either
+        comes row-major; in a layout-1 file the quantized rows are packed into 16-row panels
+        (buffering at most 15 rows between chunks; the last panel is padded)."""
         spec = self.next_spec()
         if spec is None:
             raise MlbError("internal: extra tensor %s after the last one" % name)
         if name != spec.name:
             raise MlbError("internal: expected tensor %s, got %s" % (spec.name, name))
         if isinstance(data, Prequantized):
-            return self._write_prequantized(spec, data)
+            chunks = self._prequantized_chunks(spec, data)
+        else:
+            chunks = self._float_chunks(spec, data)
+            if spec.type == F32:
+                for chunk in chunks:
+                    self._write(chunk)
+                    self._progress(spec)
+                return self._finish_tensor(spec, [])
+            chunks = (QUANTIZERS[spec.type](c) for c in chunks)
+        if spec.paneled:
+            self._write_panels(spec, chunks)
+        else:
+            ds = []
+            for q, d in chunks:
+                self._write(np.ascontiguousarray(q))
+                ds.append(d)
+                self._progress(spec)
+            self._finish_tensor(spec, ds)
+
+    def _progress(self, spec):
+        if self.progress:
+            self.progress.update(self.index, spec, self.pos, False)
+
+    def _count_rows(self, spec, rows, n, first):
+        """Running row count after a chunk of n rows; aligns the file before the first one."""
+        rows += n
+        if rows > spec.rows:
+            raise MlbError("tensor %s: more than %d rows" % (spec.describe(), spec.rows))
+        if first:
+            self._align()
+        return rows
+
+    def _end_rows(self, spec, rows):
+        if rows != spec.rows:
+            raise MlbError("tensor %s: got %d rows, expected %d" % (spec.describe(), rows, spec.rows))
+
+    def _float_chunks(self, spec, data):
+        """Checked float32 row chunks of the data for `spec`."""
         rows = 0
-        ds = []
-        first = True
         for chunk in iter_chunks(data, spec):
             if chunk.ndim != 2 or chunk.shape[1] != spec.cols:
                 raise MlbError("tensor %s: chunk of shape %s does not fit shape %s"
                                % (spec.describe(), chunk.shape, spec.shape))
-            rows += chunk.shape[0]
-            if rows > spec.rows:
-                raise MlbError("tensor %s: more than %d rows" % (spec.describe(), spec.rows))
             chunk = np.ascontiguousarray(chunk, dtype=_F32)
             if not np.isfinite(chunk).all():
                 raise MlbError("tensor %s contains NaN or infinite values" % spec.describe())
-            if first:
-                self._align()
-                first = False
-            if spec.type == F32:
-                self._write(chunk)
-            else:
-                q, d = QUANTIZERS[spec.type](chunk)
-                self._write(np.ascontiguousarray(q))
-                ds.append(d)
-            if self.progress:
-                self.progress.update(self.index, spec, self.pos, False)
-        if rows != spec.rows:
-            raise MlbError("tensor %s: got %d rows, expected %d" % (spec.describe(), rows, spec.rows))
-        self._finish_tensor(spec, ds)
+            rows = self._count_rows(spec, rows, chunk.shape[0], rows == 0)
+            yield chunk
+        self._end_rows(spec, rows)
 
-    def _write_prequantized(self, spec, data):
+    def _prequantized_chunks(self, spec, data):
+        """Checked row-major (q, d) chunks of Prequantized data for `spec`."""
         if data.type != spec.type or spec.type == F32:
             raise MlbError("internal: tensor %s is %s, the data is quantized as %s"
                            % (spec.describe(), WTYPE_NAMES[spec.type],
                               WTYPE_NAMES.get(data.type, data.type)))
         qcols = spec.cols if spec.type == Q8_0 else spec.cols // 2
         qdtype = np.dtype("i1") if spec.type == Q8_0 else np.dtype("u1")
-        rows, ds, first = 0, [], True
+        rows = 0
         for q, d in data.chunks:
             q, d = np.asarray(q), np.asarray(d)
             if q.ndim != 2 or q.shape[1] != qcols or d.shape != (q.shape[0], spec.cols // QK):
                 raise MlbError("tensor %s: quantized chunk of shapes %s, %s does not fit shape %s"
                                % (spec.describe(), q.shape, d.shape, spec.shape))
-            rows += q.shape[0]
-            if rows > spec.rows:
-                raise MlbError("tensor %s: more than %d rows" % (spec.describe(), spec.rows))
             d = np.ascontiguousarray(d, dtype=_F32)
             if not np.isfinite(d).all():
                 raise MlbError("tensor %s: %sa block scale is NaN or infinite"
                                % (spec.describe(), data.source + ": " if data.source else ""))
-            if first:
-                self._align()
-                first = False
-            self._write(np.ascontiguousarray(q.view(qdtype)))
-            ds.append(d)
-            if self.progress:
-                self.progress.update(self.index, spec, self.pos, False)
-        if rows != spec.rows:
-            raise MlbError("tensor %s: got %d rows, expected %d" % (spec.describe(), rows, spec.rows))
+            rows = self._count_rows(spec, rows, q.shape[0], rows == 0)
+            yield q.view(qdtype), d
+        self._end_rows(spec, rows)
+
+    def _write_panels(self, spec, chunks):
+        """Row-major (q, d) chunks -> whole panels; the < 16 rows left after a chunk wait for the
+        next one, the last panel is padded with zero-block rows."""
+        ds, carry = [], None
+        for q, d in chunks:
+            if carry is not None:
+                q, d = np.concatenate([carry[0], q]), np.concatenate([carry[1], d])
+            full = q.shape[0] // PANEL * PANEL
+            if full:
+                qp, dp = pack_panels(q[:full], d[:full], spec.type)
+                self._write(qp)
+                ds.append(dp)
+            carry = (q[full:].copy(), d[full:].copy()) if full < q.shape[0] else None
+            self._progress(spec)
+        if carry is not None:
+            qp, dp = pack_panels(carry[0], carry[1], spec.type)
+            self._write(qp)
+            ds.append(dp)
         self._finish_tensor(spec, ds)
 
     def _finish_tensor(self, spec, ds):
@@ -606,7 +728,9 @@ class MlbWriter:
 # ---------------------------------------------------------------------------------- reader
 
 class Tensor:
-    """A tensor of an open file: spec plus memmap views (`data` for F32, `q` and `d` otherwise)."""
+    """A tensor of an open file: spec plus memmap views (`data` for F32, `q` and `d` otherwise,
+    in the file's layout: shapes as in TensorSpec.arrays()). `unpack()` gives row-major q and d
+    in either layout, `dequantize()` the float32 values."""
 
     def __init__(self, spec, arrays, offsets):
         self.spec = spec
@@ -619,16 +743,46 @@ class Tensor:
         except KeyError:
             raise AttributeError(k)
 
+    def unpack(self):
+        """(q, d) of a quantized tensor in layout 0's row-major form -- q int8 (rows, cols) for
+        Q8_0 / uint8 (rows, cols/2) for Q4_0, d float32 (rows, cols/32) -- whatever the file's
+        layout: the memmap views for layout 0, new arrays without the padding rows for layout 1."""
+        if self.spec.type == F32:
+            raise ValueError("tensor %s is f32, not quantized" % self.spec.name)
+        q, d = self.arrays["q"], self.arrays["d"]
+        if self.spec.paneled:
+            return unpack_panels(q, d, self.spec.rows)
+        return q, d
+
     def dequantize(self):
         t = self.spec.type
         if t == F32:
             return np.array(self.arrays["data"], dtype=np.float32)
         f = dequantize_q8_0 if t == Q8_0 else dequantize_q4_0
-        return f(self.arrays["q"], self.arrays["d"]).reshape(self.spec.shape)
+        return f(*self.unpack()).reshape(self.spec.shape)
+
+    def check_panel_padding(self):
+        """MlbError unless the padding rows of a layout-1 tensor's last panel are zero blocks
+        (Q8 quants 0, Q4 nibbles 8, scales 0)."""
+        spec = self.spec
+        if not spec.paneled:
+            return
+        real = spec.rows - (spec.panels - 1) * PANEL  # rows of the last panel that are real
+        if real == PANEL:
+            return
+        fill = 0 if spec.type == Q8_0 else 0x88
+        if (self.arrays["q"][-1, :, :, real:, :].view(np.uint8) != fill).any():
+            raise MlbError("tensor %s: padding rows %d..%d of the last panel have quants that are "
+                           "not %s" % (spec.name, spec.rows, spec.panels * PANEL - 1,
+                                       "0" if spec.type == Q8_0 else "nibble 8"))
+        if self.arrays["d"][-1, :, real:].any():  # +0 as written; -0 is accepted as 0
+            raise MlbError("tensor %s: padding rows %d..%d of the last panel have non-zero scales"
+                           % (spec.name, spec.rows, spec.panels * PANEL - 1))
 
 
 class MlbFile:
-    """Open and validate an .mlb file: magic, header rules, exact size, zero padding.
+    """Open and validate an .mlb file: magic, header rules, exact size, zero padding (pad bytes
+    between arrays and, in layout 1, the padding rows of each last panel).
 
     `header` is a Header, `tensors` maps tensor names to Tensor objects in file order,
     `layout` lists (spec, arrays) as in layout()."""
@@ -661,7 +815,9 @@ class MlbFile:
                 views[name] = self._mm[off:off + nbytes].view(dt).reshape(shape)
                 offs[name] = off
                 prev_end = off + nbytes
-            self.tensors[spec.name] = Tensor(spec, views, offs)
+            t = self.tensors[spec.name] = Tensor(spec, views, offs)
+            if check_padding:
+                t.check_panel_padding()
 
     def __getitem__(self, name):
         return self.tensors[name]
