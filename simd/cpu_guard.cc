@@ -73,12 +73,24 @@ bool has(const char *f) {
 #elif defined(ML_GUARD_AUXV)
 bool has(const char *f) {
   const unsigned long hw = getauxval(AT_HWCAP);
+#if defined(__aarch64__) || defined(__arm__)
+  // Feature words are the kernel's /proc/cpuinfo names; bits from Linux's uapi <asm/hwcap.h>
+  // (arch/arm64, arch/arm); word 1 = AT_HWCAP, word 2 = AT_HWCAP2.
+  struct Bit { const char *name; int word; int bit; };
 #if defined(__aarch64__)
-  if (!std::strcmp(f, "ASIMD")) return hw & (1ul << 1);
-  if (!std::strcmp(f, "ASIMDDP")) return hw & (1ul << 20);
-  if (!std::strcmp(f, "SVE")) return hw & (1ul << 22);
-#elif defined(__arm__)
-  if (!std::strcmp(f, "NEON")) return hw & (1ul << 12);
+  static const Bit bits[] = {
+      {"FP", 1, 0},       {"ASIMD", 1, 1},     {"CRC32", 1, 7},    {"ATOMICS", 1, 8}, {"FPHP", 1, 9},
+      {"ASIMDHP", 1, 10}, {"ASIMDRDM", 1, 12}, {"ASIMDDP", 1, 20}, {"SVE", 1, 22},    {"SVE2", 2, 1},
+      {"I8MM", 2, 13},    {"BF16", 2, 14},
+  };
+#else
+  static const Bit bits[] = {
+      {"VFP", 1, 6},   {"NEON", 1, 12},  {"VFPv3", 1, 13}, {"VFPv4", 1, 16},
+      {"IDIVA", 1, 17}, {"VFPD32", 1, 19},
+  };
+#endif
+  for (const Bit &b : bits)
+    if (!std::strcmp(b.name, f)) return ((b.word == 1 ? hw : getauxval(AT_HWCAP2)) >> b.bit) & 1ul;
 #elif defined(__riscv)
   if (!std::strcmp(f, "V")) return hw & (1ul << ('V' - 'A'));
 #endif

@@ -14,6 +14,11 @@
 //   features  what the CPU guard checks before any ISA-compiled code runs: every feature the flags
 //             enable (a test compares this list with the compiler's predefined macros)
 //
+// ARM: the features are Linux's HWCAP names (/proc/cpuinfo). -march=armv8.2-a brings ARMv8.1's LSE
+// atomics (ATOMICS: GCC inlines them for std::atomic), RDM and CRC32; +sve brings FP16 (FPHP,
+// ASIMDHP). sve's flags include +dotprod because the sve build also compiles its parent's set
+// (neon_dotprod): an SVE CPU without dotprod (Fujitsu A64FX) is refused and runs the neon build.
+//
 // X(arg, name, parent, impl, arch, hwy, flags, features)
 #define ML_ISA_TABLE(X, arg) \
   X(arg, scalar,       scalar,       scalar,       any,     "",       "",                                                                                   "") \
@@ -24,8 +29,8 @@
   X(arg, avx512vnni,   avxvnni,      avx512vnni,   x86_64,  "AVX3",   "-mavx2 -mfma -mbmi -mbmi2 -mf16c -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni", "SSE2 SSE3 SSSE3 SSE4.1 SSE4.2 POPCNT AVX AVX2 FMA BMI1 BMI2 F16C AVX512F AVX512BW AVX512DQ AVX512VL AVX512-VNNI") \
   X(arg, neon_v7,      scalar,       neon,         armv7,   "NEON",   "-march=armv7-a -mfpu=neon -mfloat-abi=hard",                                         "NEON") \
   X(arg, neon,         scalar,       neon,         aarch64, "NEON",   "-march=armv8-a",                                                                     "ASIMD") \
-  X(arg, neon_dotprod, neon,         neon_dotprod, aarch64, "NEON",   "-march=armv8.2-a+dotprod",                                                           "ASIMD ASIMDDP") \
-  X(arg, sve,          neon_dotprod, sve,          aarch64, "SVE",    "-march=armv8.2-a+dotprod+sve",                                                       "ASIMD ASIMDDP SVE") \
+  X(arg, neon_dotprod, neon,         neon_dotprod, aarch64, "NEON",   "-march=armv8.2-a+dotprod",                                                           "ASIMD CRC32 ATOMICS ASIMDRDM ASIMDDP") \
+  X(arg, sve,          neon_dotprod, sve,          aarch64, "SVE",    "-march=armv8.2-a+dotprod+sve",                                                       "ASIMD CRC32 ATOMICS ASIMDRDM ASIMDDP FPHP ASIMDHP SVE") \
   X(arg, wasm_simd128, scalar,       wasm_simd128, wasm32,  "WASM",   "-msimd128",                                                                          "") \
   X(arg, rv64,         scalar,       rv64,         riscv64, "",       "-march=rv64gc",                                                                      "") \
   X(arg, rvv,          rv64,         rvv,          riscv64, "",       "-march=rv64gcv",                                                                     "V")

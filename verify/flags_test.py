@@ -21,6 +21,8 @@ MACROS = {  # predefined macro -> feature word (simd/cpu_guard.cc's names)
     "__AVX512VNNI__": "AVX512-VNNI", "__AVX512CD__": "AVX512CD", "__LZCNT__": "LZCNT", "__AES__": "AES",
     "__PCLMUL__": "PCLMUL", "__SHA__": "SHA", "__MOVBE__": "MOVBE", "__AVX512VBMI__": "AVX512VBMI",
     "__ARM_FEATURE_DOTPROD": "ASIMDDP", "__ARM_FEATURE_SVE": "SVE", "__ARM_FEATURE_SVE2": "SVE2",
+    "__ARM_FEATURE_CRC32": "CRC32", "__ARM_FEATURE_ATOMICS": "ATOMICS", "__ARM_FEATURE_QRDMX": "ASIMDRDM",
+    "__ARM_FEATURE_FP16_SCALAR_ARITHMETIC": "FPHP", "__ARM_FEATURE_FP16_VECTOR_ARITHMETIC": "ASIMDHP",
     "__ARM_FEATURE_MATMUL_INT8": "I8MM", "__riscv_vector": "V",
 }
 BASELINE = {"SSE2"}  # x86-64 v1: every x86-64 CPU has it
