@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/kernels.h"
+#include "kernels/scalar/sum4.h"
 #include "simd/exp.h"
 #include "simd/hwy.h"
 
@@ -32,6 +33,14 @@ extern "C" void ml_k_softmax_hwy(float *x, int n) {
     hn::Store(hn::MlExp(d, hn::Sub(hn::Load(d, buf), mv)), d, buf);
     std::memcpy(x + nv, buf, tail * sizeof(float));
   }
+#if HWY_ARCH_ARM_V7
+  // ARMv7 NEON flushes denormal e_i to zero and has no IEEE division (Highway's Div there is a
+  // reciprocal estimate + Newton steps): sum and divide with VFP, which is IEEE.
+  ml::Sum4 sum;
+  for (int j = 0; j < n; ++j) sum.add(j, x[j]);
+  const float total = sum.total();
+  for (int j = 0; j < n; ++j) x[j] /= total;
+#else
   const MlD4 d4;
   auto acc = Zero(d4);
   size_t j4 = 0;
@@ -41,6 +50,7 @@ extern "C" void ml_k_softmax_hwy(float *x, int n) {
   const auto inv = hn::Set(d, total);
   for (size_t j = 0; j < nv; j += N) hn::StoreU(hn::Div(hn::LoadU(d, x + j), inv), d, x + j);
   for (size_t j = nv; j < size_t(n); ++j) x[j] /= total;
+#endif
 }
 
 }  // namespace HWY_NAMESPACE
