@@ -10,8 +10,8 @@
 // 2. verify.html: the summary reports every check passed, the module the browser should pick
 //    (--expect) was loaded, every kernel binding and the three end-to-end models have passing rows.
 //    verify.html?tol_scale=1e-9 (a deliberately wrong tolerance) must report failures.
-// 3. demo.html: 64 new tokens, seeded sampling (Q8_0), greedy (Q4_0), and an F32 .mlb + tokenizer
-//    picked through the file inputs: each text equals the native scalar build's (--ml-run) stdout
+// 3. demo.html: 64 new tokens, seeded sampling (Q8_0), greedy (Q4_0), and a .mlb + tokenizer
+//    picked through the file inputs (Q8_0, another prompt and seed): each text equals the native scalar build's (--ml-run) stdout
 //    for the same model, prompt, steps, temperature, top-p and seed.
 // 4. --scalar-too (the simd128 folder also serves the scalar build): verify.html?module=scalar
 //    passes, and a browser without WebAssembly SIMD (simulated: WebAssembly.validate rejects the
@@ -207,7 +207,9 @@ async function main() {
     const prompt = 'Once upon a time';
     await checkDemo(page, server.base, '', {model: 'stories260K_q8_0.mlb', prompt, temp: 0.9, topp: 0.9, seed: 42}, args.expect);
     await checkDemo(page, server.base, '', {model: 'stories260K_q4_0.mlb', prompt: 'Lily and Ben', temp: 0, topp: 0.9, seed: 1}, args.expect);
-    await checkDemo(page, server.base, '', {model: 'stories260K_f32.mlb', prompt, temp: 1.0, topp: 0.95, seed: 7, files: true}, args.expect);
+    // (Quantized models: every kernel they use is bit-identical across builds. An F32 model's
+    // matvec_f32 may reassociate in SIMD builds, so its sampled text is not promised to match.)
+    await checkDemo(page, server.base, '', {model: 'stories260K_q8_0.mlb', prompt: 'The cat', temp: 1.0, topp: 0.95, seed: 7, files: true}, args.expect);
     // The screenshot shows the seeded Q8_0 run.
     await checkDemo(page, server.base, '', {model: 'stories260K_q8_0.mlb', prompt, temp: 0.9, topp: 0.9, seed: 42}, args.expect);
     await page.screenshot({path: path.join(args.out, 'screenshot_demo.png'), fullPage: true});
