@@ -5,7 +5,8 @@
 //
 // Shared contract (each family's file states its own on top):
 //  - matvec kernels compute rows [r0, r1) of y = W·x and write y[r] for exactly those rows, so
-//    the caller can split rows across threads; W and x are read, never written.
+//    the caller can split rows across threads; W and x are read, never written. Every quantized
+//    kernel accepts both layouts; with layout 1, r0 is a multiple of 16 and r1 is one or rows.
 //  - Quantized arrays (ml_qtensor q/d, ml_qact q/d) start 64-byte aligned in models and the arena,
 //    but kernels must not depend on it for correctness: the tests also run them on unaligned
 //    buffers. Kernels read only inside their arrays (tests put a guard page right after every
@@ -39,17 +40,26 @@ enum { ML_QK = 32 };  // elements per quantization block
 
 typedef enum ml_type { ML_TYPE_F32 = 0, ML_TYPE_Q4_0 = 2, ML_TYPE_Q8_0 = 8 } ml_type;
 
+typedef enum ml_layout {
+  ML_LAYOUT_ROWS = 0,    // row-major blocks
+  ML_LAYOUT_PANEL16 = 1  // 16-row panels: 64-byte units of 4 weights × 16 rows (docs/mlb-format.md)
+} ml_layout;
+enum { ML_PANEL_ROWS = 16 };
+
 typedef struct ml_qtensor {
   const void *q;    // F32: rows*cols floats; Q8_0: rows*cols int8; Q4_0: rows*cols/2 bytes
+                    // (layout 1: rows rounded up to a multiple of 16)
   const float *d;   // block scales, rows*(cols/32); NULL for F32
   int rows, cols;   // cols is the K dimension
   uint8_t type;     // ml_type
-  uint8_t layout;   // 0 = row-major blocks (docs/mlb-format.md)
+  uint8_t layout;   // ml_layout (docs/mlb-format.md); F32 tensors are always layout 0
 } ml_qtensor;
 
 typedef struct ml_qact {  // a Q8_0-quantized activation vector of n elements (n % 32 == 0)
-  int8_t *q;
-  float *d;
+  int8_t *q;   // n quants
+  float *d;    // n/32 scales
+  int32_t *s;  // n/32 exact block sums Σ q (quantize_q8 fills them; VNNI-style kernels use them to
+               // undo an unsigned offset: Σ (w + 128)·x − 128·Σ x = Σ w·x)
   int n;
 } ml_qact;
 
@@ -70,8 +80,13 @@ typedef void ml_k_exp_f32_fn(float *y, const float *x, int n);  // y = exp(x); t
 // Reference quantizers for whole rows (used by the runtime for weights-at-load checks, by the
 // tests, and as the bit-exact twin of tools/mlb.py). q/d sized as in ml_qtensor.
 void ml_quantize_row_q8_0(int8_t *q, float *d, const float *x, int k);
+void ml_block_sums_q8(int32_t *s, const int8_t *q, int k);  // s[b] = Σ q[32b .. 32b+31]
 void ml_quantize_row_q4_0(uint8_t *q, float *d, const float *x, int k);
-void ml_dequantize_row(float *out, const ml_qtensor *W, int row);
+void ml_dequantize_row(float *out, const ml_qtensor *W, int row);  // either layout
+
+// Layout 1 packing (docs/mlb-format.md): row-major q/d of `rows` rows → panels (padding rows
+// zero). q_out: ceil(rows/16)·16·cols (Q8) or ·cols/2 (Q4) bytes; d_out: ceil(rows/16)·16·cols/32.
+void ml_pack_panel16(void *q_out, float *d_out, const void *q, const float *d, int rows, int cols, int type);
 
 #ifdef __cplusplus
 }

@@ -152,7 +152,9 @@ void bench_qmatvec(const Opts &o, const char *kernel, const char *impl, Fn *fn, 
     std::vector<int8_t> xq(static_cast<size_t>(s.cols));
     std::vector<float> xd(static_cast<size_t>(s.cols / ML_QK), 0.01f), y(static_cast<size_t>(s.rows));
     for (int8_t &v : xq) v = int8_t(int(rnd() % 255) - 127);
-    ml_qact x{xq.data(), xd.data(), s.cols};
+    std::vector<int32_t> xs(static_cast<size_t>(s.cols / ML_QK));
+    ml_block_sums_q8(xs.data(), xq.data(), s.cols);
+    ml_qact x{xq.data(), xd.data(), xs.data(), s.cols};
     for (int streaming = 0; streaming <= 1; ++streaming) {
       if (!streaming && s.rows * s.cols > 768 * 2048) continue;  // cache-resident: the small shapes
       const size_t copies = streaming ? pool_q / qbytes : 1;  // >= 2: --pool-mb >= 32
@@ -222,7 +224,8 @@ int run_kernels(const Opts &o) {
   for (float &v : vocab) v = float(int(rnd() % 200) - 100) * 0.05f;
   std::vector<int8_t> q8(static_cast<size_t>(H));
   std::vector<float> d8(static_cast<size_t>(H / ML_QK));
-  ml_qact qa{q8.data(), d8.data(), 0};
+  std::vector<int32_t> s8(static_cast<size_t>(H / ML_QK));
+  ml_qact qa{q8.data(), d8.data(), s8.data(), 0};
   bench_vec<ml::kn_quantize_q8>(o, "TinyLlama hidden 5632", 4.0 * H, 3.0 * H, [&](auto *fn) { fn(&qa, a.data(), H); });
   bench_vec<ml::kn_rmsnorm>(o, "TinyLlama dim 2048", 8.0 * D, 4.0 * D,
                             [&](auto *fn) { fn(c.data(), a.data(), b.data(), D, 1e-5f); });

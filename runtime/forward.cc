@@ -1,5 +1,5 @@
 // The forward pass, llama2.c's forward() step by step, with quantized matrices and GQA.
-// Row-parallel steps run on the thread pool with row ranges on multiples of kRowTile, and
+// Row-parallel steps run on the thread pool with row ranges on multiples of the kernels' row tile, and
 // attention is split by head, so the result is bit-identical for every thread count.
 #include "runtime/forward.h"
 
@@ -12,7 +12,9 @@ namespace ml {
 
 namespace {
 
-constexpr int kRowTile = 4;  // matvec kernels work on 4 rows at a time
+// Rows per thread split: kernels work on 4 rows at a time, on 16-row panels in layout 1
+// (kernels/kernels.h); boundaries on these multiples keep results independent of the thread count.
+inline int row_tile(const ml_qtensor &W) { return W.layout == ML_LAYOUT_PANEL16 ? ML_PANEL_ROWS : 4; }
 
 // A matvec input: the float vector and, for quantized weights, its Q8_0 form.
 struct Input {
@@ -42,7 +44,7 @@ inline void matvec_rows(float *y, const ml_qtensor &W, Input in, int r0, int r1)
 template <class K>
 inline void matvec_share(float *y, const ml_qtensor &W, Input in, int tid, int nth) {
   int r0, r1;
-  split_rows(W.rows, kRowTile, tid, nth, &r0, &r1);
+  split_rows(W.rows, row_tile(W), tid, nth, &r0, &r1);
   matvec_rows<K>(y, W, in, r0, r1);
 }
 
@@ -105,7 +107,7 @@ void forward(const Model &m, State &s, ThreadPool &pool, int token, int pos) {
     const Input ffn_in = prepare<K>(s, s.xb, dim, wt);
     pool.run([&](int tid, int nth) {
       int r0, r1;
-      split_rows(hidden, kRowTile, tid, nth, &r0, &r1);
+      split_rows(hidden, row_tile(w.w1), tid, nth, &r0, &r1);
       matvec_rows<K>(s.hb, w.w1, ffn_in, r0, r1);
       matvec_rows<K>(s.hb2, w.w3, ffn_in, r0, r1);
       if (r1 > r0) K::silu_mul(s.hb + r0, s.hb2 + r0, r1 - r0);

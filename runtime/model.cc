@@ -37,7 +37,8 @@ bool is_quantized(ml_type t) { return t == ML_TYPE_Q8_0 || t == ML_TYPE_Q4_0; }
 // Walks the tensor arrays in file order, handing out aligned views.
 class Cursor {
  public:
-  Cursor(const uint8_t *base, uint64_t size) : base_(base), size_(size), off_(kHeaderBytes) {}
+  Cursor(const uint8_t *base, uint64_t size, uint32_t layout)
+      : base_(base), size_(size), off_(kHeaderBytes), layout_(layout) {}
 
   ml_status array(const char *tensor, int layer, const char *part, uint64_t bytes, const void **out) {
     off_ = (off_ + kAlign - 1) & ~(kAlign - 1);
@@ -64,12 +65,14 @@ class Cursor {
     out->rows = rows;
     out->cols = cols;
     out->type = static_cast<uint8_t>(t);
-    out->layout = 0;
+    out->layout = static_cast<uint8_t>(t == ML_TYPE_F32 ? uint32_t(ML_LAYOUT_ROWS) : layout_);
     out->d = nullptr;
-    ml_status s = array(name, layer, t == ML_TYPE_F32 ? "data" : "q", tensor_q_bytes(t, rows, cols), &out->q);
+    // Layout 1 stores whole panels: rows rounded up to a multiple of 16 (padding rows are zero).
+    const uint64_t stored = out->layout == ML_LAYOUT_PANEL16 ? (uint64_t(rows) + 15) / 16 * 16 : uint64_t(rows);
+    ml_status s = array(name, layer, t == ML_TYPE_F32 ? "data" : "q", tensor_q_bytes(t, stored, cols), &out->q);
     if (s != ML_OK || t == ML_TYPE_F32) return s;
     const void *d = nullptr;
-    s = array(name, layer, "d", tensor_d_bytes(t, rows, cols), &d);
+    s = array(name, layer, "d", tensor_d_bytes(t, stored, cols), &d);
     out->d = static_cast<const float *>(d);
     return s;
   }
@@ -86,6 +89,7 @@ class Cursor {
  private:
   const uint8_t *base_;
   uint64_t size_, off_;
+  uint32_t layout_;
 };
 
 }  // namespace
@@ -151,8 +155,11 @@ ml_status parse_header(const uint8_t *p, uint64_t n, Config *c) {
   if (shared > 1) return fail(ML_E_FORMAT, "header field shared_classifier = %u must be 0 or 1", shared);
   c->shared_classifier = shared == 1;
   c->layout = rd_u32(p + 52);
-  if (c->layout != 0)
-    return fail(ML_E_FORMAT, "header field layout = %u is not a layout this build reads (0 = row-major)", c->layout);
+  if (c->layout > ML_LAYOUT_PANEL16)
+    return fail(ML_E_FORMAT, "header field layout = %u is not a layout this build reads (0 = rows, 1 = 16-row panels)",
+                c->layout);
+  if (c->layout == ML_LAYOUT_PANEL16 && c->wtype == ML_TYPE_F32)
+    return fail(ML_E_FORMAT, "header field layout = 1 (16-row panels) needs a quantized wtype, not F32");
   for (uint64_t i = 56; i < kHeaderBytes; ++i)
     if (p[i] != 0)
       return fail(ML_E_FORMAT, "reserved header byte %llu is %u, must be 0", static_cast<unsigned long long>(i), p[i]);
@@ -184,7 +191,7 @@ ml_status validate_model(Model *m) {
   Config &c = m->cfg;
   if (const ml_status s = parse_header(base, size, &c)) return s;
 
-  Cursor cur(base, size);
+  Cursor cur(base, size, c.layout);
   const ml_type t = c.wtype;
   const int D = c.dim, KV = c.kv_dim(), H = c.hidden_dim;
   if (const ml_status s = cur.matrix("tok_emb", -1, t, c.vocab, D, &m->tok_emb)) return s;

@@ -23,6 +23,7 @@ void layout_state(Arena &a, State &s, const Config &c, int max_seq) {
   const int qn = std::max(c.dim, c.hidden_dim);
   a.reserve(&s.xq.q, uint64_t(qn));
   a.reserve(&s.xq.d, uint64_t(qn / ML_QK + 1));
+  a.reserve(&s.xq.s, uint64_t(qn / ML_QK + 1));
   s.xq.n = 0;
   a.reserve(&s.probs, c.vocab);
   a.reserve(&s.cand, c.vocab);

@@ -146,3 +146,31 @@ extern "C" int ml_verify_threads(const char *model_path, int steps, int max_thre
   rep.end(c);
   return rep.failures();
 }
+
+extern "C" int ml_verify_same_logits(const char *path_a, const char *path_b, int steps, ml_check_sink sink, void *user) {
+  Reporter rep(sink, user, 1.0);
+  char shape[96];
+  std::snprintf(shape, sizeof shape, "%s vs %s, %d positions", base_name(path_a), base_name(path_b), steps);
+  ml_check c = rep.begin("e2e", "same weights, other layout: logits bit-identical", shape, 0.0);
+  Ctx a, b;
+  if (!a.open(path_a, 0, 0, steps) || !b.open(path_b, 0, 0, steps)) {
+    Reporter::fail(c, "cannot open: %s", ml_last_error());
+    rep.end(c);
+    return rep.failures();
+  }
+  ml_model_info info;
+  ml_get_info(a.c, &info);
+  int token = 1;
+  for (int pos = 0; pos < steps; ++pos) {
+    const float *la = nullptr, *lb = nullptr;
+    if (ml_eval(a.c, token, pos, &la) != ML_OK || ml_eval(b.c, token, pos, &lb) != ML_OK) {
+      Reporter::fail(c, "eval failed at %d: %s", pos, ml_last_error());
+      break;
+    }
+    const bool same = std::memcmp(la, lb, sizeof(float) * size_t(info.vocab)) == 0;
+    Reporter::observe(c, same ? 0 : 1, "position %d: logits differ", pos);
+    token = argmax(la, info.vocab);
+  }
+  rep.end(c);
+  return rep.failures();
+}

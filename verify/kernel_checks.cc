@@ -74,6 +74,7 @@ const MatvecCase kMatvecCases[] = {
     {"K=32, 4 rows", 4, 32, 0, 4, Fill::random},
     {"rows=37 (not a multiple of 4), r0=5", 37, 64, 5, 37, Fill::random},
     {"rows=64, r0=3, r1=61", 64, 256, 3, 61, Fill::random},
+    {"rows=64, r0=16, r1=48 (panel bounds)", 64, 256, 16, 48, Fill::random},
     {"rows=7, K=96 (odd block count)", 7, 96, 0, 7, Fill::random},
     {"rows=21, K=768 (stories110M)", 21, 768, 0, 21, Fill::random},
     {"rows=6, K=5632 (TinyLlama w2), r0=1", 6, 5632, 1, 6, Fill::random},
@@ -149,32 +150,49 @@ float sentinel() {
 }
 
 // Runs one implementation on the case with guarded copies of every input; y has `rows` floats.
+// layout 1 packs W into 16-row panels first (ml_pack_panel16; padding rows included).
 template <class Fn>
-void run_qmatvec(Fn *fn, const QCase &c, const std::vector<float> &wd, const std::vector<float> &xd, int r0, int r1,
-                 size_t align, std::vector<float> &y_out) {
-  GuardBuffer wq(c.wq.size(), align), wdb(wd.size() * 4, align), xqb(c.xq.size(), align), xdb(xd.size() * 4, align),
-      yb(static_cast<size_t>(c.rows) * 4, align);
-  std::memcpy(wq.as<void>(), c.wq.data(), c.wq.size());
-  std::memcpy(wdb.as<void>(), wd.data(), wd.size() * 4);
+void run_qmatvec(Fn *fn, const QCase &c, const std::vector<float> &wd, const std::vector<float> &xd, int layout, int r0,
+                 int r1, size_t align, std::vector<float> &y_out) {
+  const int stored = layout == ML_LAYOUT_PANEL16 ? (c.rows + 15) / 16 * 16 : c.rows;
+  const size_t qbytes = c.wq.size() / size_t(c.rows) * size_t(stored), nd = size_t(stored) * size_t(c.nb);
+  GuardBuffer wq(qbytes, align), wdb(nd * 4, align), xqb(c.xq.size(), align), xdb(xd.size() * 4, align),
+      xsb(static_cast<size_t>(c.nb) * 4, align), yb(static_cast<size_t>(c.rows) * 4, align);
+  const int type = c.q4 ? ML_TYPE_Q4_0 : ML_TYPE_Q8_0;
+  if (layout == ML_LAYOUT_PANEL16) {
+    ml_pack_panel16(wq.as<void>(), wdb.as<float>(), c.wq.data(), wd.data(), c.rows, c.K, type);
+  } else {
+    std::memcpy(wq.as<void>(), c.wq.data(), c.wq.size());
+    std::memcpy(wdb.as<void>(), wd.data(), wd.size() * 4);
+  }
   std::memcpy(xqb.as<void>(), c.xq.data(), c.xq.size());
   std::memcpy(xdb.as<void>(), xd.data(), xd.size() * 4);
+  ml_block_sums_q8(xsb.as<int32_t>(), c.xq.data(), c.K);
   for (int r = 0; r < c.rows; ++r) yb.as<float>()[r] = sentinel();
-  ml_qtensor W{wq.as<void>(), wdb.as<float>(), c.rows, c.K, uint8_t(c.q4 ? ML_TYPE_Q4_0 : ML_TYPE_Q8_0), 0};
-  ml_qact x{xqb.as<int8_t>(), xdb.as<float>(), c.K};
+  ml_qtensor W{wq.as<void>(), wdb.as<float>(), c.rows, c.K, uint8_t(type), uint8_t(layout)};
+  ml_qact x{xqb.as<int8_t>(), xdb.as<float>(), xsb.as<int32_t>(), c.K};
   fn(yb.as<float>(), &W, &x, r0, r1);
   y_out.assign(yb.as<float>(), yb.as<float>() + c.rows);
 }
 
 template <class Fn>
 void check_qmatvec(Reporter &rep, const char *name, Fn *fn, Fn *scalar, bool q4) {
-  {
+  for (int layout = ML_LAYOUT_ROWS; layout <= ML_LAYOUT_PANEL16; ++layout) {
     Rng rng(q4 ? 4004 : 8008);
     for (const MatvecCase &mc : kMatvecCases) {
       const QCase c = make_qcase(q4, mc, rng);
+      // Layout 1 works on whole panels: r0 a multiple of 16, r1 one too or the last row.
+      int r0 = mc.r0, r1 = mc.r1;
+      if (layout == ML_LAYOUT_PANEL16) {
+        r0 = r0 / 16 * 16;
+        r1 = r1 == mc.rows ? r1 : r1 / 16 * 16;
+        if (r1 <= r0) r1 = mc.rows;
+      }
+      const char *lname = layout == ML_LAYOUT_PANEL16 ? "panel16" : "rows";
       char shape[96];
       // 1. int32 block sums, bit-exact.
-      std::snprintf(shape, sizeof shape, "rows=%d K=%d r0=%d r1=%d %s: int32 block sums", mc.rows, mc.K, mc.r0, mc.r1,
-                    fill_name(mc.fill));
+      std::snprintf(shape, sizeof shape, "%s rows=%d K=%d r0=%d r1=%d %s: int32 block sums", lname, mc.rows, mc.K, r0,
+                    r1, fill_name(mc.fill));
       ml_check sums = rep.begin("kernel", name, shape, 0.0);
       {
         const std::vector<float> ones(c.wd.size(), 1.0f);
@@ -182,8 +200,8 @@ void check_qmatvec(Reporter &rep, const char *name, Fn *fn, Fn *scalar, bool q4)
         for (int b = 0; b < c.nb; ++b) {
           std::fill(onehot.begin(), onehot.end(), 0.0f);
           onehot[size_t(b)] = 1.0f;
-          run_qmatvec(fn, c, ones, onehot, mc.r0, mc.r1, 0, y);
-          for (int r = mc.r0; r < mc.r1; ++r) {
+          run_qmatvec(fn, c, ones, onehot, layout, r0, r1, 0, y);
+          for (int r = r0; r < r1; ++r) {
             const int32_t want = c.sumi(r, b);
             const double err = std::fabs(double(y[size_t(r)]) - double(want));
             Reporter::observe(sums, err, "row %d block %d: sum %.1f, exact %d", r, b, double(y[size_t(r)]), want);
@@ -191,16 +209,17 @@ void check_qmatvec(Reporter &rep, const char *name, Fn *fn, Fn *scalar, bool q4)
         }
       }
       rep.end(sums);
-      // 2. Float results against the scalar reference, both alignments; untouched rows outside.
-      std::snprintf(shape, sizeof shape, "rows=%d K=%d r0=%d r1=%d %s: result", mc.rows, mc.K, mc.r0, mc.r1,
+      // 2. Float results: the bits of the scalar reference on layout 0, both alignments; rows
+      // outside [r0, r1) untouched.
+      std::snprintf(shape, sizeof shape, "%s rows=%d K=%d r0=%d r1=%d %s: result", lname, mc.rows, mc.K, r0, r1,
                     fill_name(mc.fill));
       ml_check res = rep.begin("kernel", name, shape, 0.0);
       std::vector<float> yref, y;
-      run_qmatvec(scalar, c, c.wd, c.xd, mc.r0, mc.r1, 64, yref);
+      run_qmatvec(scalar, c, c.wd, c.xd, ML_LAYOUT_ROWS, r0, r1, 64, yref);
       for (size_t align : kAlignModes) {
-        run_qmatvec(fn, c, c.wd, c.xd, mc.r0, mc.r1, align, y);
+        run_qmatvec(fn, c, c.wd, c.xd, layout, r0, r1, align, y);
         for (int r = 0; r < c.rows; ++r) {
-          if (r < mc.r0 || r >= mc.r1) {
+          if (r < r0 || r >= r1) {
             if (float_bits(y[size_t(r)]) != kSentinelBits)
               Reporter::fail(res, "row %d outside [r0, r1) was written (%s)", r, align_name(align));
             continue;
@@ -208,10 +227,8 @@ void check_qmatvec(Reporter &rep, const char *name, Fn *fn, Fn *scalar, bool q4)
           double l1 = 0;
           for (int b = 0; b < c.nb; ++b)
             l1 += std::fabs(double(c.sumi(r, b)) * c.wd[size_t(r) * c.nb + b] * c.xd[size_t(b)]);
-          const double diff = std::fabs(double(y[size_t(r)]) - double(yref[size_t(r)]));
-          const double err = l1 > 0 ? diff / l1 : diff;
-          Reporter::observe(res, err, "row %d (%s): %.9g vs scalar %.9g", r, align_name(align), double(y[size_t(r)]),
-                            double(yref[size_t(r)]));
+          Reporter::observe(res, bit_err(y[size_t(r)], yref[size_t(r)], l1), "row %d (%s): %.9g vs scalar %.9g", r,
+                            align_name(align), double(y[size_t(r)]), double(yref[size_t(r)]));
         }
       }
       rep.end(res);
@@ -413,12 +430,14 @@ void check_quantize(Reporter &rep, const char *name, Fn *fn) {
         }
         std::vector<int8_t> wq(static_cast<size_t>(k));
         std::vector<float> wd(static_cast<size_t>(k / ML_QK));
-        ml_qact want{wq.data(), wd.data(), 0};
+        std::vector<int32_t> ws(static_cast<size_t>(k / ML_QK));
+        ml_qact want{wq.data(), wd.data(), ws.data(), 0};
         ml_k_quantize_q8_scalar(&want, x.data(), k);
         for (size_t align : kAlignModes) {
           GVec gx(x, align);
-          GuardBuffer gq(static_cast<size_t>(k), align), gd(static_cast<size_t>(k / ML_QK) * 4, align);
-          ml_qact out{gq.as<int8_t>(), gd.as<float>(), 0};
+          GuardBuffer gq(static_cast<size_t>(k), align), gd(static_cast<size_t>(k / ML_QK) * 4, align),
+              gs(static_cast<size_t>(k / ML_QK) * 4, align);
+          ml_qact out{gq.as<int8_t>(), gd.as<float>(), gs.as<int32_t>(), 0};
           fn(&out, gx.p(), k);
           if (out.n != k) Reporter::fail(c, "K=%d: out->n = %d", k, out.n);
           for (int i = 0; i < k; ++i)
@@ -427,6 +446,9 @@ void check_quantize(Reporter &rep, const char *name, Fn *fn) {
           for (int b = 0; b < k / ML_QK; ++b)
             Reporter::observe(c, float_bits(out.d[b]) == float_bits(wd[size_t(b)]) ? 0.0 : 1.0, "K=%d d[%d] = %.9g, scalar %.9g",
                               k, b, double(out.d[b]), double(wd[size_t(b)]));
+          for (int b = 0; b < k / ML_QK; ++b)
+            Reporter::observe(c, out.s[b] == ws[size_t(b)] ? 0.0 : 1.0, "K=%d s[%d] = %d, scalar %d", k, b, out.s[b],
+                              ws[size_t(b)]);
         }
       }
       rep.end(c);
@@ -504,7 +526,7 @@ void mutant_matvec_q8_drops_last_block(float *y, const ml_qtensor *W, const ml_q
     return;
   }
   ml_qact xs = *x;
-  xs.n -= ML_QK;
+  xs.n -= ML_QK;  // (the block sums s of the first blocks are unchanged)
   ml_k_matvec_q8_scalar(y, &w, &xs, r0, r1);
 }
 void mutant_rmsnorm_off_by_1e4(float *o, const float *x, const float *w, int n, float eps) {

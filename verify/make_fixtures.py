@@ -1,9 +1,12 @@
 #!/usr/bin/python3
 """Writes the test models CTest's fixtures provide (run by CTest, see cmake/Tests.cmake).
 
-  make_fixtures.py stories260K MODELS SHARED   stories260K.bin -> stories260K_{f32,q8_0,q4_0}.mlb
+  make_fixtures.py stories260K MODELS SHARED   stories260K.bin -> stories260K_{f32,q8_0,q4_0}.mlb and
+                                               stories260K_{q8_0,q4_0}_panel16.mlb
   make_fixtures.py random MODELS               gen_random: random_gqa_{f32,q8_0,q4_0}.mlb (dim 256,
-                                               8 heads / 2 kv heads) and tiny_q8_0.mlb
+                                               8 heads / 2 kv heads), their 16-row-panel twins
+                                               (*_panel16.mlb), random_odd_* (panels with padding
+                                               rows) and tiny_q8_0.mlb
 Exits 77 (CTest: skipped) with a loud message when the shared folder is absent.
 """
 import os
@@ -32,12 +35,23 @@ def main():
         for w in ("f32", "q8_0", "q4_0"):
             run(os.path.join(SRC, "tools", "convert.py"), src, os.path.join(models, "stories260K_%s.mlb" % w),
                 "--wtype", w, "-q")
+        for w in ("q8_0", "q4_0"):  # layout 1: the same weights in 16-row panels
+            run(os.path.join(SRC, "tools", "convert.py"), src, os.path.join(models, "stories260K_%s_panel16.mlb" % w),
+                "--wtype", w, "--layout", "panel16", "-q")
     elif kind == "random":
         gen = os.path.join(SRC, "tools", "gen_random.py")
+        gqa = ["--dim", "256", "--hidden", "768", "--layers", "2", "--heads", "8", "--kv-heads", "2", "--vocab", "512",
+               "--seq", "128", "--seed", "7", "--no-shared-classifier"]
         for w in ("f32", "q8_0", "q4_0"):
-            run(gen, os.path.join(models, "random_gqa_%s.mlb" % w), "--dim", "256", "--hidden", "768", "--layers",
-                "2", "--heads", "8", "--kv-heads", "2", "--vocab", "512", "--seq", "128", "--seed", "7",
-                "--no-shared-classifier", "--wtype", w, "-q")
+            run(gen, os.path.join(models, "random_gqa_%s.mlb" % w), *gqa, "--wtype", w, "-q")
+        # Layout 1 twins (same seed and shape) and an odd shape whose last panels need padding rows
+        # (kv_dim 32 + vocab 500 → 512 rows stored).
+        odd = ["--dim", "256", "--hidden", "736", "--layers", "2", "--heads", "8", "--kv-heads", "1", "--vocab", "500",
+               "--seq", "128", "--seed", "11", "--no-shared-classifier"]
+        for w in ("q8_0", "q4_0"):
+            run(gen, os.path.join(models, "random_gqa_%s_panel16.mlb" % w), *gqa, "--wtype", w, "--layout", "panel16", "-q")
+            run(gen, os.path.join(models, "random_odd_%s.mlb" % w), *odd, "--wtype", w, "-q")
+            run(gen, os.path.join(models, "random_odd_%s_panel16.mlb" % w), *odd, "--wtype", w, "--layout", "panel16", "-q")
         run(gen, os.path.join(models, "tiny_q8_0.mlb"), "--dim", "64", "--hidden", "64", "--layers", "1", "--heads",
             "4", "--kv-heads", "2", "--vocab", "64", "--seq", "16", "--seed", "3", "--wtype", "q8_0", "-q")
     else:

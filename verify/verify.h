@@ -58,6 +58,10 @@ int ml_verify_e2e(const char *model_path, int logit_steps, int greedy_steps, ml_
  * Returns the agreement in [0, 1], or -1 on error (ml_last_error()). */
 double ml_verify_teacher_forced(const char *model_path, const int *tokens, int n, int reference);
 
+/* Two files of the same weights in different layouts (docs/mlb-format.md) give bit-identical
+ * logits over `steps` greedy positions, with the build's kernels. */
+int ml_verify_same_logits(const char *path_a, const char *path_b, int steps, ml_check_sink sink, void *user);
+
 /* The logits of `steps` greedy positions are identical bit for bit for 1..max_threads threads. */
 int ml_verify_threads(const char *model_path, int steps, int max_threads, ml_check_sink sink, void *user);
 

@@ -53,7 +53,43 @@ HWY_INLINE void unpack_q4(const uint8_t *q, int8_t *out) {
 }  // namespace
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Layout 1 (16-row panels): each block of a panel is de-interleaved into 16 row blocks (the units
+// hold 4 weights of 16 rows, docs/mlb-format.md), then block_dot as above. Portable, not tuned:
+// ISAs with a lane-per-row dot product override this.
+template <bool Q4>
+void panel_matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+  const int nb = W->cols / ML_QK;
+  constexpr size_t kUnits = Q4 ? 4 : 8;
+  const uint8_t *q = static_cast<const uint8_t *>(W->q);
+  alignas(64) int8_t rows[ML_PANEL_ROWS][ML_QK];
+  for (int p = r0 / ML_PANEL_ROWS; p * ML_PANEL_ROWS < r1; ++p) {
+    ml::Sum4 sum[ML_PANEL_ROWS];
+    for (int b = 0; b < nb; ++b) {
+      const uint8_t *units = q + (size_t(p) * nb + b) * kUnits * 64;
+      const float *d = W->d + (size_t(p) * nb + b) * ML_PANEL_ROWS;
+      for (int i = 0; i < ML_PANEL_ROWS; ++i)
+        for (size_t u = 0; u < kUnits; ++u)
+          for (int t = 0; t < 4; ++t) {
+            const uint8_t v = units[u * 64 + 4 * i + t];
+            if (Q4) {
+              rows[i][4 * u + t] = int8_t((v & 0x0F) - 8);
+              rows[i][16 + 4 * u + t] = int8_t((v >> 4) - 8);
+            } else {
+              rows[i][4 * u + t] = int8_t(v);
+            }
+          }
+      for (int i = 0; i < ML_PANEL_ROWS; ++i)
+        sum[i].add(b, float(block_dot(rows[i], x->q + b * ML_QK)) * d[i] * x->d[b]);
+    }
+    for (int i = 0; i < ML_PANEL_ROWS; ++i) {
+      const int r = p * ML_PANEL_ROWS + i;
+      if (r >= r0 && r < r1) y[r] = sum[i].total();
+    }
+  }
+}
+
 extern "C" void ml_k_matvec_q8_hwy(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+  if (W->layout == ML_LAYOUT_PANEL16) return panel_matvec<false>(y, W, x, r0, r1);
   const int nb = W->cols / ML_QK;
   const int8_t *q = static_cast<const int8_t *>(W->q);
   for (int r = r0; r < r1; ++r) {
@@ -66,6 +102,7 @@ extern "C" void ml_k_matvec_q8_hwy(float *y, const ml_qtensor *W, const ml_qact 
 }
 
 extern "C" void ml_k_matvec_q4_hwy(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+  if (W->layout == ML_LAYOUT_PANEL16) return panel_matvec<true>(y, W, x, r0, r1);
   const int nb = W->cols / ML_QK;
   const uint8_t *q = static_cast<const uint8_t *>(W->q);
   alignas(64) int8_t w8[ML_QK];

@@ -28,6 +28,7 @@ extern "C" void ml_k_quantize_q8_hwy(ml_qact *out, const float *x, int k) {
     if (!(amax >= ML_QUANT_TINY)) {
       out->d[b] = 0.0f;
       std::memset(qb, 0, ML_QK);
+      out->s[b] = 0;
       continue;
     }
     out->d[b] = amax / 127.0f;
@@ -38,6 +39,7 @@ extern "C" void ml_k_quantize_q8_hwy(ml_qact *out, const float *x, int k) {
       const auto t = hn::Min(hn::Max(hn::Trunc(r), lo), hi);
       hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, t)), d8, qb + j);
     }
+    ml_block_sums_q8(out->s + b, qb, ML_QK);
   }
   out->n = k;
 }

@@ -4,52 +4,64 @@
 //   matvec_q4:  W Q4_0, the same with qw = nibble − 8
 //   matvec_f32: W F32, x F32: y[r] = Σ_j w[r,j]·x[j], summed left to right exactly as llama2.c's
 //               matmul (the F32 golden test compares text with llama2.c)
+// Both weight layouts (docs/mlb-format.md): the reference reads every quant through its address
+// (kernels/scalar/panel.h for layout 1), so the two layouts give the same bits by construction.
 // This file is the reference every other implementation is compared with (verify/kernel_checks.cc).
 #include "kernels/kernels.h"
+#include "kernels/scalar/panel.h"
 #include "kernels/scalar/sum4.h"
 
 namespace {
 
-inline int32_t dot_block_q8(const int8_t *w, const int8_t *x) {
-  int32_t s = 0;
-  for (int j = 0; j < ML_QK; ++j) s += int32_t(w[j]) * int32_t(x[j]);
-  return s;
-}
-
-inline int32_t dot_block_q4(const uint8_t *w, const int8_t *x) {
-  int32_t s = 0;
-  for (int j = 0; j < ML_QK / 2; ++j) {
-    s += (int32_t(w[j] & 0x0F) - 8) * int32_t(x[j]);
-    s += (int32_t(w[j] >> 4) - 8) * int32_t(x[j + ML_QK / 2]);
+// The int8 weights of block b of row r, and its scale, in either layout.
+struct QRow {
+  const ml_qtensor *W;
+  int nb;
+  float scale(int r, int b) const {
+    return W->layout == ML_LAYOUT_PANEL16 ? W->d[ml::panel::d_index(nb, r, b)] : W->d[size_t(r) * nb + b];
   }
-  return s;
+  const int8_t *block_q8(int r, int b, int8_t *buf) const {
+    const int8_t *q = static_cast<const int8_t *>(W->q);
+    if (W->layout != ML_LAYOUT_PANEL16) return q + (size_t(r) * nb + b) * ML_QK;
+    for (int j = 0; j < ML_QK; ++j) buf[j] = q[ml::panel::q8_offset(nb, r, b * ML_QK + j)];
+    return buf;
+  }
+  const int8_t *block_q4(int r, int b, int8_t *out) const {  // nibble − 8
+    const uint8_t *q = static_cast<const uint8_t *>(W->q);
+    for (int j = 0; j < ML_QK; ++j) {
+      bool high = j >= ML_QK / 2;
+      const uint8_t byte = W->layout == ML_LAYOUT_PANEL16 ? q[ml::panel::q4_offset(nb, r, b * ML_QK + j, &high)]
+                                                          : q[(size_t(r) * nb + b) * (ML_QK / 2) + j % (ML_QK / 2)];
+      out[j] = int8_t(int(high ? byte >> 4 : byte & 0x0F) - 8);
+    }
+    return out;
+  }
+};
+
+template <bool Q4>
+void matvec_q(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+  const QRow rows{W, W->cols / ML_QK};
+  int8_t buf[ML_QK];
+  for (int r = r0; r < r1; ++r) {
+    ml::Sum4 sum;
+    for (int b = 0; b < rows.nb; ++b) {
+      const int8_t *w = Q4 ? rows.block_q4(r, b, buf) : rows.block_q8(r, b, buf);
+      int32_t sumi = 0;
+      for (int j = 0; j < ML_QK; ++j) sumi += int32_t(w[j]) * int32_t(x->q[b * ML_QK + j]);
+      sum.add(b, float(sumi) * rows.scale(r, b) * x->d[b]);
+    }
+    y[r] = sum.total();
+  }
 }
 
 }  // namespace
 
 extern "C" void ml_k_matvec_q8_scalar(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  const int nb = W->cols / ML_QK;
-  const int8_t *q = static_cast<const int8_t *>(W->q);
-  for (int r = r0; r < r1; ++r) {
-    const int8_t *w = q + size_t(r) * W->cols;
-    const float *dw = W->d + size_t(r) * nb;
-    ml::Sum4 sum;
-    for (int b = 0; b < nb; ++b) sum.add(b, float(dot_block_q8(w + b * ML_QK, x->q + b * ML_QK)) * dw[b] * x->d[b]);
-    y[r] = sum.total();
-  }
+  matvec_q<false>(y, W, x, r0, r1);
 }
 
 extern "C" void ml_k_matvec_q4_scalar(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  const int nb = W->cols / ML_QK;
-  const uint8_t *q = static_cast<const uint8_t *>(W->q);
-  for (int r = r0; r < r1; ++r) {
-    const uint8_t *w = q + size_t(r) * nb * (ML_QK / 2);
-    const float *dw = W->d + size_t(r) * nb;
-    ml::Sum4 sum;
-    for (int b = 0; b < nb; ++b)
-      sum.add(b, float(dot_block_q4(w + b * (ML_QK / 2), x->q + b * ML_QK)) * dw[b] * x->d[b]);
-    y[r] = sum.total();
-  }
+  matvec_q<true>(y, W, x, r0, r1);
 }
 
 extern "C" void ml_k_matvec_f32_scalar(float *y, const ml_qtensor *W, const float *x, int r0, int r1) {

@@ -1,7 +1,8 @@
 // Quantization, scalar reference (docs/mlb-format.md "Quantization rules"; bit-exact twin of
 // tools/mlb.py, checked by verify/quant_checks.cc against converter output).
 //   A block with amax = max|x| < 2^-100 is a zero block (d = 0, values 0), so id stays finite.
-//   quantize_q8 (kernel): x (k floats, k % 32 == 0) → out->q (k int8), out->d (k/32 floats).
+//   quantize_q8 (kernel): x (k floats, k % 32 == 0) → out->q (k int8), out->d (k/32 floats),
+//     out->s (k/32 exact block sums of q).
 //     d = amax/127; id = 127/amax; q = trunc(x·id + copysign(0.5, x)) clamped to [−127, 127].
 //   ml_quantize_row_q4_0: GGUF's rule. m = first element of largest |x| (signed); d = m/−8;
 //     id = 1/d; q = min(15, trunc(x·id + 8.5)); byte j = q[j] | q[j+16] << 4.
@@ -9,6 +10,7 @@
 #include <cstring>
 
 #include "kernels/kernels.h"
+#include "kernels/scalar/panel.h"
 
 extern "C" void ml_quantize_row_q8_0(int8_t *q, float *d, const float *x, int k) {
   for (int b = 0; b < k / ML_QK; ++b) {
@@ -55,8 +57,29 @@ extern "C" void ml_quantize_row_q4_0(uint8_t *q, float *d, const float *x, int k
   }
 }
 
+extern "C" void ml_block_sums_q8(int32_t *s, const int8_t *q, int k) {
+  for (int b = 0; b < k / ML_QK; ++b) {
+    int32_t t = 0;
+    for (int j = 0; j < ML_QK; ++j) t += q[b * ML_QK + j];
+    s[b] = t;
+  }
+}
+
 extern "C" void ml_dequantize_row(float *out, const ml_qtensor *W, int row) {
   const int K = W->cols, nb = K / ML_QK;
+  if (W->layout == ML_LAYOUT_PANEL16) {
+    for (int k = 0; k < K; ++k) {
+      const float d = W->d[ml::panel::d_index(nb, row, k / ML_QK)];
+      if (W->type == ML_TYPE_Q8_0) {
+        out[k] = float(static_cast<const int8_t *>(W->q)[ml::panel::q8_offset(nb, row, k)]) * d;
+      } else {
+        bool high;
+        const uint8_t byte = static_cast<const uint8_t *>(W->q)[ml::panel::q4_offset(nb, row, k, &high)];
+        out[k] = float(int(high ? byte >> 4 : byte & 0x0F) - 8) * d;
+      }
+    }
+    return;
+  }
   switch (W->type) {
     case ML_TYPE_F32:
       std::memcpy(out, static_cast<const float *>(W->q) + size_t(row) * K, sizeof(float) * K);
@@ -80,7 +103,29 @@ extern "C" void ml_dequantize_row(float *out, const ml_qtensor *W, int row) {
   }
 }
 
+extern "C" void ml_pack_panel16(void *q_out, float *d_out, const void *q, const float *d, int rows, int cols,
+                                int type) {
+  const int nb = cols / ML_QK, rp = ml::panel::padded_rows(rows);
+  for (int r = 0; r < rp; ++r)
+    for (int b = 0; b < nb; ++b) d_out[ml::panel::d_index(nb, r, b)] = r < rows ? d[size_t(r) * nb + b] : 0.0f;
+  for (int r = 0; r < rp; ++r)
+    for (int k = 0; k < cols; ++k) {
+      if (type == ML_TYPE_Q8_0) {
+        static_cast<int8_t *>(q_out)[ml::panel::q8_offset(nb, r, k)] =
+            r < rows ? static_cast<const int8_t *>(q)[size_t(r) * cols + k] : int8_t(0);
+      } else {
+        const int b = k / ML_QK, e = k % ML_QK;
+        const uint8_t byte = static_cast<const uint8_t *>(q)[(size_t(r) * nb + b) * (ML_QK / 2) + e % (ML_QK / 2)];
+        const int nib = r < rows ? (e < ML_QK / 2 ? byte & 0x0F : byte >> 4) : 8;
+        bool high;
+        uint8_t &dst = static_cast<uint8_t *>(q_out)[ml::panel::q4_offset(nb, r, k, &high)];
+        dst = high ? uint8_t((dst & 0x0F) | (nib << 4)) : uint8_t((dst & 0xF0) | nib);
+      }
+    }
+}
+
 extern "C" void ml_k_quantize_q8_scalar(ml_qact *out, const float *x, int k) {
   ml_quantize_row_q8_0(out->q, out->d, x, k);
+  ml_block_sums_q8(out->s, out->q, k);
   out->n = k;
 }

@@ -105,8 +105,14 @@ TEST_CASE("malformed .mlb files are rejected, naming the field", "[model]") {
   }
   SECTION("unknown layout") {
     b = good;
+    put_u32(b, 52, 2);
+    expect_rejected(write_variant("layout", b), ML_E_FORMAT, "layout = 2");
+  }
+  SECTION("16-row panels (layout 1) with F32 weights") {
+    b = good;
     put_u32(b, 52, 1);
-    expect_rejected(write_variant("layout", b), ML_E_FORMAT, "layout = 1");
+    put_u32(b, 44, 0);
+    expect_rejected(write_variant("layout_f32", b), ML_E_FORMAT, "needs a quantized wtype");
   }
   SECTION("reserved header byte set") {
     b = good;

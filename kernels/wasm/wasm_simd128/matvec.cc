@@ -21,6 +21,9 @@
 
 #include "kernels/kernels.h"
 
+extern "C" ml_k_matvec_q8_fn ml_k_matvec_q8_hwy;
+extern "C" ml_k_matvec_q4_fn ml_k_matvec_q4_hwy;
+
 namespace {
 
 // Exact int32 lanes whose sum is the dot product of 16 int8 pairs.
@@ -94,7 +97,10 @@ void matvec_rows(float *y, const uint8_t *q, size_t bytes_per_block, const ml_qt
 
 }  // namespace
 
+// Layout 1 (16-row panels) goes to the portable Highway body (kernels/hwy/matvec.cc) until a
+// lane-per-row WASM version exists; the results are the same bits either way.
 extern "C" void ml_k_matvec_q8_wasm_simd128(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+  if (W->layout == ML_LAYOUT_PANEL16) return ml_k_matvec_q8_hwy(y, W, x, r0, r1);
   matvec_rows(y, static_cast<const uint8_t *>(W->q), ML_QK, W, x, r0, r1,
               [](const uint8_t *w, int b, const ml_qact *xa) {
                 return block_q8(reinterpret_cast<const int8_t *>(w) + size_t(b) * ML_QK, xa->q + size_t(b) * ML_QK);
@@ -102,6 +108,7 @@ extern "C" void ml_k_matvec_q8_wasm_simd128(float *y, const ml_qtensor *W, const
 }
 
 extern "C" void ml_k_matvec_q4_wasm_simd128(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+  if (W->layout == ML_LAYOUT_PANEL16) return ml_k_matvec_q4_hwy(y, W, x, r0, r1);
   matvec_rows(y, static_cast<const uint8_t *>(W->q), ML_QK / 2, W, x, r0, r1,
               [](const uint8_t *w, int b, const ml_qact *xa) {
                 return block_q4(w + size_t(b) * (ML_QK / 2), xa->q + size_t(b) * ML_QK);

@@ -5,8 +5,11 @@
 // kernels/x86/matvec_x86.h (bit-identical to kernels/scalar/matvec.cc).
 #include <immintrin.h>
 
+#include <cstring>
+
 #include "kernels/kernels.h"
 #include "kernels/x86/matvec_x86.h"
+#include "kernels/x86/panel_x86.h"
 
 namespace {
 
@@ -52,12 +55,73 @@ struct Avx512Vnni {
   }
 };
 
+// 16 panel rows in one 512-bit register (kernels/x86/panel_x86.h).
+struct Width512 {
+  struct Sums {
+    __m512i v;
+  };
+  struct Acc {
+    __m512 v;
+  };
+  static Acc zero() { return {_mm512_setzero_ps()}; }
+  static Acc fold(Acc a, const Sums &s, const float *d, float dx) {  // a + (cvt(s)·d)·dx, no FMA
+    return {_mm512_add_ps(a.v, _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(s.v), _mm512_loadu_ps(d)), _mm512_set1_ps(dx)))};
+  }
+  static Acc add(Acc a, const Acc &b) { return {_mm512_add_ps(a.v, b.v)}; }
+  static void store(float *y, const Acc &a, int lo, int hi) {
+    _mm512_mask_storeu_ps(y, __mmask16(((1u << hi) - 1u) & ~((1u << lo) - 1u)), a.v);
+  }
+};
+
+// Panels (layout 1): a 64-byte unit is 16 rows × 4 weights; one vpdpbusd against x's quad
+// broadcast adds all 4 products into the row's lane. Q8 with the 128 offset, started from
+// −128·Σx; Q4 nibbles are unsigned already, started from −8·Σx.
+struct Avx512Panel {
+  using Sums = Width512::Sums;
+  struct X {
+    __m512i xq[8];
+    int32_t s;
+  };
+  static X prep(const int8_t *xb, int32_t s) {
+    X p;
+    p.s = s;
+    for (int u = 0; u < 8; ++u) {
+      int32_t quad;
+      std::memcpy(&quad, xb + 4 * u, 4);
+      p.xq[u] = _mm512_set1_epi32(quad);
+    }
+    return p;
+  }
+  static Sums q8(const int8_t *units, const X &x) {
+    const __m512i k128 = _mm512_set1_epi8(char(0x80));
+    __m512i acc = _mm512_set1_epi32(-128 * x.s);
+    for (int u = 0; u < 8; ++u) acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(_mm512_loadu_si512(units + 64 * u), k128), x.xq[u]);
+    return {acc};
+  }
+  static Sums q4(const uint8_t *units, const X &x) {
+    const __m512i m = _mm512_set1_epi8(0x0F);
+    __m512i acc = _mm512_set1_epi32(-8 * x.s);
+    for (int j = 0; j < 4; ++j) {
+      const __m512i z = _mm512_loadu_si512(units + 64 * j);
+      acc = _mm512_dpbusd_epi32(acc, _mm512_and_si512(z, m), x.xq[j]);
+      acc = _mm512_dpbusd_epi32(acc, _mm512_and_si512(_mm512_srli_epi16(z, 4), m), x.xq[4 + j]);
+    }
+    return {acc};
+  }
+};
+
 }  // namespace
 
 extern "C" void ml_k_matvec_q8_avx512vnni(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  ml::x86::matvec<Avx512Vnni, false>(y, W, x, r0, r1);
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matvec<Width512, Avx512Panel, false>(y, W, x, r0, r1);
+  else
+    ml::x86::matvec<Avx512Vnni, false>(y, W, x, r0, r1);
 }
 
 extern "C" void ml_k_matvec_q4_avx512vnni(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  ml::x86::matvec<Avx512Vnni, true>(y, W, x, r0, r1);
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matvec<Width512, Avx512Panel, true>(y, W, x, r0, r1);
+  else
+    ml::x86::matvec<Avx512Vnni, true>(y, W, x, r0, r1);
 }

@@ -12,6 +12,7 @@
 #include "kernels/kernels.h"
 #include "kernels/x86/avx256.h"
 #include "kernels/x86/matvec_x86.h"
+#include "kernels/x86/panel_x86.h"
 
 namespace {
 
@@ -53,12 +54,61 @@ struct AvxVnni {
   }
 };
 
+// Panels (layout 1): a 32-byte half unit is 8 rows × 4 weights; one vpdpbusd against x's quad
+// broadcast adds all 4 products into the row's lane. Q8 offset as above, started from −128·Σx;
+// Q4 nibbles are unsigned already, started from −8·Σx.
+struct AvxVnniPanel {
+  using Sums = Width256::Sums;
+  struct X {
+    __m256i xq[8];
+    int32_t s;
+  };
+  static X prep(const int8_t *xb, int32_t s) {
+    X p;
+    p.s = s;
+    for (int u = 0; u < 8; ++u) p.xq[u] = bcast_quad256(xb, u);
+    return p;
+  }
+  static Sums q8(const int8_t *units, const X &x) {
+    const __m256i k128 = _mm256_set1_epi8(char(0x80));
+    Sums out;
+    for (int h = 0; h < 2; ++h) {
+      __m256i acc = _mm256_set1_epi32(-128 * x.s);
+      for (int u = 0; u < 8; ++u)
+        acc = dpbusd(acc, _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(units + 64 * u + 32 * h)), k128),
+                     x.xq[u]);
+      out.v[h] = acc;
+    }
+    return out;
+  }
+  static Sums q4(const uint8_t *units, const X &x) {
+    const __m256i m = _mm256_set1_epi8(0x0F);
+    Sums out;
+    for (int h = 0; h < 2; ++h) {
+      __m256i acc = _mm256_set1_epi32(-8 * x.s);
+      for (int j = 0; j < 4; ++j) {
+        const __m256i z = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(units + 64 * j + 32 * h));
+        acc = dpbusd(acc, _mm256_and_si256(z, m), x.xq[j]);
+        acc = dpbusd(acc, _mm256_and_si256(_mm256_srli_epi16(z, 4), m), x.xq[4 + j]);
+      }
+      out.v[h] = acc;
+    }
+    return out;
+  }
+};
+
 }  // namespace
 
 extern "C" void ml_k_matvec_q8_avxvnni(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  ml::x86::matvec<AvxVnni, false>(y, W, x, r0, r1);
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matvec<Width256, AvxVnniPanel, false>(y, W, x, r0, r1);
+  else
+    ml::x86::matvec<AvxVnni, false>(y, W, x, r0, r1);
 }
 
 extern "C" void ml_k_matvec_q4_avxvnni(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  ml::x86::matvec<AvxVnni, true>(y, W, x, r0, r1);
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matvec<Width256, AvxVnniPanel, true>(y, W, x, r0, r1);
+  else
+    ml::x86::matvec<AvxVnni, true>(y, W, x, r0, r1);
 }

@@ -2,11 +2,15 @@
 // no SSE2 target). Block sums: sign-extend int8 → int16 (unpack with itself, arithmetic shift by
 // 8), pmaddwd → int32, four blocks reduced at once (hsum4x4). Loop and float order:
 // kernels/x86/matvec_x86.h (bit-identical to kernels/scalar/matvec.cc; tests: verify/kernel_checks.cc).
+// Layout 1 (16-row panels): kernels/x86/panel_x86.h with pmaddwd on sign-extended units.
 // matvec_f32: 4 rows × 4 lanes, multiply then add (SSE2 has no FMA); reassociated, within 1e-5.
 #include <emmintrin.h>
 
+#include <cstring>
+
 #include "kernels/kernels.h"
 #include "kernels/x86/matvec_x86.h"
+#include "kernels/x86/panel_x86.h"
 
 namespace {
 
@@ -50,14 +54,77 @@ struct Sse2 {
   }
 };
 
+// Panels (layout 1): 16 bytes of a unit are 4 rows × 4 weights. Sign-extended to int16 they
+// meet x's quad (as int16, twice) in pmaddwd: two int32 per row, paired up once per block.
+struct Sse2Panel {
+  using Sums = Width128::Sums;
+  struct X {
+    __m128i xq16[8];  // quad u as int16 [x0 x1 x2 x3 x0 x1 x2 x3]
+    int32_t s;
+  };
+  static X prep(const int8_t *xb, int32_t s) {
+    X p;
+    p.s = s;
+    for (int u = 0; u < 8; ++u) {
+      int32_t quad;
+      std::memcpy(&quad, xb + 4 * u, 4);
+      const __m128i v = Sse2::widen_lo(_mm_cvtsi32_si128(quad));
+      p.xq16[u] = _mm_unpacklo_epi64(v, v);
+    }
+    return p;
+  }
+  // [r0, r1, r2, r3] from per-row pairs: lo = [r0a r0b r1a r1b], hi = [r2a r2b r3a r3b]
+  static __m128i pairs(__m128i lo, __m128i hi) {
+    const __m128 a = _mm_castsi128_ps(lo), b = _mm_castsi128_ps(hi);
+    return _mm_add_epi32(_mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))),
+                         _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))));
+  }
+  static Sums q8(const int8_t *units, const X &x) {
+    Sums out;
+    for (int k = 0; k < 4; ++k) {
+      __m128i lo = _mm_setzero_si128(), hi = _mm_setzero_si128();
+      for (int u = 0; u < 8; ++u) {
+        const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i *>(units + 64 * u + 16 * k));
+        lo = _mm_add_epi32(lo, _mm_madd_epi16(Sse2::widen_lo(w), x.xq16[u]));
+        hi = _mm_add_epi32(hi, _mm_madd_epi16(Sse2::widen_hi(w), x.xq16[u]));
+      }
+      out.v[k] = pairs(lo, hi);
+    }
+    return out;
+  }
+  static Sums q4(const uint8_t *units, const X &x) {  // Σ n·x − 8·Σx
+    Sums out;
+    const __m128i m = _mm_set1_epi8(0x0F), zero = _mm_setzero_si128(), c8 = _mm_set1_epi32(-8 * x.s);
+    for (int k = 0; k < 4; ++k) {
+      __m128i lo = _mm_setzero_si128(), hi = _mm_setzero_si128();
+      for (int j = 0; j < 4; ++j) {
+        const __m128i z = _mm_loadu_si128(reinterpret_cast<const __m128i *>(units + 64 * j + 16 * k));
+        const __m128i nl = _mm_and_si128(z, m), nh = _mm_and_si128(_mm_srli_epi16(z, 4), m);
+        lo = _mm_add_epi32(lo, _mm_madd_epi16(_mm_unpacklo_epi8(nl, zero), x.xq16[j]));
+        hi = _mm_add_epi32(hi, _mm_madd_epi16(_mm_unpackhi_epi8(nl, zero), x.xq16[j]));
+        lo = _mm_add_epi32(lo, _mm_madd_epi16(_mm_unpacklo_epi8(nh, zero), x.xq16[4 + j]));
+        hi = _mm_add_epi32(hi, _mm_madd_epi16(_mm_unpackhi_epi8(nh, zero), x.xq16[4 + j]));
+      }
+      out.v[k] = _mm_add_epi32(pairs(lo, hi), c8);
+    }
+    return out;
+  }
+};
+
 }  // namespace
 
 extern "C" void ml_k_matvec_q8_sse2(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  ml::x86::matvec<Sse2, false>(y, W, x, r0, r1);
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matvec<Width128, Sse2Panel, false>(y, W, x, r0, r1);
+  else
+    ml::x86::matvec<Sse2, false>(y, W, x, r0, r1);
 }
 
 extern "C" void ml_k_matvec_q4_sse2(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  ml::x86::matvec<Sse2, true>(y, W, x, r0, r1);
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matvec<Width128, Sse2Panel, true>(y, W, x, r0, r1);
+  else
+    ml::x86::matvec<Sse2, true>(y, W, x, r0, r1);
 }
 
 extern "C" void ml_k_matvec_f32_sse2(float *y, const ml_qtensor *W, const float *x, int r0, int r1) {

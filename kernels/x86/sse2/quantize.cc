@@ -1,7 +1,7 @@
 // sse2 override: quantize_q8. Per block: max |x| (andnot sign), id = 127/amax, then
 // trunc(x·id + copysign(0.5, x)) with cvttps, saturating packs and a clamp to ±127 — the exact
 // float operations of kernels/scalar/quantize.cc, so q and d are bit-identical (a NaN becomes
-// −127 as in the reference).
+// −127 as in the reference). The block sums s come from the clamped int16 values (pmaddwd by 1).
 #include <emmintrin.h>
 
 #include <cstring>
@@ -24,6 +24,7 @@ extern "C" void ml_k_quantize_q8_sse2(ml_qact *out, const float *x, int k) {
     if (!(amax >= ML_QUANT_TINY)) {
       out->d[b] = 0.0f;
       std::memset(qb, 0, ML_QK);
+      out->s[b] = 0;
       continue;
     }
     out->d[b] = amax / 127.0f;
@@ -31,12 +32,17 @@ extern "C" void ml_k_quantize_q8_sse2(ml_qact *out, const float *x, int k) {
     __m128i i32[8];
     for (int j = 0; j < 8; ++j)
       i32[j] = _mm_cvttps_epi32(_mm_add_ps(_mm_mul_ps(v[j], id), _mm_or_ps(_mm_and_ps(v[j], sign), half)));
-    const __m128i lo = _mm_set1_epi16(-127), hi = _mm_set1_epi16(127);
+    const __m128i lo = _mm_set1_epi16(-127), hi = _mm_set1_epi16(127), ones = _mm_set1_epi16(1);
+    __m128i sum = _mm_setzero_si128();
     for (int j = 0; j < 8; j += 4) {
       const __m128i a = _mm_min_epi16(_mm_max_epi16(_mm_packs_epi32(i32[j], i32[j + 1]), lo), hi);
       const __m128i c = _mm_min_epi16(_mm_max_epi16(_mm_packs_epi32(i32[j + 2], i32[j + 3]), lo), hi);
       _mm_storeu_si128(reinterpret_cast<__m128i *>(qb + 4 * j), _mm_packs_epi16(a, c));
+      sum = _mm_add_epi32(sum, _mm_add_epi32(_mm_madd_epi16(a, ones), _mm_madd_epi16(c, ones)));
     }
+    sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, _MM_SHUFFLE(1, 0, 3, 2)));
+    sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, _MM_SHUFFLE(2, 3, 0, 1)));
+    out->s[b] = _mm_cvtsi128_si32(sum);
   }
   out->n = k;
 }

@@ -4,8 +4,11 @@
 // kernels/scalar/matvec.cc; tests: verify/kernel_checks.cc). Q4 unpacks to int8 and reuses Q8.
 #include <tmmintrin.h>
 
+#include <cstring>
+
 #include "kernels/kernels.h"
 #include "kernels/x86/matvec_x86.h"
+#include "kernels/x86/panel_x86.h"
 
 namespace {
 
@@ -41,12 +44,65 @@ struct Sse41 {
   }
 };
 
+// Panels (layout 1): 16 bytes of a unit are 4 rows × 4 weights; pmaddubsw against x's quad
+// broadcast, pmaddwd by 1: one int32 per row. Q4 nibbles are unsigned already (Σ n·x − 8·Σx).
+struct Sse41Panel {
+  using Sums = Width128::Sums;
+  struct X {
+    __m128i xq[8];
+    int32_t s;
+  };
+  static X prep(const int8_t *xb, int32_t s) {
+    X p;
+    p.s = s;
+    for (int u = 0; u < 8; ++u) {
+      int32_t quad;
+      std::memcpy(&quad, xb + 4 * u, 4);
+      p.xq[u] = _mm_set1_epi32(quad);
+    }
+    return p;
+  }
+  static __m128i udot(__m128i u8, __m128i s8) { return _mm_madd_epi16(_mm_maddubs_epi16(u8, s8), _mm_set1_epi16(1)); }
+  static Sums q8(const int8_t *units, const X &x) {
+    Sums out;
+    for (int k = 0; k < 4; ++k) {
+      __m128i acc = _mm_setzero_si128();
+      for (int u = 0; u < 8; ++u) {
+        const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i *>(units + 64 * u + 16 * k));
+        acc = _mm_add_epi32(acc, udot(_mm_abs_epi8(w), _mm_sign_epi8(x.xq[u], w)));
+      }
+      out.v[k] = acc;
+    }
+    return out;
+  }
+  static Sums q4(const uint8_t *units, const X &x) {
+    Sums out;
+    const __m128i m = _mm_set1_epi8(0x0F);
+    for (int k = 0; k < 4; ++k) {
+      __m128i acc = _mm_set1_epi32(-8 * x.s);
+      for (int j = 0; j < 4; ++j) {
+        const __m128i z = _mm_loadu_si128(reinterpret_cast<const __m128i *>(units + 64 * j + 16 * k));
+        acc = _mm_add_epi32(acc, udot(_mm_and_si128(z, m), x.xq[j]));
+        acc = _mm_add_epi32(acc, udot(_mm_and_si128(_mm_srli_epi16(z, 4), m), x.xq[4 + j]));
+      }
+      out.v[k] = acc;
+    }
+    return out;
+  }
+};
+
 }  // namespace
 
 extern "C" void ml_k_matvec_q8_sse41(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  ml::x86::matvec<Sse41, false>(y, W, x, r0, r1);
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matvec<Width128, Sse41Panel, false>(y, W, x, r0, r1);
+  else
+    ml::x86::matvec<Sse41, false>(y, W, x, r0, r1);
 }
 
 extern "C" void ml_k_matvec_q4_sse41(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  ml::x86::matvec<Sse41, true>(y, W, x, r0, r1);
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matvec<Width128, Sse41Panel, true>(y, W, x, r0, r1);
+  else
+    ml::x86::matvec<Sse41, true>(y, W, x, r0, r1);
 }

@@ -1,0 +1,71 @@
+// The one loop of every x86 matvec on 16-row panels (layout 1, docs/mlb-format.md). A 64-byte
+// unit holds the same 4 weights of 16 rows, so a vector lane is a row: one block's int32 sums for
+// the 16 rows of a panel come from 8 (Q8) or 4 (Q4) units without any horizontal reduction, and
+// the float part runs 16 rows wide. Each ISA supplies a Width (register shapes, float ops, at
+// 128, 256 or 512 bits) and an Int part:
+//
+//   struct Int {
+//     using Sums = Width::Sums;                               // 16 int32, one per row
+//     struct X;  static X prep(const int8_t *xb, int32_t s); // x of one block (32 bytes) + Σx
+//     static Sums q8(const int8_t *units, const X &);         // 8 units of 64 bytes
+//     static Sums q4(const uint8_t *units, const X &);        // 4 units of 64 bytes
+//   };
+//
+// Canonical float order (kernels/kernels.h), per row: t_b = (float(sumi_b) · dw_b) · dx_b into
+// partial b mod 4, then (p0 + p1) + (p2 + p3) — the scalar reference's bits.
+#pragma once
+#include <emmintrin.h>
+
+#include <cstring>
+
+#include "kernels/kernels.h"
+
+namespace ml::x86 {
+
+template <class Width, class Int, bool Q4>
+inline void panel_matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+  constexpr size_t kUnits = Q4 ? 4 : 8;
+  const int nb = W->cols / ML_QK;
+  const uint8_t *q = static_cast<const uint8_t *>(W->q);
+  for (int p = r0 / ML_PANEL_ROWS; p * ML_PANEL_ROWS < r1; ++p) {
+    const uint8_t *units = q + size_t(p) * nb * kUnits * 64;
+    const float *d = W->d + size_t(p) * nb * ML_PANEL_ROWS;
+    typename Width::Acc acc[4] = {Width::zero(), Width::zero(), Width::zero(), Width::zero()};
+    for (int b = 0; b < nb; ++b, units += kUnits * 64, d += ML_PANEL_ROWS) {
+      const typename Int::X xb = Int::prep(x->q + b * ML_QK, x->s[b]);
+      const typename Width::Sums s = Q4 ? Int::q4(units, xb) : Int::q8(reinterpret_cast<const int8_t *>(units), xb);
+      acc[b & 3] = Width::fold(acc[b & 3], s, d, x->d[b]);
+    }
+    const int row0 = p * ML_PANEL_ROWS, lo = r0 > row0 ? r0 : row0;
+    const int hi = r1 < row0 + ML_PANEL_ROWS ? r1 : row0 + ML_PANEL_ROWS;
+    Width::store(y + row0, Width::add(Width::add(acc[0], acc[1]), Width::add(acc[2], acc[3])), lo - row0, hi - row0);
+  }
+}
+
+// Width128: 16 rows as four 128-bit registers (sse2, sse41).
+struct Width128 {
+  struct Sums {
+    __m128i v[4];
+  };
+  struct Acc {
+    __m128 v[4];
+  };
+  static Acc zero() { return {{_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()}}; }
+  static Acc fold(Acc a, const Sums &s, const float *d, float dx) {  // a + (cvt(s)·d)·dx
+    const __m128 vdx = _mm_set1_ps(dx);
+    for (int k = 0; k < 4; ++k)
+      a.v[k] = _mm_add_ps(a.v[k], _mm_mul_ps(_mm_mul_ps(_mm_cvtepi32_ps(s.v[k]), _mm_loadu_ps(d + 4 * k)), vdx));
+    return a;
+  }
+  static Acc add(Acc a, const Acc &b) {
+    for (int k = 0; k < 4; ++k) a.v[k] = _mm_add_ps(a.v[k], b.v[k]);
+    return a;
+  }
+  static void store(float *y, const Acc &a, int lo, int hi) {  // rows [lo, hi) of the panel
+    alignas(16) float t[16];
+    for (int k = 0; k < 4; ++k) _mm_store_ps(t + 4 * k, a.v[k]);
+    std::memcpy(y + lo, t + lo, sizeof(float) * size_t(hi - lo));
+  }
+};
+
+}  // namespace ml::x86
