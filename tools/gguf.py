@@ -18,6 +18,7 @@ Facts used (GGUF spec, ggml-org/ggml docs/gguf.md; llama.cpp's llama tensor name
 llama.cpp's converter stores llama's attn_q/attn_k rows in the interleaved-pair RoPE order
 (it undoes Hugging Face's half-split permutation), which is .mlb's order: no permutation here.
 """
+import math
 import mmap
 import os
 import struct
@@ -78,7 +79,7 @@ class TensorInfo:
         t = GGML_TYPES.get(self.ggml_type)
         if t is None:
             return None
-        n = int(np.prod(self.dims, dtype=np.int64)) if self.dims else 1
+        n = math.prod(self.dims)  # exact: numpy's int64 product wraps for hostile dims
         if t in rt.FLOAT_SIZE:
             return n * rt.FLOAT_SIZE[t]
         return n // rt.QK * rt.BLOCK_SIZE[t]
@@ -232,6 +233,10 @@ class GgufFile:
             raise GgufError("%s: tensor %s has shape %s; a matrix or vector is expected"
                             % (self.path, name, "x".join(map(str, shape))))
         shape = shape[-2:] if len(shape) >= 2 else shape
+        if any(d >= 1 << 31 for d in shape):
+            raise GgufError("%s: tensor %s has shape %s, larger than any model this converter "
+                            "reads (a dimension of 2^31 or more)"
+                            % (self.path, name, "x".join(map(str, shape))))
         cols = shape[-1]
         if t in rt.BLOCK_SIZE and cols % rt.QK:
             raise GgufError("%s: tensor %s (%s) has %d columns, not a multiple of 32"
@@ -352,21 +357,26 @@ class GgufReader:
             raise GgufError("%s: missing tensor token_embd.weight" % path)
         vocab = g.tensors[names["tok_emb"]].shape[0]
         kv_dim = n_kv * head_dim
-        expect = {"tok_emb": (vocab, dim), "final_norm": (dim,), "wcls": (vocab, dim)}
         per_layer = {"attn_norm": (dim,), "wq": (dim, dim), "wk": (kv_dim, dim),
                      "wv": (kv_dim, dim), "wo": (dim, dim), "ffn_norm": (dim,),
                      "w1": (hidden, dim), "w2": (dim, hidden), "w3": (hidden, dim)}
-        for layer in range(n_layers):
-            for base, shape in per_layer.items():
-                expect["layers.%d.%s" % (layer, base)] = shape
+
+        def expect():  # generated, not listed: llama.block_count may say 2^31 - 1
+            yield "tok_emb", (vocab, dim)
+            yield "final_norm", (dim,)
+            yield "wcls", (vocab, dim)
+            for layer in range(n_layers):
+                for base, shape in per_layer.items():
+                    yield "layers.%d.%s" % (layer, base), shape
+
         self.raw = {}
-        for mname, shape in expect.items():
+        for mname, shape in expect():
             if mname not in names:
                 if mname == "wcls":
                     continue
                 raise GgufError("%s: missing tensor %s" % (path, gguf_name(mname)))
             t = g.raw_tensor(names[mname])
-            got = t.shape if len(shape) == 2 else (int(np.prod(t.shape)),)
+            got = t.shape if len(shape) == 2 else (math.prod(t.shape),)
             if got != shape:
                 raise GgufError("%s: tensor %s (%s) has shape %s, expected %s from the metadata"
                                 % (path, t.name, t.type, "x".join(map(str, t.shape)),
