@@ -16,6 +16,7 @@ llama2.c's checkpoints into a half-split order (i, i + head_dim/2). .mlb uses th
 order, so the reader reads HF row  h*hd + p*hd/2 + i  into row  h*hd + 2i + p  (p = 0, 1).
 """
 import json
+import math
 import os
 import struct
 
@@ -79,18 +80,25 @@ class SafetensorsFile:
         self.metadata = header.pop("__metadata__", None)
         self.tensors = {}
         data_size = self.size - self.data_offset
+        def is_int(v):
+            return isinstance(v, int) and not isinstance(v, bool)
+
         for name, info in header.items():
             try:
-                dtype, shape, (begin, end) = info["dtype"], info["shape"], info["data_offsets"]
-                shape = [int(s) for s in shape]
-                begin, end = int(begin), int(end)
-            except (KeyError, TypeError, ValueError):
-                raise HfError("%s: tensor %s: malformed header entry" % (path, name))
+                dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+                ok = (isinstance(dtype, str) and isinstance(shape, list) and all(map(is_int, shape))
+                      and isinstance(offsets, list) and len(offsets) == 2 and all(map(is_int, offsets)))
+            except (KeyError, TypeError, IndexError):
+                ok = False
+            if not ok:
+                raise HfError("%s: tensor %s: malformed header entry (dtype a string, shape a list "
+                              "of integers, data_offsets two integers)" % (path, name))
+            begin, end = offsets
             if not 0 <= begin <= end <= data_size or any(s < 0 for s in shape):
                 raise HfError("%s: tensor %s: data offsets [%d, %d) outside the %d data bytes "
                               "(truncated?)" % (path, name, begin, end, data_size))
             if dtype in DTYPES:
-                need = int(np.prod(shape, dtype=np.int64)) * rt.FLOAT_SIZE[DTYPES[dtype]]
+                need = math.prod(shape) * rt.FLOAT_SIZE[DTYPES[dtype]]  # exact, never wraps
                 if end - begin != need:
                     raise HfError("%s: tensor %s: %d data bytes for %s %s (%d expected)"
                                   % (path, name, end - begin, dtype, shape, need))
@@ -287,14 +295,16 @@ class HfReader:
         per_layer = {"attn_norm": (dim,), "wq": (dim, dim), "wk": (kv_dim, dim),
                      "wv": (kv_dim, dim), "wo": (dim, dim), "ffn_norm": (dim,),
                      "w1": (hidden, dim), "w2": (dim, hidden), "w3": (hidden, dim)}
-        expect = {"tok_emb": (vocab, dim)}
-        for layer in range(n_layers):
-            for base, shape in per_layer.items():
-                expect["layers.%d.%s" % (layer, base)] = shape
-        expect["final_norm"] = (dim,)
-        expect["wcls"] = (vocab, dim)
+        def expect():  # generated, not listed: num_hidden_layers may say 2^31 - 1
+            yield "tok_emb", (vocab, dim)
+            for layer in range(n_layers):
+                for base, shape in per_layer.items():
+                    yield "layers.%d.%s" % (layer, base), shape
+            yield "final_norm", (dim,)
+            yield "wcls", (vocab, dim)
+
         self.raw = {}
-        for m, shape in expect.items():
+        for m, shape in expect():
             if m not in found:
                 if m == "wcls" and tie is not False:
                     continue
