@@ -1,0 +1,79 @@
+# Fuzz targets (fuzz/): the corpus replay tests in every sanitized build, and with ML_FUZZ=ON the
+# libFuzzer programs and their bounded CI runs (cmake/presets/sanitizers.json: asan*, ubsan*, fuzz).
+# Included from CMakeLists.txt when ML_SANITIZE or ML_FUZZ is set.
+#
+#   fuzz_<t>_replay   each target's LLVMFuzzerTestOneInput behind a replay main (fuzz/replay_main.cc)
+#   fuzz_<t>          the libFuzzer program (ML_FUZZ)
+# Tests:
+#   fuzz.corpus              fuzz/gen_corpus.py --check: the committed seeds are what the script writes
+#   fuzz.replay.<t>          every seed (ok-* accepted, bad-* rejected) and every regression input
+#   fuzz.run.<t>             (ML_FUZZ) fuzz/run_fuzz.py: ML_FUZZ_SECONDS of libFuzzer from the seeds;
+#                            fails on any crash, leak, timeout or out-of-memory, printing execs/cov/ft
+enable_testing()
+
+set(ML_FUZZ_SECONDS 60 CACHE STRING "seconds each fuzz.run.<target> test runs libFuzzer")
+set(ML_FUZZ_TARGETS mlb eval tokenizer encode)
+# Seed corpus folder (fuzz/corpus/<folder>) and libFuzzer -max_len of each target.
+set(_ml_fuzz_corpus_mlb mlb)
+set(_ml_fuzz_corpus_eval mlb)
+set(_ml_fuzz_corpus_tokenizer tokenizer)
+set(_ml_fuzz_corpus_encode encode)
+set(_ml_fuzz_maxlen_mlb 32768)
+set(_ml_fuzz_maxlen_eval 16384)
+set(_ml_fuzz_maxlen_tokenizer 8192)
+set(_ml_fuzz_maxlen_encode 4096)
+
+# The encode target's tokenizer, compiled in as a byte list (regenerated when the .bin changes).
+set(_tok_bin "${PROJECT_SOURCE_DIR}/fuzz/data/encode_tokenizer.bin")
+set(_gen_dir "${CMAKE_BINARY_DIR}/fuzz_gen")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_tok_bin}")
+file(READ "${_tok_bin}" _hex HEX)
+string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," _hex "${_hex}")
+string(REGEX REPLACE "((0x..,){16})" "\\1\n" _hex "${_hex}")
+file(CONFIGURE OUTPUT "${_gen_dir}/fuzz_encode_tokenizer.inc" CONTENT "${_hex}\n" @ONLY)
+
+foreach(_t IN LISTS ML_FUZZ_TARGETS)
+  add_library(ml_fuzz_${_t} OBJECT fuzz/fuzz_${_t}.cc)
+  target_include_directories(ml_fuzz_${_t} PRIVATE "${_gen_dir}")
+  target_link_libraries(ml_fuzz_${_t} PUBLIC ml_runtime)
+
+  # Replay: the guarded main (CPU check first), then ml_main of fuzz/replay_main.cc.
+  add_executable(fuzz_${_t}_replay fuzz/replay_main.cc $<TARGET_OBJECTS:ml_fuzz_${_t}>
+                 $<TARGET_OBJECTS:ml_guarded_main>)
+  target_link_libraries(fuzz_${_t}_replay PRIVATE ml_guard ml_runtime)
+  set(_dirs "${PROJECT_SOURCE_DIR}/fuzz/corpus/${_ml_fuzz_corpus_${_t}}")
+  if(EXISTS "${PROJECT_SOURCE_DIR}/fuzz/regressions/${_t}")
+    list(APPEND _dirs "${PROJECT_SOURCE_DIR}/fuzz/regressions/${_t}")
+  endif()
+  add_test(NAME fuzz.replay.${_t} COMMAND fuzz_${_t}_replay ${_dirs})
+
+  if(ML_FUZZ)
+    add_executable(fuzz_${_t} $<TARGET_OBJECTS:ml_fuzz_${_t}>)
+    target_link_libraries(fuzz_${_t} PRIVATE ml_runtime)
+    target_link_options(fuzz_${_t} PRIVATE -fsanitize=fuzzer)
+    add_test(NAME fuzz.run.${_t}
+             COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/fuzz/run_fuzz.py $<TARGET_FILE:fuzz_${_t}>
+                     --name ${_t} --seconds ${ML_FUZZ_SECONDS} --max-len ${_ml_fuzz_maxlen_${_t}}
+                     --seeds ${_dirs} --work ${CMAKE_BINARY_DIR}/fuzz_work/${_t})
+    set_tests_properties(fuzz.run.${_t} PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+  endif()
+endforeach()
+
+add_test(NAME fuzz.corpus COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/fuzz/gen_corpus.py --check)
+
+# ASan programs cannot run under qemu-user (ASan reserves terabytes of shadow address space at
+# start, which qemu-x86_64 tracks page by page: ml_run --version did not start in 120 s). The CPU
+# guard tests of cmake/tests/<family>.cmake run ml_run under qemu CPU models, so an ASan build
+# lists them as Disabled; the plain presets of the same ISA run them.
+if(ML_SANITIZE MATCHES "address")
+  get_property(_ml_all_tests DIRECTORY PROPERTY TESTS)
+  foreach(_test IN LISTS _ml_all_tests)
+    if(_test MATCHES "^guard\\.")
+      set_tests_properties(${_test} PROPERTIES DISABLED TRUE)
+      list(APPEND _ml_disabled ${_test})
+    endif()
+  endforeach()
+  if(_ml_disabled)
+    message(STATUS "legacy-ml: ASan build: disabled the qemu CPU-guard tests (${_ml_disabled})")
+  endif()
+endif()

@@ -1,0 +1,33 @@
+# Sanitized builds (cmake/presets/sanitizers.json). Included from CMakeLists.txt before any
+# target is defined, so every translation unit, library and program gets the flags.
+#
+#   ML_SANITIZE   a -fsanitize= list: address (ASan + LeakSanitizer), undefined (UBSan), or both
+#                 (address,undefined). Every report is fatal (-fno-sanitize-recover=all), so a
+#                 finding fails the test that triggered it.
+#   ML_FUZZ       also instrument for libFuzzer (-fsanitize=fuzzer-no-link; needs clang) and build
+#                 the fuzzers (cmake/fuzz.cmake).
+set(ML_SANITIZE "" CACHE STRING "sanitizers for every target: address, undefined or address,undefined")
+option(ML_FUZZ "build the libFuzzer targets of fuzz/ (clang)" OFF)
+
+if(ML_FUZZ AND NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  message(FATAL_ERROR "ML_FUZZ=ON needs clang (libFuzzer): configure with -DCMAKE_CXX_COMPILER=clang++ "
+                      "-DCMAKE_C_COMPILER=clang, or use the fuzz preset")
+endif()
+
+if(ML_SANITIZE)
+  string(REPLACE "," ";" _ml_san_list "${ML_SANITIZE}")
+  foreach(_s IN LISTS _ml_san_list)
+    if(NOT _s MATCHES "^(address|undefined)$")
+      message(FATAL_ERROR "ML_SANITIZE=${ML_SANITIZE}: use address, undefined or address,undefined")
+    endif()
+  endforeach()
+  set(_ml_san_flags -fsanitize=${ML_SANITIZE} -fno-sanitize-recover=all -fno-omit-frame-pointer -g)
+  add_compile_options(${_ml_san_flags})
+  add_link_options(-fsanitize=${ML_SANITIZE})
+  message(STATUS "legacy-ml: sanitizers: ${ML_SANITIZE}")
+endif()
+
+if(ML_FUZZ)
+  add_compile_options(-fsanitize=fuzzer-no-link)
+  message(STATUS "legacy-ml: libFuzzer instrumentation on")
+endif()

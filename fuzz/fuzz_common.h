@@ -1,0 +1,66 @@
+// Shared by the fuzz targets (fuzz/fuzz_*.cc) and the corpus replay driver (fuzz/replay_main.cc).
+//
+// Every target defines LLVMFuzzerTestOneInput and records in g_accepted whether the input was
+// accepted by the loader it exercises (1) or cleanly rejected (0); the replay driver checks that
+// against the seed's name (ok-* / bad-*). A broken property is reported by violated(), which
+// aborts: libFuzzer saves the input as a crash, the replay test fails.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/ml.h"
+
+namespace mlfuzz {
+
+inline int g_accepted = -1;  // -1: the target did not decide (e.g. an input it skips)
+
+[[noreturn]] inline void violated(const char *what, const char *detail = "") {
+  std::fprintf(stderr, "fuzz property violated: %s %s\n", what, detail);
+  std::abort();
+}
+#define ML_FUZZ_CHECK(cond, detail) \
+  do {                              \
+    if (!(cond)) ::mlfuzz::violated(#cond, detail); \
+  } while (0)
+
+// An exactly-sized, 64-byte-aligned copy of the input (a mapping is page-aligned, and the .mlb
+// loader requires aligned arrays): ASan reports any read past its last byte.
+class AlignedCopy {
+ public:
+  AlignedCopy(const uint8_t *data, size_t size) : size_(size) {
+    void *p = nullptr;
+    if (posix_memalign(&p, 64, size ? size : 1) != 0) std::abort();
+    if (size) std::memcpy(p, data, size);
+    p_ = static_cast<uint8_t *>(p);
+  }
+  ~AlignedCopy() { std::free(p_); }
+  AlignedCopy(const AlignedCopy &) = delete;
+  AlignedCopy &operator=(const AlignedCopy &) = delete;
+  const uint8_t *data() const { return p_; }
+  size_t size() const { return size_; }
+
+ private:
+  uint8_t *p_;
+  size_t size_;
+};
+
+// A failure must leave one line naming the problem: non-empty, no newline, a known status.
+inline void check_error_line(ml_status s) {
+  const char *e = ml_last_error();
+  ML_FUZZ_CHECK(s > ML_OK && s <= ML_E_ARG, e);
+  ML_FUZZ_CHECK(e[0] != '\0', "empty ml_last_error()");
+  ML_FUZZ_CHECK(std::strchr(e, '\n') == nullptr, e);
+}
+
+// Reads every byte of [p, p + n) so ASan checks the whole range.
+inline unsigned touch(const void *p, uint64_t n) {
+  const volatile uint8_t *b = static_cast<const volatile uint8_t *>(p);
+  unsigned acc = 0;
+  for (uint64_t i = 0; i < n; ++i) acc += b[i];
+  return acc;
+}
+
+}  // namespace mlfuzz

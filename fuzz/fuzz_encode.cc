@@ -1,0 +1,137 @@
+// Fuzz target: tokenizer encode (runtime/tokenizer.cc Tokenizer::encode) on arbitrary bytes as
+// the prompt, against a valid small llama2.c-layout vocabulary (fuzz/data/encode_tokenizer.bin,
+// written by fuzz/gen_corpus.py and compiled in by cmake/fuzz.cmake).
+//
+// The prompt is the input up to its first NUL (a C string, as ml_encode takes it). Properties:
+//   - invalid UTF-8 is refused with ML_E_ARG and one line, valid UTF-8 always encodes: checked
+//     against an independent validator written here from RFC 3629;
+//   - BOS first, every id inside the vocab, at most strlen + 2 ids, into an exactly-sized buffer;
+//   - the same ids as llama2.c's encode written out plainly (fuzz/encode_oracle.h), for
+//     prompts up to kOracleBytes (the oracle is O(n^2));
+//   - decode(encode(s)) == s (the vocabulary has every byte token and " ", so this is exact);
+//   - ml_text_stream_feed over the decoded pieces gives s without its control bytes other than
+//     \t \n \r \f \v (ml_run's stdout), and never writes past strlen(piece) + 4.
+#include <string>
+#include <vector>
+
+#include "fuzz/encode_oracle.h"
+#include "fuzz/fuzz_common.h"
+#include "runtime/error.h"
+#include "runtime/tokenizer.h"
+
+namespace {
+
+constexpr size_t kOracleBytes = 1024;
+
+const uint8_t kTokenizer[] = {
+#include "fuzz_encode_tokenizer.inc"
+};
+
+// RFC 3629: the well-formed byte sequences (its table 3-7 in the Unicode standard's words).
+bool rfc3629_valid(const unsigned char *s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    const unsigned c = s[i];
+    size_t len;
+    unsigned lo = 0x80, hi = 0xBF;  // range of the second byte
+    if (c <= 0x7F) {
+      len = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c == 0xE0) {
+      len = 3, lo = 0xA0;
+    } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+      len = 3;
+    } else if (c == 0xED) {
+      len = 3, hi = 0x9F;
+    } else if (c == 0xF0) {
+      len = 4, lo = 0x90;
+    } else if (c >= 0xF1 && c <= 0xF3) {
+      len = 4;
+    } else if (c == 0xF4) {
+      len = 4, hi = 0x8F;
+    } else {
+      return false;
+    }
+    if (n - i < len) return false;
+    for (size_t k = 1; k < len; ++k) {
+      const unsigned b = s[i + k];
+      const unsigned l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
+      if (b < l || b > h) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+bool keeps(unsigned char c) {  // what ml_text_stream_feed passes through for a one-byte piece
+  return c >= 0x80 || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' || (c >= 0x20 && c != 0x7F);
+}
+
+ml::Tokenizer *tokenizer() {
+  static ml::Tokenizer *tok = [] {
+    auto *t = new ml::Tokenizer();
+    const uint8_t *p = kTokenizer;
+    // The vocab is the number of tokens in the file: count them.
+    int vocab = 0;
+    size_t off = 4;
+    while (off + 8 <= sizeof kTokenizer) {
+      int32_t len;
+      std::memcpy(&len, p + off + 4, 4);
+      off += 8 + static_cast<size_t>(len);
+      ++vocab;
+    }
+    if (t->load(p, sizeof kTokenizer, vocab, "encode_tokenizer.bin") != ML_OK) mlfuzz::violated("load", ml_last_error());
+    return t;
+  }();
+  return tok;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  ml::Tokenizer &tok = *tokenizer();
+  const std::string text(reinterpret_cast<const char *>(data), strnlen(reinterpret_cast<const char *>(data), size));
+  const size_t len = text.size();
+  std::vector<int> ids(len + 2);
+  int n = -1;
+  ml::clear_error();
+  const ml_status s = tok.encode(text.c_str(), true, ids.data(), static_cast<int>(ids.size()), &n);
+  const bool valid = rfc3629_valid(reinterpret_cast<const unsigned char *>(text.data()), len);
+  mlfuzz::g_accepted = s == ML_OK;
+  if (s != ML_OK) {
+    mlfuzz::check_error_line(s);
+    ML_FUZZ_CHECK(s == ML_E_ARG, ml_last_error());
+    ML_FUZZ_CHECK(!valid, "valid UTF-8 was refused");
+    ML_FUZZ_CHECK(std::strstr(ml_last_error(), "UTF-8") != nullptr, ml_last_error());
+    return 0;
+  }
+  ML_FUZZ_CHECK(valid, "invalid UTF-8 was accepted");
+  ML_FUZZ_CHECK(n >= 1 && static_cast<size_t>(n) <= len + 2 && ids[0] == 1, "token count and BOS");
+  if (len <= kOracleBytes) {
+    static const mlfuzz::EncodeOracle oracle(tok);
+    std::vector<int> want;
+    ML_FUZZ_CHECK(oracle.encode(text, true, &want), "the oracle refused valid UTF-8");
+    ML_FUZZ_CHECK(std::vector<int>(ids.begin(), ids.begin() + n) == want, "ids differ from llama2.c's encode");
+  }
+  std::string decoded, streamed, expected;
+  ml_text_stream stream{};
+  for (int i = 1; i < n; ++i) {
+    const int id = ids[size_t(i)];
+    ML_FUZZ_CHECK(id >= 0 && id < tok.vocab(), "token id in the vocab");
+    const char *piece = tok.decode(ids[size_t(i) - 1], id);
+    ML_FUZZ_CHECK(piece != nullptr, "decode");
+    // <0x00> decodes to "" (a C string); the prompt has no NUL, so it never appears.
+    const size_t plen = std::strlen(piece);
+    decoded += piece;
+    std::vector<char> out(plen + 4);
+    const size_t k = ml_text_stream_feed(&stream, piece, out.data());
+    ML_FUZZ_CHECK(k <= plen + 4, "text stream output size");
+    streamed.append(out.data(), k);
+  }
+  ML_FUZZ_CHECK(decoded == text, "decode(encode(s)) != s");
+  for (unsigned char c : text)
+    if (keeps(c)) expected += static_cast<char>(c);
+  ML_FUZZ_CHECK(streamed == expected, "text stream output != the prompt without control bytes");
+  return 0;
+}

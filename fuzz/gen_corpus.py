@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+"""Writes the fuzzers' seed corpus (fuzz/corpus/<target>/) and the encode target's tokenizer
+(fuzz/data/encode_tokenizer.bin). Standard library only, deterministic: the committed files are
+exactly what this script writes, and `gen_corpus.py --check` (a CTest test of the fuzz and
+sanitizer presets) fails when they differ.
+
+    fuzz/gen_corpus.py            rewrite fuzz/corpus/ and fuzz/data/
+    fuzz/gen_corpus.py --check    compare instead of writing; exit 1 on any difference
+
+File names state what the replay driver (fuzz/replay_main.cc) expects of each seed:
+`ok-*` must be accepted by the target's loader, `bad-*` must be rejected with a clean error.
+
+Corpora (one folder per input format; fuzz/README.md says which targets read which):
+  mlb/        .mlb models (docs/mlb-format.md): small valid F32/Q8_0/Q4_0 models, and one broken
+              file per rule of the loader (truncations, every header field out of range, ...)
+  tokenizer/  u16 little-endian vocab, then a llama2.c tokenizer.bin image (the vocab is the
+              model's, which the file does not store)
+  encode/     prompt bytes, valid and invalid UTF-8 of every class
+The .mlb writer here is written from docs/mlb-format.md, independently of tools/mlb.py.
+"""
+import os
+import struct
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus")
+DATA = os.path.join(HERE, "data")
+
+F32, Q8_0, Q4_0 = 0, 8, 2
+QK = 32
+
+
+# ------------------------------------------------------------------------------ .mlb writer
+
+class Rng:
+    """xorshift64*: integers only, so the bytes are the same on every Python and platform."""
+
+    def __init__(self, seed):
+        self.s = (seed * 0x9E3779B97F4A7C15 + 1) & 0xFFFFFFFFFFFFFFFF
+
+    def next(self):
+        s = self.s
+        s ^= s >> 12
+        s ^= (s << 25) & 0xFFFFFFFFFFFFFFFF
+        s ^= s >> 27
+        self.s = s
+        return ((s * 0x2545F4914F6CDD1D) & 0xFFFFFFFFFFFFFFFF) >> 32
+
+    def randrange(self, n):
+        return self.next() % n
+
+    def uniform(self, scale_log2):
+        """A float in (-2^scale_log2, 2^scale_log2), a multiple of 2^(scale_log2 - 15): exact."""
+        return (self.next() % 65535 - 32767) * 2.0 ** (scale_log2 - 15)
+
+
+def align64(n):
+    return (n + 63) & ~63
+
+
+def f32_bytes(vals):
+    return struct.pack("<%df" % len(vals), *vals)
+
+
+def quant_arrays(wtype, rows, cols, rng):
+    """(q bytes, d bytes) of a random quantized matrix."""
+    nb = rows * cols // QK
+    if wtype == Q8_0:
+        q = bytes(rng.randrange(256) for _ in range(rows * cols))
+    else:
+        q = bytes(rng.randrange(256) for _ in range(rows * cols // 2))
+    d = f32_bytes([rng.uniform(-6) for _ in range(nb)])
+    return q, d
+
+
+def tensor_arrays(wtype, rows, cols, rng, layout=0):
+    if wtype == F32:
+        return [f32_bytes([rng.uniform(-1) for _ in range(rows * cols)])]
+    if layout == 1:  # 16-row panels: rows rounded up to whole panels (the byte order is opaque here)
+        rows = (rows + 15) // 16 * 16
+    return list(quant_arrays(wtype, rows, cols, rng))
+
+
+def mlb_model(dim, n_layers, n_heads, n_kv_heads, hidden, vocab, max_seq, wtype, shared,
+              seed=1, theta=10000.0, eps=1e-5, layout=0):
+    """A complete .mlb file with random weights (layout 0: rows, 1: 16-row panels)."""
+    rng = Rng(seed)
+    header = struct.pack("<4s12I", b"MLB1", 1, dim, n_layers, n_heads, n_kv_heads, hidden, vocab,
+                         max_seq, 0, 0, wtype, 1 if shared else 0)
+    header = header[:36] + struct.pack("<ff", theta, eps) + header[44:]
+    header += struct.pack("<I", layout)
+    header += bytes(256 - len(header))
+    assert len(header) == 256
+    kv_dim = n_kv_heads * (dim // n_heads)
+    arrays = []
+
+    def norm():
+        arrays.append(f32_bytes([1.0 + rng.uniform(-4) for _ in range(dim)]))
+
+    def matrix(rows, cols):
+        arrays.extend(tensor_arrays(wtype, rows, cols, rng, layout))
+
+    matrix(vocab, dim)
+    for _ in range(n_layers):
+        norm()
+        matrix(dim, dim)
+        matrix(kv_dim, dim)
+        matrix(kv_dim, dim)
+        matrix(dim, dim)
+        norm()
+        matrix(hidden, dim)
+        matrix(dim, hidden)
+        matrix(hidden, dim)
+    norm()
+    if not shared:
+        matrix(vocab, dim)
+    out = bytearray(header)
+    for a in arrays:
+        out += bytes(align64(len(out)) - len(out))
+        out += a
+    return bytes(out)
+
+
+def put_u32(b, off, v):
+    b = bytearray(b)
+    b[off:off + 4] = struct.pack("<I", v)
+    return bytes(b)
+
+
+def put_f32(b, off, v):
+    b = bytearray(b)
+    b[off:off + 4] = struct.pack("<f", v)
+    return bytes(b)
+
+
+def mlb_corpus():
+    out = {}
+    # valid models: every weight type, GQA, a separate classifier, odd F32 shapes
+    out["ok-f32-minimal.mlb"] = mlb_model(2, 1, 1, 1, 1, 1, 1, F32, True, seed=1)
+    out["ok-f32-gqa-wcls.mlb"] = mlb_model(8, 2, 4, 2, 6, 7, 5, F32, False, seed=2)
+    out["ok-f32-odd-hidden.mlb"] = mlb_model(4, 1, 2, 1, 3, 5, 3, F32, True, seed=3)
+    out["ok-q8_0-small.mlb"] = mlb_model(32, 1, 2, 1, 32, 6, 4, Q8_0, True, seed=4)
+    out["ok-q8_0-wcls.mlb"] = mlb_model(32, 1, 4, 4, 64, 3, 2, Q8_0, False, seed=5)
+    out["ok-q4_0-small.mlb"] = mlb_model(32, 1, 2, 2, 32, 5, 4, Q4_0, True, seed=6)
+    out["ok-q4_0-gqa-wcls.mlb"] = mlb_model(32, 2, 4, 1, 32, 4, 3, Q4_0, False, seed=7)
+    out["ok-q8_0-panel16.mlb"] = mlb_model(32, 1, 2, 1, 32, 6, 4, Q8_0, True, seed=8, layout=1)
+    out["ok-q4_0-panel16-wcls.mlb"] = mlb_model(64, 1, 4, 2, 96, 17, 3, Q4_0, False, seed=9, layout=1)
+    good = out["ok-q8_0-small.mlb"]
+    f32 = out["ok-f32-gqa-wcls.mlb"]
+    # broken files: one per rule of runtime/model.cc
+    out["bad-empty.mlb"] = b""
+    out["bad-short-header.mlb"] = good[:100]
+    out["bad-header-only.mlb"] = good[:256]
+    out["bad-magic.mlb"] = b"GGUF" + good[4:]
+    out["bad-version.mlb"] = put_u32(good, 4, 2)
+    for name, off in (("dim", 8), ("n_layers", 12), ("n_heads", 16), ("n_kv_heads", 20),
+                      ("hidden_dim", 24), ("vocab", 28), ("max_seq", 32)):
+        out["bad-%s-zero.mlb" % name] = put_u32(good, off, 0)
+        out["bad-%s-huge.mlb" % name] = put_u32(good, off, 0xFFFFFFFF)
+    out["bad-dim-odd.mlb"] = put_u32(f32, 8, 7)
+    out["bad-dim-not-k32.mlb"] = put_u32(good, 8, 40)
+    out["bad-hidden-not-k32.mlb"] = put_u32(good, 24, 80)
+    out["bad-heads-not-dividing.mlb"] = put_u32(good, 16, 3)
+    out["bad-head-dim-odd.mlb"] = put_u32(put_u32(f32, 16, 8), 20, 8)
+    out["bad-kv-heads-not-dividing.mlb"] = put_u32(f32, 20, 3)
+    out["bad-kv-heads-more.mlb"] = put_u32(f32, 20, 8)
+    out["bad-theta-nan.mlb"] = put_f32(good, 36, float("nan"))
+    out["bad-theta-inf.mlb"] = put_f32(good, 36, float("inf"))
+    out["bad-theta-zero.mlb"] = put_f32(good, 36, 0.0)
+    out["bad-eps-negative.mlb"] = put_f32(good, 40, -1e-5)
+    out["bad-wtype.mlb"] = put_u32(good, 44, 1)
+    out["bad-shared-2.mlb"] = put_u32(good, 48, 2)
+    out["bad-shared-flipped.mlb"] = put_u32(good, 48, 0)
+    out["bad-layout.mlb"] = put_u32(good, 52, 2)
+    out["bad-layout-panel-as-rows.mlb"] = put_u32(out["ok-q8_0-panel16.mlb"], 52, 0)
+    out["bad-layout-rows-as-panel.mlb"] = put_u32(good, 52, 1)
+    out["bad-layout-panel-f32.mlb"] = put_u32(out["ok-f32-gqa-wcls.mlb"], 52, 1)
+    out["bad-reserved.mlb"] = good[:255] + b"\x01" + good[256:]
+    out["bad-truncated-mid.mlb"] = good[:len(good) // 2]
+    out["bad-minus-one.mlb"] = good[:-1]
+    out["bad-trailing.mlb"] = good + bytes(64)
+    out["bad-vocab-larger.mlb"] = put_u32(good, 28, 1000)
+    out["bad-layers-more.mlb"] = put_u32(good, 12, 2)
+    out["bad-wtype-q4-as-q8.mlb"] = put_u32(out["ok-q4_0-small.mlb"], 44, Q8_0)
+    return out
+
+
+# ----------------------------------------------------------------------------- tokenizers
+
+def tokenizer_bin(pieces, scores, max_len=None):
+    if max_len is None:
+        max_len = max(len(p) for p in pieces)
+    out = [struct.pack("<i", max_len)]
+    for p, s in zip(pieces, scores):
+        out.append(struct.pack("<fi", s, len(p)))
+        out.append(p)
+    return b"".join(out)
+
+
+# Merges of the encode tokenizer, in the order a sentencepiece-like vocabulary would list them
+# (each is the concatenation of two pieces that are already in the vocabulary).
+MERGES = ["th", "he", "in", "an", "on", "er", " t", " a", " s", " w", " th", " the", "re", "at",
+          "en", "nd", " an", " and", "ce", "up", " up", " on", " o", "On", "Onc", "Once", " ti",
+          " tim", " time", "im", "me", "as", " was", "ll", "il", " L", " Li", " Lil", " Lily",
+          "  ", "   ", "    ", "é", " é", "你好", "ed", "ing"]
+
+
+def encode_tokenizer():
+    """A small llama2.c-layout vocabulary: <unk>, BOS, EOS, the 256 byte tokens <0x00>..<0xFF>
+    at ids 3..258, printable ASCII, a few non-ASCII characters, then merges with scores rising
+    towards the longer pieces. No merged piece contains a control byte."""
+    pieces = [b"<unk>", b"\n<s>\n", b"\n</s>\n"]
+    pieces += [("<0x%02X>" % b).encode() for b in range(256)]
+    scores = [0.0] * len(pieces)
+    chars = [chr(c) for c in range(32, 127)] + ["é", "ü", "你", "好", "—", "🙂"]
+    for i, c in enumerate(chars):
+        pieces.append(c.encode("utf-8"))
+        scores.append(-1000.0 - i)
+    have = set(pieces)
+    for i, m in enumerate(MERGES):
+        b = m.encode("utf-8")
+        if b in have:
+            continue
+        # reachable: some split point gives two pieces already present
+        assert any(b[:k] in have and b[k:] in have for k in range(1, len(b))), m
+        pieces.append(b)
+        scores.append(-500.0 + i)
+        have.add(b)
+    return pieces, scores
+
+
+def tokenizer_corpus(enc_pieces, enc_scores):
+    out = {}
+
+    def seed(name, vocab, body):
+        out[name] = struct.pack("<H", vocab) + body
+
+    enc = tokenizer_bin(enc_pieces, enc_scores)
+    V = len(enc_pieces)
+    seed("ok-encode-tokenizer.bin", V, enc)
+    small = [b"<unk>", b"\n<s>\n", b"\n</s>\n", b"a", b"b", b" ", b"ab", b" a", b""]
+    seed("ok-small.bin", len(small), tokenizer_bin(small, [0.0, 0, 0, -1, -2, -3, 5, 4, 0]))
+    seed("ok-one-token.bin", 1, tokenizer_bin([b"x"], [0.0]))
+    seed("ok-empty-pieces.bin", 3, tokenizer_bin([b"", b"", b""], [0.0, 0.0, 0.0], max_len=1))
+    seed("ok-embedded-nul.bin", 4, tokenizer_bin([b"a\0b", b"\0", b" ", b"a"], [1.0, 2, 3, 4]))
+    nan = struct.unpack("<f", struct.pack("<I", 0x7FC00000))[0]
+    seed("ok-nan-scores.bin", 4, tokenizer_bin([b"a", b"b", b"ab", b" "], [nan, nan, nan, nan]))
+    seed("ok-bytes-only.bin", 259, tokenizer_bin(enc_pieces[:259], enc_scores[:259]))
+    seed("ok-byte-pieces-lowercase.bin", 259,
+         tokenizer_bin(enc_pieces[:3] + [("<0x%02x>" % b).encode() for b in range(256)],
+                       [0.0] * 259))
+    # broken: vocab mismatches both ways, truncations, bad lengths
+    seed("bad-empty.bin", 4, b"")
+    seed("bad-short-header.bin", 4, b"\x05\x00")
+    seed("bad-mtl-zero.bin", 1, struct.pack("<i", 0) + enc[4:])
+    seed("bad-mtl-negative.bin", V, struct.pack("<i", -1) + enc[4:])
+    seed("bad-mtl-huge.bin", V, struct.pack("<i", 1 << 30) + enc[4:])
+    seed("bad-fewer-tokens.bin", V + 1, enc)
+    seed("bad-more-tokens.bin", V - 1, enc)
+    seed("bad-truncated-score.bin", V, enc[:-3 - len(enc_pieces[-1]) - 4])
+    seed("bad-truncated-piece.bin", V, enc[:-1])
+    seed("bad-length-negative.bin", 2, struct.pack("<i", 4) + struct.pack("<fi", 0, -1) + b"")
+    seed("bad-length-over-mtl.bin", 1, struct.pack("<i", 2) + struct.pack("<fi", 0, 3) + b"abc")
+    seed("bad-length-past-end.bin", 1, struct.pack("<i", 64) + struct.pack("<fi", 0, 60) + b"abc")
+    seed("bad-trailing.bin", 1, tokenizer_bin([b"x"], [0.0]) + b"\0")
+    return out
+
+
+def encode_corpus():
+    out = {}
+    texts = {
+        "ok-once.txt": "Once upon a time, there was a little girl named Lily.",
+        "ok-spaces.txt": "  leading and    inner   spaces  ",
+        "ok-controls.txt": "tab\there\nnew line\r\n\x01\x7f bell\x07",
+        "ok-utf8.txt": "Ünïcödé — “quotes”, ñ, 你好 日本語 🙂 \U0010FFFF \u0800 \U00010000",
+        "ok-one-char.txt": "x",
+        "ok-the.txt": "the the the and and thethe",
+        "ok-byte-lookalike.txt": "<0x41> <0xZZ> <0x",
+        "ok-empty.txt": "",
+    }
+    for name, t in texts.items():
+        out[name] = t.encode("utf-8")
+    bad = {
+        "bad-ff.txt": b"ab\xffcd",
+        "bad-lone-continuation.txt": b"a\x80b",
+        "bad-overlong-2.txt": b"\xc0\xaf",
+        "bad-overlong-3.txt": b"\xe0\x80\xaf",
+        "bad-overlong-4.txt": b"\xf0\x80\x80\xaf",
+        "bad-surrogate.txt": b"\xed\xa0\x80",
+        "bad-past-10ffff.txt": b"\xf4\x90\x80\x80",
+        "bad-f5.txt": b"\xf5\x80\x80\x80",
+        "bad-truncated-end.txt": b"abc\xe4\xbd",
+        "bad-truncated-mid.txt": b"\xe4\xbdabc",
+        "bad-five-continuations.txt": b"\xf0\x9f\x99\x82\x82",
+    }
+    out.update(bad)
+    return out
+
+
+# ----------------------------------------------------------------------------------- main
+
+def all_files():
+    pieces, scores = encode_tokenizer()
+    files = {os.path.join(DATA, "encode_tokenizer.bin"): tokenizer_bin(pieces, scores)}
+    for sub, content in (("mlb", mlb_corpus()), ("tokenizer", tokenizer_corpus(pieces, scores)),
+                         ("encode", encode_corpus())):
+        for name, b in content.items():
+            files[os.path.join(CORPUS, sub, name)] = b
+    return files
+
+
+def main():
+    check = "--check" in sys.argv[1:]
+    files = all_files()
+    bad = []
+    for path, b in sorted(files.items()):
+        rel = os.path.relpath(path, HERE)
+        if check:
+            try:
+                with open(path, "rb") as f:
+                    if f.read() != b:
+                        bad.append("%s differs" % rel)
+            except OSError:
+                bad.append("%s is missing" % rel)
+        else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as f:
+                f.write(b)
+    # files in the corpus folders that the script does not write
+    for sub in ("mlb", "tokenizer", "encode"):
+        d = os.path.join(CORPUS, sub)
+        for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            p = os.path.join(d, name)
+            if p not in files:
+                if check:
+                    bad.append("%s is not written by gen_corpus.py" % os.path.relpath(p, HERE))
+                else:
+                    os.remove(p)
+    if check:
+        if bad:
+            for line in bad:
+                print("gen_corpus.py --check: " + line, file=sys.stderr)
+            print("gen_corpus.py --check: run fuzz/gen_corpus.py and commit the result", file=sys.stderr)
+            return 1
+        print("gen_corpus.py --check: %d files match" % len(files))
+    else:
+        print("gen_corpus.py: wrote %d files under %s" % (len(files), HERE))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
