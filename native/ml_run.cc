@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "native/cli.h"
@@ -130,7 +131,25 @@ class LogitsFile {
       std::remove(tmp_.c_str());
     }
   }
-  bool open(const char *path) {
+  // Refuses, before anything is generated, a path that could only fail at the final rename (a
+  // directory, an empty name) or that would replace the model or the tokenizer.
+  bool open(const char *path, const char *model, const char *tokenizer) {
+    struct stat st, other;
+    const char *why = nullptr;
+    if (path[0] == '\0') {
+      why = "empty file name";
+    } else if (stat(path, &st) == 0) {
+      if (S_ISDIR(st.st_mode))
+        why = "it is a directory";
+      else if (stat(model, &other) == 0 && other.st_dev == st.st_dev && other.st_ino == st.st_ino)
+        why = "it is the model file";
+      else if (stat(tokenizer, &other) == 0 && other.st_dev == st.st_dev && other.st_ino == st.st_ino)
+        why = "it is the tokenizer file";
+    }
+    if (why) {
+      std::fprintf(stderr, "ml_run: cannot write --logits file %s: %s\n", path, why);
+      return false;
+    }
     path_ = path;
     tmp_ = path_ + ".tmp" + std::to_string(static_cast<long>(getpid()));
     f_ = std::fopen(tmp_.c_str(), "wb");
@@ -227,7 +246,7 @@ extern "C" int ml_main(int argc, char **argv) {
   if (const ml_status s = ml_sampler_set(ctx, a.temp, a.topp, seed)) return fail_status(s);
 
   LogitsFile logits_out;
-  if (a.logits_path && !logits_out.open(a.logits_path)) return ML_E_IO;
+  if (a.logits_path && !logits_out.open(a.logits_path, a.model, a.tokenizer)) return ML_E_IO;
 
   static const char *const kType[] = {"F32", "?", "Q4_0", "?", "?", "?", "?", "?", "Q8_0"};
   std::fprintf(stderr,

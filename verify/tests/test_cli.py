@@ -8,6 +8,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 RUN = os.environ.get("ML_RUN", "")
@@ -144,9 +145,28 @@ class Usage(Base):
 
 
 class Misuse(Base):
-    def run_bad(self, code, needle, *args):
-        r = ml_run(*args)
-        self.assert_one_line_error(r, code, needle)
+    """The misuse table: each case exits non-zero with one line on stderr naming the problem,
+    nothing on stdout, and no file left where --logits pointed (not even its temporary)."""
+
+    def run_bad(self, code, needle, *args, logits=True, timeout=300):
+        with tempfile.TemporaryDirectory() as d:
+            extra = ["--logits", os.path.join(d, "logits.f32")] if logits else []
+            r = ml_run(*args, *extra, timeout=timeout)
+            self.assert_one_line_error(r, code, needle)
+            self.assertEqual(os.listdir(d), [], "no output file, not even a temporary one")
+
+    def small_tokenizer(self, d, n):
+        """The first n tokens of tok512.bin: a tokenizer of a smaller vocabulary."""
+        with open(TOK512, "rb") as f:
+            b = f.read()
+        off = 4
+        for _ in range(n):
+            (length,) = struct.unpack_from("<i", b, off + 4)
+            off += 8 + length
+        path = os.path.join(d, "tok%d.bin" % n)
+        with open(path, "wb") as f:
+            f.write(b[:off])
+        return path
 
     def test_missing_model(self):
         self.run_bad(1, "cannot open model file", model("nope.mlb"), "-z", TOK512)
@@ -154,38 +174,67 @@ class Misuse(Base):
     def test_directory_as_model(self):
         self.run_bad(1, "is a directory", MODELS, "-z", TOK512)
 
+    def test_truncated_model(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "cut.mlb")
+            with open(model("tiny_q8_0.mlb"), "rb") as f:
+                b = f.read()
+            with open(path, "wb") as f:
+                f.write(b[:len(b) - 100])
+            self.run_bad(2, "runs past the end of the file", path, "-z", TOK512)
+
     def test_missing_tokenizer_option(self):
         self.run_bad(6, "no tokenizer", model("stories260K_f32.mlb"))
 
+    def test_missing_tokenizer_file(self):
+        self.run_bad(1, "cannot open tokenizer file", model("stories260K_f32.mlb"), "-z", model("nope.bin"))
+
+    def test_directory_as_tokenizer(self):
+        self.run_bad(1, "is a directory", model("stories260K_f32.mlb"), "-z", MODELS)
+
     def test_tokenizer_vocab_mismatch(self):
-        self.run_bad(2, "tokenizer", model("tiny_q8_0.mlb"), "-z", TOK512)
+        # the tokenizer has more tokens than the model (512 for 64) ...
+        self.run_bad(2, "larger vocabulary than the model", model("tiny_q8_0.mlb"), "-z", TOK512)
+        # ... or fewer (64 for 512)
+        with tempfile.TemporaryDirectory() as d:
+            self.run_bad(2, "ends after 64 tokens but the model's vocab is 512", model("stories260K_f32.mlb"),
+                         "-z", self.small_tokenizer(d, 64))
 
     def test_unknown_option(self):
         self.run_bad(6, "unknown option --frobnicate", model("stories260K_f32.mlb"), "-z", TOK512, "--frobnicate", "1")
 
     def test_steps_zero(self):
-        self.run_bad(6, "-n 0", model("stories260K_f32.mlb"), "-z", TOK512, "-n", "0")
+        for n in ("0", "-1", "many", ""):
+            self.run_bad(6, "-n %s" % n, model("stories260K_f32.mlb"), "-z", TOK512, "-n", n)
 
     def test_bad_temperature(self):
-        for t in ("-1", "nan", "inf", "warm"):
+        for t in ("-1", "-0.5", "nan", "-nan", "inf", "warm"):
             self.run_bad(6, "--temp", model("stories260K_f32.mlb"), "-z", TOK512, "--temp", t)
 
     def test_bad_top_p(self):
-        for p in ("0", "1.5", "-0.1", "nan"):
+        for p in ("0", "1.5", "2", "-0.1", "nan", "inf"):
             self.run_bad(6, "--top-p", model("stories260K_f32.mlb"), "-z", TOK512, "--top-p", p)
 
     def test_bad_threads(self):
-        for t in ("0", "100000", "-2", "two"):
+        for t in ("0", "100000", "1025", "-2", "two"):
             self.run_bad(6, "-t", model("stories260K_f32.mlb"), "-z", TOK512, "-t", t)
 
     def test_invalid_utf8_prompt(self):
-        if NODE:
-            self.skipTest("node passes argv as JS strings, so invalid UTF-8 cannot reach ml_run")
-        self.run_bad(6, "not valid UTF-8", model("stories260K_f32.mlb"), "-z", TOK512, "-i", b"ab\xffcd")
+        for bad in (b"ab\xffcd", b"\xc0\xaf overlong", b"\xed\xa0\x80 surrogate", b"cut at the end \xe4\xbd",
+                    b"\xf4\x90\x80\x80 past U+10FFFF"):
+            self.run_bad(6, "not valid UTF-8", model("stories260K_f32.mlb"), "-z", TOK512, "-i", bad)
 
     def test_prompt_longer_than_context(self):
         self.run_bad(6, "context holds 4 positions", model("stories260K_f32.mlb"), "-z", TOK512, "--max-seq", "4",
                      "-i", "Once upon a time there was")
+
+    def test_prompt_far_longer_than_context_fails_fast(self):
+        # ~120 KB (under Linux's 128 KiB limit for one argument): the encoder used to need minutes
+        prompt = "Once upon a time, there was a little girl named Lily. " * 2200
+        t0 = time.time()
+        self.run_bad(6, "but the context holds 512 positions", model("stories260K_f32.mlb"), "-z", TOK512,
+                     "-i", prompt)
+        self.assertLess(time.time() - t0, 60 if EMU else 20, "a long prompt must be refused quickly")
 
     def test_bad_token_ids(self):
         self.run_bad(6, "--token-ids", model("stories260K_f32.mlb"), "-z", TOK512, "--token-ids", "1 403 9999")
@@ -194,8 +243,28 @@ class Misuse(Base):
         with tempfile.TemporaryDirectory() as d:
             target = os.path.join(d, "missing-dir", "logits.f32")
             self.run_bad(1, "cannot write --logits file", model("stories260K_f32.mlb"), "-z", TOK512, "-n", "4",
-                         "--logits", target)
+                         "--logits", target, logits=False)
             self.assertEqual(os.listdir(d), [])
+
+    def test_logits_path_is_a_directory(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.run_bad(1, "is a directory", model("stories260K_f32.mlb"), "-z", TOK512, "-n", "4",
+                         "--logits", d, logits=False)
+            self.assertEqual(os.listdir(d), [])
+
+    def test_logits_path_is_the_model(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.mlb")
+            with open(model("tiny_q8_0.mlb"), "rb") as f:
+                b = f.read()
+            with open(path, "wb") as f:
+                f.write(b)
+            tok = self.small_tokenizer(d, 64)
+            self.run_bad(1, "it is the model file", path, "-z", tok, "-n", "4", "--logits", path, logits=False)
+            self.run_bad(1, "it is the tokenizer file", path, "-z", tok, "-n", "4", "--logits", tok, logits=False)
+            with open(path, "rb") as f:
+                self.assertEqual(f.read(), b, "the model is untouched")
+            self.assertEqual(sorted(os.listdir(d)), ["m.mlb", "tok64.bin"])
 
 
 if __name__ == "__main__":
