@@ -14,6 +14,10 @@
 // sve → neon_dotprod → neon → scalar, neon_v7 → scalar (shares neon's set), wasm_simd128 → scalar,
 // rvv → rv64 → scalar.
 //
+// matmul_q8/q4 (prompt prefill) are listed only where weights are reused across tokens; a build
+// whose matmul resolves to scalar while its matvec does not runs its matvec once per token
+// instead (runtime/forward.cc) — the same bits either way.
+//
 // The verify harness tests every implementation a build compiles (its own set, its ancestors',
 // hwy, scalar) against scalar, so listing a set here is also a promise that it is tested.
 //
@@ -21,6 +25,8 @@
 #define ML_KERNEL_TABLE(X) \
   X(matvec_q8,   sse2 | sse41 | avx2 | avxvnni | avx512vnni | neon | neon_dotprod | sve | wasm_simd128 | hwy) \
   X(matvec_q4,   sse2 | sse41 | avx2 | avxvnni | avx512vnni | neon | neon_dotprod | sve | wasm_simd128 | hwy) \
+  X(matmul_q8,   sse2 | sse41 | avx2 | avxvnni | avx512vnni) \
+  X(matmul_q4,   sse2 | sse41 | avx2 | avxvnni | avx512vnni) \
   X(matvec_f32,  sse2 | hwy) \
   X(quantize_q8, sse2 | hwy) \
   X(rmsnorm,     sse2 | hwy) \

@@ -66,6 +66,11 @@ typedef struct ml_qact {  // a Q8_0-quantized activation vector of n elements (n
 typedef void ml_k_matvec_q8_fn(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1);
 typedef void ml_k_matvec_q4_fn(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1);
 typedef void ml_k_matvec_f32_fn(float *y, const ml_qtensor *W, const float *x, int r0, int r1);
+// matmul (batched prompt prefill): Y[t·ldy + r] = W[r,:] · X[t] for tokens t < m and rows
+// [r0, r1); each value is the bits matvec(W, X[t]) gives. Implementations load a block of weights
+// once for several tokens.
+typedef void ml_k_matmul_q8_fn(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1);
+typedef void ml_k_matmul_q4_fn(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1);
 typedef void ml_k_quantize_q8_fn(ml_qact *out, const float *x, int k);
 typedef void ml_k_rmsnorm_fn(float *o, const float *x, const float *w, int n, float eps);
 typedef void ml_k_softmax_fn(float *x, int n);

@@ -1,6 +1,7 @@
 // ml_run: generate text from a .mlb model. stdout carries only the text, in llama2.c run.c's form
 // (prompt echoed, generated text streamed, final newline), so outputs compare byte for byte;
 // everything else (load facts, speed, errors) goes to stderr.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -257,27 +258,13 @@ extern "C" int ml_main(int argc, char **argv) {
                a.reference ? " (scalar reference kernels)" : "", info.n_threads, info.n_threads == 1 ? "" : "s",
                load_ms);
 
-  // Generation loop, as run.c: feed the prompt, then sample; stop at `steps` or at BOS.
+  // Generation, with run.c's semantics: position p feeds token p; the next token is the prompt's
+  // while there is one, else sampled; a BOS (1) ends the text; `steps` positions at most. The
+  // prompt runs in batches (prefill), then one token per step (decode) — the same bits.
   ml_text_stream stream{};
   std::vector<char> out_buf(4096);
-  const int n_prompt = static_cast<int>(prompt.size());
-  int token = prompt[0], pos = 0, generated = 0;
-  double t_start = ml::cli::now_ms(), t_prompt_end = t_start;
-  while (pos < steps) {
-    const float *logits = nullptr;
-    if (const ml_status s = ml_eval(ctx, token, pos, &logits)) return fail_status(s);
-    if (!logits_out.write(logits, info.vocab)) return ML_E_IO;
-    int next;
-    if (pos < n_prompt - 1) {
-      next = prompt[static_cast<size_t>(pos) + 1];
-    } else {
-      if (pos == n_prompt - 1) t_prompt_end = ml::cli::now_ms();
-      ml_sample(ctx, logits, &next);
-      ++generated;
-    }
-    ++pos;
-    if (next == 1) break;  // BOS delimits sequences
-    const char *piece = ml_decode(ctx, token, next);
+  auto emit = [&](int prev, int next) {
+    const char *piece = ml_decode(ctx, prev, next);
     const size_t need = std::strlen(piece) + 8;
     if (out_buf.size() < need) out_buf.resize(need);
     const size_t n = ml_text_stream_feed(&stream, piece, out_buf.data());
@@ -285,18 +272,54 @@ extern "C" int ml_main(int argc, char **argv) {
       std::fwrite(out_buf.data(), 1, n, stdout);
       std::fflush(stdout);
     }
-    token = next;
+  };
+  const int n_prompt = static_cast<int>(prompt.size());
+  int stop = n_prompt;  // run.c stops at a BOS inside the prompt, before feeding it
+  for (int j = 1; j < n_prompt; ++j)
+    if (prompt[static_cast<size_t>(j)] == 1) {
+      stop = j;
+      break;
+    }
+  const int n_pre = static_cast<int>(std::min<long>(steps, stop));
+  const float *logits = nullptr;
+  const double t_start = ml::cli::now_ms();
+  int pos = 0;
+  while (pos < n_pre) {  // prefill
+    const int n = std::min(n_pre - pos, info.batch);
+    if (const ml_status s = ml_eval_batch(ctx, prompt.data() + pos, n, pos, a.logits_path != nullptr, &logits))
+      return fail_status(s);
+    for (int t = 0; t < n; ++t) {
+      if (a.logits_path && !logits_out.write(logits + size_t(t) * size_t(info.vocab), info.vocab)) return ML_E_IO;
+      if (pos + t + 1 < stop) emit(prompt[size_t(pos + t)], prompt[size_t(pos + t) + 1]);  // the prompt's next token
+    }
+    if (a.logits_path) logits += size_t(n - 1) * size_t(info.vocab);  // the last token's row
+    pos += n;
+  }
+  const double t_prompt_end = ml::cli::now_ms();
+  int generated = 0;
+  if (n_pre == n_prompt && stop == n_prompt) {  // decode: the last prompt position's logits first
+    int token = prompt.back();
+    for (;;) {
+      int next;
+      ml_sample(ctx, logits, &next);
+      ++generated;
+      if (next == 1) break;  // BOS delimits sequences
+      emit(token, next);
+      token = next;
+      if (pos >= steps) break;  // pos = positions run so far
+      if (const ml_status s = ml_eval(ctx, token, pos, &logits)) return fail_status(s);
+      if (!logits_out.write(logits, info.vocab)) return ML_E_IO;
+      ++pos;
+    }
   }
   std::printf("\n");
   std::fflush(stdout);
   const double t_end = ml::cli::now_ms();
   if (!logits_out.commit()) return ML_E_IO;
 
-  const int prompt_pos = pos < n_prompt ? pos : n_prompt;
-  const double prompt_ms = (pos >= n_prompt ? t_prompt_end : t_end) - t_start;
-  const double gen_ms = t_end - (pos >= n_prompt ? t_prompt_end : t_end);
-  std::fprintf(stderr, "ml_run: prompt %d tokens, %.1f tok/s; generated %d tokens, %.1f tok/s\n", prompt_pos,
-               prompt_ms > 0 ? prompt_pos / prompt_ms * 1000.0 : 0.0, generated,
+  const double prompt_ms = t_prompt_end - t_start, gen_ms = t_end - t_prompt_end;
+  std::fprintf(stderr, "ml_run: prompt %d tokens, %.1f tok/s; generated %d tokens, %.1f tok/s\n", n_pre,
+               prompt_ms > 0 ? n_pre / prompt_ms * 1000.0 : 0.0, generated,
                gen_ms > 0 ? generated / gen_ms * 1000.0 : 0.0);
   return 0;
 }

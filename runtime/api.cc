@@ -13,6 +13,7 @@ extern "C" void ml_options_init(ml_options *o) {
   o->n_threads = 0;
   o->max_seq = 0;
   o->reference = 0;
+  o->batch = 0;
 }
 
 extern "C" ml_status ml_open(ml_ctx **out, const char *model_path, const char *tokenizer_path,
@@ -26,6 +27,7 @@ extern "C" ml_status ml_open(ml_ctx **out, const char *model_path, const char *t
   if (o.n_threads < 0 || o.n_threads > 1024)
     return fail(ML_E_ARG, "thread count %d is out of range [1, 1024] (0 = one per CPU)", o.n_threads);
   if (o.max_seq < 0) return fail(ML_E_ARG, "max_seq %d must be >= 0 (0 = the model's)", o.max_seq);
+  if (o.batch < 0 || o.batch > 4096) return fail(ML_E_ARG, "batch %d is out of range [1, 4096] (0 = 64)", o.batch);
 
   ml_ctx *ctx = new (std::nothrow) ml_ctx();
   if (!ctx) return fail(ML_E_NOMEM, "cannot allocate the context");
@@ -43,17 +45,19 @@ extern "C" ml_status ml_open(ml_ctx **out, const char *model_path, const char *t
   }
   int max_seq = c.max_seq;
   if (o.max_seq > 0 && o.max_seq < max_seq) max_seq = o.max_seq;
+  const int threads = o.n_threads > 0 ? o.n_threads : online_cpus();
+  const int batch = o.batch > 0 ? o.batch : 64;
   // Arena: measure, allocate, assign.
-  layout_state(ctx->arena, ctx->state, c, max_seq);
+  layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads);
   const uint64_t need = ctx->arena.measured();
   if (!ctx->arena.allocate())
     return bail(fail(ML_E_NOMEM, "cannot allocate %llu bytes of runtime memory (KV cache for %d positions)",
                      static_cast<unsigned long long>(need), max_seq));
-  layout_state(ctx->arena, ctx->state, c, max_seq);
+  layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads);
+  bind_activations(ctx->state, c);
   fill_rope_tables(ctx->state, c);
   ctx->sampler.init(c.vocab, ctx->state.probs, ctx->state.cand);
   ctx->sampler.configure(0.0f, 0.9f, 1);
-  const int threads = o.n_threads > 0 ? o.n_threads : online_cpus();
   if (const ml_status s = ctx->pool.start(threads)) return bail(s);
   ctx->reference = o.reference != 0;
   ctx->forward = ctx->reference ? forward_reference() : forward_build();
@@ -78,6 +82,8 @@ extern "C" ml_status ml_get_info(const ml_ctx *ctx, ml_model_info *info) {
   info->wtype = c.wtype;
   info->shared_classifier = c.shared_classifier;
   info->n_threads = ctx->pool.size();
+  info->batch = ctx->state.batch;
+  info->layout = int(c.layout);
   info->isa = isa_row(kBuildIsa).name;
   info->kernels = ctx->reference ? "scalar reference" : "build";
   info->file_bytes = ctx->model.file.size();
@@ -98,19 +104,26 @@ extern "C" const char *ml_decode(const ml_ctx *ctx, int prev, int token) {
   return ctx->tokenizer.decode(prev, token);
 }
 
-extern "C" ml_status ml_eval(ml_ctx *ctx, int token, int pos, const float **logits) {
-  if (!ctx || !logits) return fail(ML_E_ARG, "ml_eval: NULL argument");
+extern "C" ml_status ml_eval_batch(ml_ctx *ctx, const int *tokens, int n, int pos, int all_logits, const float **logits) {
+  if (!ctx || !tokens || !logits) return fail(ML_E_ARG, "ml_eval: NULL argument");
   const Config &c = ctx->model.cfg;
-  if (token < 0 || token >= c.vocab)
-    return fail(ML_E_ARG, "token id %d is outside the vocabulary [0, %d)", token, c.vocab);
-  if (pos < 0 || pos >= ctx->state.max_seq)
-    return fail(ML_E_ARG, "position %d is outside the context [0, %d)", pos, ctx->state.max_seq);
+  if (n < 1 || n > ctx->state.batch)
+    return fail(ML_E_ARG, "%d tokens in one batch; this context takes 1 to %d", n, ctx->state.batch);
+  for (int t = 0; t < n; ++t)
+    if (tokens[t] < 0 || tokens[t] >= c.vocab)
+      return fail(ML_E_ARG, "token id %d is outside the vocabulary [0, %d)", tokens[t], c.vocab);
+  if (pos < 0 || pos + n > ctx->state.max_seq)
+    return fail(ML_E_ARG, "positions %d..%d are outside the context [0, %d)", pos, pos + n - 1, ctx->state.max_seq);
   if (pos > ctx->n_past)
     return fail(ML_E_ARG, "position %d skips ahead: only %d positions are in the KV cache", pos, ctx->n_past);
-  ctx->forward(ctx->model, ctx->state, ctx->pool, token, pos);
-  ctx->n_past = pos + 1;
+  ctx->forward(ctx->model, ctx->state, ctx->pool, tokens, n, pos, all_logits != 0);
+  ctx->n_past = pos + n;
   *logits = ctx->state.logits;
   return ML_OK;
+}
+
+extern "C" ml_status ml_eval(ml_ctx *ctx, int token, int pos, const float **logits) {
+  return ml_eval_batch(ctx, &token, 1, pos, 0, logits);
 }
 
 extern "C" ml_status ml_sampler_set(ml_ctx *ctx, float temperature, float topp, uint64_t seed) {

@@ -1,6 +1,9 @@
-// The forward pass, llama2.c's forward() step by step, with quantized matrices and GQA.
-// Row-parallel steps run on the thread pool with row ranges on multiples of the kernels' row tile, and
-// attention is split by head, so the result is bit-identical for every thread count.
+// The forward pass, llama2.c's forward() step by step, with quantized matrices, GQA and a batch of
+// tokens (prompt prefill; decoding is a batch of one). Every step is per token except the matrix
+// products, which take all tokens at once so each weight block is read once for several tokens
+// (matmul kernels). Row-parallel steps split rows on multiples of the kernels' row tile and
+// attention is split by (token, head), so results are bit-identical for every thread count and
+// batch size.
 #include "runtime/forward.h"
 
 #include <cmath>
@@ -16,112 +19,137 @@ namespace {
 // (kernels/kernels.h); boundaries on these multiples keep results independent of the thread count.
 inline int row_tile(const ml_qtensor &W) { return W.layout == ML_LAYOUT_PANEL16 ? ML_PANEL_ROWS : 4; }
 
-// A matvec input: the float vector and, for quantized weights, its Q8_0 form.
+// The input of a matrix product for n tokens: float rows (stride floats apart) and, for quantized
+// weights, their Q8_0 forms.
 struct Input {
   const float *f;
+  size_t stride;
   const ml_qact *q;
+  int n;
 };
 
 template <class K>
-Input prepare(State &s, const float *x, int n, ml_type wtype) {
-  if (wtype == ML_TYPE_F32) return {x, nullptr};
-  K::quantize_q8(&s.xq, x, n);
-  return {x, &s.xq};
+Input prepare(State &s, const float *x, size_t stride, int n, int k, ml_type wtype) {
+  if (wtype != ML_TYPE_F32)
+    for (int t = 0; t < n; ++t) K::quantize_q8(&s.xq[t], x + size_t(t) * stride, k);
+  return {x, stride, s.xq, n};
 }
 
-// y[r0:r1] = W[r0:r1] · in
+// A build whose matmul has no weight-reusing implementation runs its own matvec per token
+// (kernels/kernel_table.h) rather than the scalar matmul.
+template <class K, class Kn, class Km>
+constexpr bool kBatchedMatmul = K::template impl_of<Km>() != static_cast<int>(Isa::scalar) ||
+                                K::template impl_of<Kn>() == static_cast<int>(Isa::scalar);
+
+// Y[t·ldy + r] = W[r] · in_t for rows [r0, r1) and every token.
 template <class K>
-inline void matvec_rows(float *y, const ml_qtensor &W, Input in, int r0, int r1) {
+void matmul_rows(float *Y, size_t ldy, const ml_qtensor &W, const Input &in, int r0, int r1) {
   if (r0 >= r1) return;
   switch (W.type) {
-    case ML_TYPE_Q8_0: K::matvec_q8(y, &W, in.q, r0, r1); break;
-    case ML_TYPE_Q4_0: K::matvec_q4(y, &W, in.q, r0, r1); break;
-    default: K::matvec_f32(y, &W, in.f, r0, r1); break;
+    case ML_TYPE_Q8_0:
+      if constexpr (kBatchedMatmul<K, kn_matvec_q8, kn_matmul_q8>)
+        K::matmul_q8(Y, ldy, &W, in.q, in.n, r0, r1);
+      else
+        for (int t = 0; t < in.n; ++t) K::matvec_q8(Y + size_t(t) * ldy, &W, &in.q[t], r0, r1);
+      break;
+    case ML_TYPE_Q4_0:
+      if constexpr (kBatchedMatmul<K, kn_matvec_q4, kn_matmul_q4>)
+        K::matmul_q4(Y, ldy, &W, in.q, in.n, r0, r1);
+      else
+        for (int t = 0; t < in.n; ++t) K::matvec_q4(Y + size_t(t) * ldy, &W, &in.q[t], r0, r1);
+      break;
+    default:
+      for (int t = 0; t < in.n; ++t) K::matvec_f32(Y + size_t(t) * ldy, &W, in.f + size_t(t) * in.stride, r0, r1);
+      break;
   }
 }
 
-// This thread's share of y = W · in.
+// This thread's rows of Y = W · in.
 template <class K>
-inline void matvec_share(float *y, const ml_qtensor &W, Input in, int tid, int nth) {
+void matmul_share(float *Y, size_t ldy, const ml_qtensor &W, const Input &in, int tid, int nth) {
   int r0, r1;
   split_rows(W.rows, row_tile(W), tid, nth, &r0, &r1);
-  matvec_rows<K>(y, W, in, r0, r1);
+  matmul_rows<K>(Y, ldy, W, in, r0, r1);
 }
 
 }  // namespace
 
 template <class K>
-void forward(const Model &m, State &s, ThreadPool &pool, int token, int pos) {
+void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int n, int pos, bool all_logits) {
   const Config &c = m.cfg;
   const int dim = c.dim, kv_dim = c.kv_dim(), hd = c.head_dim(), hidden = c.hidden_dim;
-  const int S = s.max_seq, half = hd / 2;
+  const size_t S = size_t(s.max_seq), half = size_t(hd / 2), D = size_t(dim), H = size_t(hidden);
   const ml_type wt = c.wtype;
 
-  // x = tok_emb[token]                                                      (dim)
-  ml_dequantize_row(s.x, &m.tok_emb, token);
+  // x[t] = tok_emb[token t]                                                 (n, dim)
+  for (int t = 0; t < n; ++t) ml_dequantize_row(s.x + t * D, &m.tok_emb, tokens[t]);
 
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights &w = m.layers[size_t(l)];
     float *k_cache = s.key_cache + size_t(l) * S * kv_dim;    // (max_seq, kv_dim) of this layer
     float *v_cache = s.value_cache + size_t(l) * S * kv_dim;  // (max_seq, kv_dim)
-    float *k = k_cache + size_t(pos) * kv_dim;                // (kv_dim) written in place
-    float *v = v_cache + size_t(pos) * kv_dim;                // (kv_dim)
+    float *k = k_cache + size_t(pos) * kv_dim;                // (n, kv_dim): rows pos.. of the cache
+    float *v = v_cache + size_t(pos) * kv_dim;                // (n, kv_dim)
 
-    // xb = rmsnorm(x) · attn_norm                                           (dim)
-    K::rmsnorm(s.xb, s.x, w.attn_norm, dim, c.norm_eps);
-    // q = Wq·xb (dim), k = Wk·xb, v = Wv·xb (kv_dim each)
-    const Input xb_in = prepare<K>(s, s.xb, dim, wt);
+    // xb = rmsnorm(x) · attn_norm                                           (n, dim)
+    for (int t = 0; t < n; ++t) K::rmsnorm(s.xb + t * D, s.x + t * D, w.attn_norm, dim, c.norm_eps);
+    // q = Wq·xb (n, dim), k = Wk·xb, v = Wv·xb (n, kv_dim) into the cache
+    const Input xb_in = prepare<K>(s, s.xb, D, n, dim, wt);
     pool.run([&](int tid, int nth) {
-      matvec_share<K>(s.q, w.wq, xb_in, tid, nth);
-      matvec_share<K>(k, w.wk, xb_in, tid, nth);
-      matvec_share<K>(v, w.wv, xb_in, tid, nth);
+      matmul_share<K>(s.q, D, w.wq, xb_in, tid, nth);
+      matmul_share<K>(k, kv_dim, w.wk, xb_in, tid, nth);
+      matmul_share<K>(v, kv_dim, w.wv, xb_in, tid, nth);
     });
     // rotate q and k by position
-    K::rope(s.q, k, s.rope_cos + size_t(pos) * half, s.rope_sin + size_t(pos) * half, hd, c.n_heads,
-            c.n_kv_heads);
+    for (int t = 0; t < n; ++t)
+      K::rope(s.q + t * D, k + size_t(t) * kv_dim, s.rope_cos + size_t(pos + t) * half,
+              s.rope_sin + size_t(pos + t) * half, hd, c.n_heads, c.n_kv_heads);
 
-    // attention, per head h (kv head h / kv_mul):  xb_h = Σ_t softmax(q_h·k_t / √hd)_t · v_t
+    // attention, per token t and head h (kv head h / kv_mul), causal:
+    //   xb_th = Σ_{p ≤ pos+t} softmax(q_th · k_p / √hd)_p · v_p
     const float sqrt_hd = std::sqrt(float(hd));
     pool.run([&](int tid, int nth) {
-      for (int h = tid; h < c.n_heads; h += nth) {
-        const float *q_h = s.q + size_t(h) * hd;                     // (hd)
-        float *att = s.att + size_t(h) * S;                          // (pos + 1)
+      float *att = s.att + size_t(tid) * S;                            // (pos + t + 1) scratch
+      for (int th = tid; th < n * c.n_heads; th += nth) {
+        const int t = th / c.n_heads, h = th % c.n_heads, len = pos + t + 1;
+        const float *q_h = s.q + t * D + size_t(h) * hd;               // (hd)
         const size_t kv_off = size_t(h / c.kv_mul()) * hd;
-        for (int t = 0; t <= pos; ++t)
-          att[t] = K::dot_f32(q_h, k_cache + size_t(t) * kv_dim + kv_off, hd) / sqrt_hd;
-        K::softmax(att, pos + 1);
-        float *out = s.xb + size_t(h) * hd;                          // (hd)
+        for (int p = 0; p < len; ++p) att[p] = K::dot_f32(q_h, k_cache + size_t(p) * kv_dim + kv_off, hd) / sqrt_hd;
+        K::softmax(att, len);
+        float *out = s.xb + t * D + size_t(h) * hd;                    // (hd)
         std::memset(out, 0, sizeof(float) * size_t(hd));
-        for (int t = 0; t <= pos; ++t) K::axpy_f32(out, att[t], v_cache + size_t(t) * kv_dim + kv_off, hd);
+        for (int p = 0; p < len; ++p) K::axpy_f32(out, att[p], v_cache + size_t(p) * kv_dim + kv_off, hd);
       }
     });
 
-    // x += Wo · xb                                                          (dim)
-    const Input att_in = prepare<K>(s, s.xb, dim, wt);
-    pool.run([&](int tid, int nth) { matvec_share<K>(s.xb2, w.wo, att_in, tid, nth); });
-    K::add(s.x, s.xb2, dim);
+    // x += Wo · xb                                                          (n, dim)
+    const Input att_in = prepare<K>(s, s.xb, D, n, dim, wt);
+    pool.run([&](int tid, int nth) { matmul_share<K>(s.xb2, D, w.wo, att_in, tid, nth); });
+    for (int t = 0; t < n; ++t) K::add(s.x + t * D, s.xb2 + t * D, dim);
 
-    // xb = rmsnorm(x) · ffn_norm                                            (dim)
-    K::rmsnorm(s.xb, s.x, w.ffn_norm, dim, c.norm_eps);
-    // hb = silu(W1·xb) · (W3·xb)                                            (hidden)
-    const Input ffn_in = prepare<K>(s, s.xb, dim, wt);
+    // xb = rmsnorm(x) · ffn_norm                                            (n, dim)
+    for (int t = 0; t < n; ++t) K::rmsnorm(s.xb + t * D, s.x + t * D, w.ffn_norm, dim, c.norm_eps);
+    // hb = silu(W1·xb) · (W3·xb)                                            (n, hidden)
+    const Input ffn_in = prepare<K>(s, s.xb, D, n, dim, wt);
     pool.run([&](int tid, int nth) {
       int r0, r1;
       split_rows(hidden, row_tile(w.w1), tid, nth, &r0, &r1);
-      matvec_rows<K>(s.hb, w.w1, ffn_in, r0, r1);
-      matvec_rows<K>(s.hb2, w.w3, ffn_in, r0, r1);
-      if (r1 > r0) K::silu_mul(s.hb + r0, s.hb2 + r0, r1 - r0);
+      matmul_rows<K>(s.hb, H, w.w1, ffn_in, r0, r1);
+      matmul_rows<K>(s.hb2, H, w.w3, ffn_in, r0, r1);
+      if (r1 > r0)
+        for (int t = 0; t < n; ++t) K::silu_mul(s.hb + t * H + r0, s.hb2 + t * H + r0, r1 - r0);
     });
-    // x += W2 · hb                                                          (dim)
-    const Input hb_in = prepare<K>(s, s.hb, hidden, wt);
-    pool.run([&](int tid, int nth) { matvec_share<K>(s.xb2, w.w2, hb_in, tid, nth); });
-    K::add(s.x, s.xb2, dim);
+    // x += W2 · hb                                                          (n, dim)
+    const Input hb_in = prepare<K>(s, s.hb, H, n, hidden, wt);
+    pool.run([&](int tid, int nth) { matmul_share<K>(s.xb2, D, w.w2, hb_in, tid, nth); });
+    for (int t = 0; t < n; ++t) K::add(s.x + t * D, s.xb2 + t * D, dim);
   }
 
-  // logits = Wcls · (rmsnorm(x) · final_norm)                               (vocab)
-  K::rmsnorm(s.x, s.x, m.final_norm, dim, c.norm_eps);
-  const Input cls_in = prepare<K>(s, s.x, dim, wt);
-  pool.run([&](int tid, int nth) { matvec_share<K>(s.logits, m.wcls, cls_in, tid, nth); });
+  // logits = Wcls · (rmsnorm(x) · final_norm), for every token or the last  (n or 1, vocab)
+  const int t0 = all_logits ? 0 : n - 1, nl = n - t0;
+  for (int t = t0; t < n; ++t) K::rmsnorm(s.x + t * D, s.x + t * D, m.final_norm, dim, c.norm_eps);
+  const Input cls_in = prepare<K>(s, s.x + t0 * D, D, nl, dim, wt);
+  pool.run([&](int tid, int nth) { matmul_share<K>(s.logits, size_t(c.vocab), m.wcls, cls_in, tid, nth); });
 }
 
 ForwardFn forward_build() { return &forward<BuildKernels>; }

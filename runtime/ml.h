@@ -41,6 +41,7 @@ typedef struct ml_options {
   int n_threads; /* 0 = one per online CPU */
   int max_seq;   /* 0 = the model's; else a shorter context (smaller KV cache) */
   int reference; /* 1 = run the scalar reference kernels instead of the build's */
+  int batch;     /* most tokens one ml_eval_batch call takes (prompt prefill); 0 = 64 */
 } ml_options;
 
 void ml_options_init(ml_options *o);
@@ -51,6 +52,8 @@ typedef struct ml_model_info {
   int wtype;              /* 0 F32, 8 Q8_0, 2 Q4_0 */
   int shared_classifier;
   int n_threads;
+  int batch;              /* tokens per ml_eval_batch call at most */
+  int layout;             /* weight layout: 0 rows, 1 16-row panels (docs/mlb-format.md) */
   const char *isa;        /* the build's ISA, e.g. "avx2" */
   const char *kernels;    /* "build" or "scalar reference" */
   uint64_t file_bytes;    /* size of the .mlb */
@@ -79,6 +82,12 @@ const char *ml_decode(const ml_ctx *ctx, int prev, int token);
 /* Runs the model on `token` at position `pos` (0 <= pos <= number of positions evaluated so far,
  * so a caller may rewind) and points *logits at vocab floats, valid until the next eval. */
 ml_status ml_eval(ml_ctx *ctx, int token, int pos, const float **logits);
+
+/* Runs n tokens at positions pos .. pos+n-1 at once (prompt prefill: each block of weights is read
+ * once for several tokens). 1 <= n <= the batch size of ml_options; pos as for ml_eval. With
+ * all_logits, *logits points at n rows of vocab floats (row t: the logits after token t), else at
+ * the last token's. Every value is bit-identical to feeding the tokens one by one with ml_eval. */
+ml_status ml_eval_batch(ml_ctx *ctx, const int *tokens, int n, int pos, int all_logits, const float **logits);
 
 /* Sampling as llama2.c: temperature 0 = greedy (first maximum); otherwise softmax(logits/T) and,
  * when 0 < topp < 1, nucleus sampling; xorshift RNG from seed. The logits are not modified. */

@@ -5,28 +5,36 @@
 
 namespace ml {
 
-void layout_state(Arena &a, State &s, const Config &c, int max_seq) {
-  const uint64_t S = uint64_t(max_seq), L = uint64_t(c.n_layers), kv = uint64_t(c.kv_dim());
+void layout_state(Arena &a, State &s, const Config &c, int max_seq, int batch, int threads) {
+  const uint64_t S = uint64_t(max_seq), L = uint64_t(c.n_layers), kv = uint64_t(c.kv_dim()), B = uint64_t(batch);
   s.max_seq = max_seq;
-  a.reserve(&s.x, c.dim);
-  a.reserve(&s.xb, c.dim);
-  a.reserve(&s.xb2, c.dim);
-  a.reserve(&s.hb, c.hidden_dim);
-  a.reserve(&s.hb2, c.hidden_dim);
-  a.reserve(&s.q, c.dim);
-  a.reserve(&s.att, uint64_t(c.n_heads) * S);
-  a.reserve(&s.logits, c.vocab);
+  s.batch = batch;
+  s.threads = threads;
+  a.reserve(&s.x, B * c.dim);
+  a.reserve(&s.xb, B * c.dim);
+  a.reserve(&s.xb2, B * c.dim);
+  a.reserve(&s.hb, B * c.hidden_dim);
+  a.reserve(&s.hb2, B * c.hidden_dim);
+  a.reserve(&s.q, B * c.dim);
+  a.reserve(&s.att, uint64_t(threads) * S);
+  a.reserve(&s.logits, B * c.vocab);
   a.reserve(&s.key_cache, L * S * kv);
   a.reserve(&s.value_cache, L * S * kv);
   a.reserve(&s.rope_cos, S * uint64_t(c.head_dim() / 2));
   a.reserve(&s.rope_sin, S * uint64_t(c.head_dim() / 2));
-  const int qn = std::max(c.dim, c.hidden_dim);
-  a.reserve(&s.xq.q, uint64_t(qn));
-  a.reserve(&s.xq.d, uint64_t(qn / ML_QK + 1));
-  a.reserve(&s.xq.s, uint64_t(qn / ML_QK + 1));
-  s.xq.n = 0;
+  const uint64_t qn = uint64_t(std::max(c.dim, c.hidden_dim));
+  a.reserve(&s.xq, B);
+  a.reserve(&s.xq_q, B * qn);
+  a.reserve(&s.xq_d, B * (qn / ML_QK + 1));
+  a.reserve(&s.xq_s, B * (qn / ML_QK + 1));
   a.reserve(&s.probs, c.vocab);
   a.reserve(&s.cand, c.vocab);
+}
+
+void bind_activations(State &s, const Config &c) {
+  const size_t qn = size_t(std::max(c.dim, c.hidden_dim)), nb = qn / ML_QK + 1;
+  for (int t = 0; t < s.batch; ++t)
+    s.xq[t] = ml_qact{s.xq_q + size_t(t) * qn, s.xq_d + size_t(t) * nb, s.xq_s + size_t(t) * nb, 0};
 }
 
 // llama2.c's float arithmetic (exponent 2i/hd in float, freq = 1/θ^e, angle = pos·freq in float),

@@ -1,4 +1,5 @@
-// Runtime buffers of one context, all views into its arena (shapes in comments).
+// Runtime buffers of one context, all views into its arena (shapes in comments). The forward pass
+// works on up to `batch` tokens at once (prompt prefill); decoding uses row 0.
 #pragma once
 #include "kernels/kernels.h"
 #include "runtime/arena.h"
@@ -9,24 +10,32 @@ namespace ml {
 
 struct State {
   int max_seq = 0;      // context length of this state (<= the model's)
-  float *x;             // (dim)            residual stream
-  float *xb;            // (dim)            normed input / attention output
-  float *xb2;           // (dim)            projection output
-  float *hb, *hb2;      // (hidden_dim)     FFN gate, up
-  float *q;             // (dim)            query
-  float *att;           // (n_heads, max_seq) attention scores
-  float *logits;        // (vocab)
+  int batch = 1;        // tokens per forward call at most
+  int threads = 1;      // attention scratch rows
+  float *x;             // (batch, dim)          residual stream
+  float *xb;            // (batch, dim)          normed input / attention output
+  float *xb2;           // (batch, dim)          projection output
+  float *hb, *hb2;      // (batch, hidden_dim)   FFN gate, up
+  float *q;             // (batch, dim)          queries
+  float *att;           // (threads, max_seq)    attention scores, one row per worker
+  float *logits;        // (batch, vocab)
   float *key_cache;     // (n_layers, max_seq, kv_dim)
   float *value_cache;   // (n_layers, max_seq, kv_dim)
   float *rope_cos;      // (max_seq, head_dim/2)
   float *rope_sin;      // (max_seq, head_dim/2)
-  ml_qact xq;           // Q8_0 activation, (max(dim, hidden_dim))
-  float *probs;         // (vocab)          sampler
-  ProbIndex *cand;      // (vocab)          sampler
+  ml_qact *xq;          // (batch) Q8_0 activations, each of max(dim, hidden_dim) elements:
+  int8_t *xq_q;         //   (batch, max(dim, hidden))      their quants
+  float *xq_d;          //   (batch, max(dim, hidden)/32)   scales
+  int32_t *xq_s;        //   (batch, max(dim, hidden)/32)   block sums
+  float *probs;         // (vocab)               sampler
+  ProbIndex *cand;      // (vocab)               sampler
 };
 
 // Reserves every buffer of `s` in `a` (called for the measuring and the assigning pass).
-void layout_state(Arena &a, State &s, const Config &c, int max_seq);
+void layout_state(Arena &a, State &s, const Config &c, int max_seq, int batch, int threads);
+
+// Points xq[t] at its storage (after the assigning pass).
+void bind_activations(State &s, const Config &c);
 
 // Fills the RoPE tables: cos/sin(pos · θ^(−2i/head_dim)), in llama2.c's float arithmetic.
 void fill_rope_tables(State &s, const Config &c);

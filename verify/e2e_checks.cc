@@ -19,12 +19,13 @@ namespace {
 struct Ctx {
   ml_ctx *c = nullptr;
   ~Ctx() { ml_close(c); }
-  bool open(const char *path, int reference, int threads, int max_seq) {
+  bool open(const char *path, int reference, int threads, int max_seq, int batch = 0) {
     ml_options o;
     ml_options_init(&o);
     o.reference = reference;
     o.n_threads = threads;
     o.max_seq = max_seq;
+    o.batch = batch;
     return ml_open(&c, path, nullptr, &o) == ML_OK;
   }
 };
@@ -170,6 +171,47 @@ extern "C" int ml_verify_same_logits(const char *path_a, const char *path_b, int
     const bool same = std::memcmp(la, lb, sizeof(float) * size_t(info.vocab)) == 0;
     Reporter::observe(c, same ? 0 : 1, "position %d: logits differ", pos);
     token = argmax(la, info.vocab);
+  }
+  rep.end(c);
+  return rep.failures();
+}
+
+extern "C" int ml_verify_batch(const char *model_path, int n, int chunk, ml_check_sink sink, void *user) {
+  Reporter rep(sink, user, 1.0);
+  char shape[96];
+  std::snprintf(shape, sizeof shape, "%s, %d tokens in batches of %d", base_name(model_path), n, chunk);
+  ml_check c = rep.begin("e2e", "batched prefill: logits bit-identical to one by one", shape, 0.0);
+  Ctx one, batched;
+  if (!one.open(model_path, 0, 0, n) || !batched.open(model_path, 0, 0, n, chunk)) {
+    Reporter::fail(c, "cannot open %s: %s", model_path, ml_last_error());
+    rep.end(c);
+    return rep.failures();
+  }
+  ml_model_info info;
+  ml_get_info(one.c, &info);
+  std::vector<int> tokens(static_cast<size_t>(n));
+  for (int t = 0; t < n; ++t) tokens[size_t(t)] = t == 0 ? 1 : (t * 7919 + 13) % info.vocab;
+  std::vector<float> want(size_t(n) * size_t(info.vocab));
+  for (int t = 0; t < n; ++t) {
+    const float *l = nullptr;
+    if (ml_eval(one.c, tokens[size_t(t)], t, &l) != ML_OK) {
+      Reporter::fail(c, "eval failed at %d: %s", t, ml_last_error());
+      break;
+    }
+    std::memcpy(&want[size_t(t) * size_t(info.vocab)], l, sizeof(float) * size_t(info.vocab));
+  }
+  for (int t0 = 0; t0 < n; t0 += chunk) {
+    const int m = n - t0 < chunk ? n - t0 : chunk;
+    const float *l = nullptr;
+    if (ml_eval_batch(batched.c, &tokens[size_t(t0)], m, t0, 1, &l) != ML_OK) {
+      Reporter::fail(c, "eval_batch failed at %d: %s", t0, ml_last_error());
+      break;
+    }
+    for (int t = 0; t < m; ++t) {
+      const bool same = std::memcmp(l + size_t(t) * size_t(info.vocab), &want[size_t(t0 + t) * size_t(info.vocab)],
+                                    sizeof(float) * size_t(info.vocab)) == 0;
+      Reporter::observe(c, same ? 0 : 1, "position %d (batch at %d): logits differ", t0 + t, t0);
+    }
   }
   rep.end(c);
   return rep.failures();

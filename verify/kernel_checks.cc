@@ -236,6 +236,73 @@ void check_qmatvec(Reporter &rep, const char *name, Fn *fn, Fn *scalar, bool q4)
   }
 }
 
+// matmul: Y[t·ldy + r] must be the scalar matvec's bits for every token, in both layouts; rows
+// outside [r0, r1) and the ldy padding stay untouched.
+template <class Fn, class Matvec>
+void check_qmatmul(Reporter &rep, const char *name, Fn *fn, Matvec *scalar_matvec, bool q4) {
+  struct Case {
+    int rows, K, r0, r1;
+  };
+  const Case cases[] = {{37, 96, 0, 37}, {64, 256, 16, 48}, {21, 768, 0, 21}, {5, 32, 0, 5}};
+  const int ms[] = {1, 2, 3, 4, 5, 9};
+  for (int layout = ML_LAYOUT_ROWS; layout <= ML_LAYOUT_PANEL16; ++layout) {
+    char shape[96];
+    std::snprintf(shape, sizeof shape, "%s, 4 shapes x m = 1..9 tokens: each token's matvec bits",
+                  layout == ML_LAYOUT_PANEL16 ? "panel16" : "rows");
+    ml_check c = rep.begin("kernel", name, shape, 0.0);
+    Rng rng(q4 ? 5151 : 6161);
+    for (const Case &k : cases) {
+      const MatvecCase mc{"", k.rows, k.K, k.r0, k.r1, Fill::random};
+      const QCase qc = make_qcase(q4, mc, rng);
+      const int stored = layout == ML_LAYOUT_PANEL16 ? (k.rows + 15) / 16 * 16 : k.rows;
+      const size_t qbytes = qc.wq.size() / size_t(k.rows) * size_t(stored), nd = size_t(stored) * size_t(qc.nb);
+      GuardBuffer wq(qbytes, 0), wd(nd * 4, 0);
+      const int type = q4 ? ML_TYPE_Q4_0 : ML_TYPE_Q8_0;
+      if (layout == ML_LAYOUT_PANEL16) {
+        ml_pack_panel16(wq.as<void>(), wd.as<float>(), qc.wq.data(), qc.wd.data(), k.rows, k.K, type);
+      } else {
+        std::memcpy(wq.as<void>(), qc.wq.data(), qc.wq.size());
+        std::memcpy(wd.as<void>(), qc.wd.data(), qc.wd.size() * 4);
+      }
+      const ml_qtensor W{wq.as<void>(), wd.as<float>(), k.rows, k.K, uint8_t(type), uint8_t(layout)};
+      const ml_qtensor Wr{qc.wq.data(), qc.wd.data(), k.rows, k.K, uint8_t(type), ML_LAYOUT_ROWS};
+      for (int m : ms) {
+        const size_t ldy = size_t(k.rows) + 3, nbk = size_t(qc.nb);
+        GuardBuffer xq(size_t(m) * size_t(k.K), 0), xd(size_t(m) * nbk * 4, 0), xs(size_t(m) * nbk * 4, 0),
+            y(size_t(m) * ldy * 4, 0);
+        std::vector<ml_qact> X(static_cast<size_t>(m));
+        for (int t = 0; t < m; ++t) {
+          int8_t *q = xq.as<int8_t>() + size_t(t) * size_t(k.K);
+          for (int i = 0; i < k.K; ++i) q[i] = int8_t(rng.range(-127, 127));
+          float *d = xd.as<float>() + size_t(t) * nbk;
+          for (size_t b = 0; b < nbk; ++b) d[b] = rng.uniform(1e-3f, 0.1f);
+          int32_t *sums = xs.as<int32_t>() + size_t(t) * nbk;
+          ml_block_sums_q8(sums, q, k.K);
+          X[size_t(t)] = ml_qact{q, d, sums, k.K};
+        }
+        for (size_t i = 0; i < size_t(m) * ldy; ++i) y.as<float>()[i] = sentinel();
+        fn(y.as<float>(), ldy, &W, X.data(), m, k.r0, k.r1);
+        std::vector<float> want(static_cast<size_t>(k.rows));
+        for (int t = 0; t < m; ++t) {
+          scalar_matvec(want.data(), &Wr, &X[size_t(t)], k.r0, k.r1);
+          for (size_t r = 0; r < ldy; ++r) {
+            const float got = y.as<float>()[size_t(t) * ldy + r];
+            if (int(r) < k.r0 || int(r) >= k.r1) {
+              if (float_bits(got) != kSentinelBits)
+                Reporter::fail(c, "rows=%d m=%d token %d row %zu outside [r0, r1) was written", k.rows, m, t, r);
+              continue;
+            }
+            Reporter::observe(c, bit_err(got, want[r], std::fabs(double(want[r]))),
+                              "rows=%d K=%d m=%d token %d row %zu: %.9g vs matvec %.9g", k.rows, k.K, m, t, r,
+                              double(got), double(want[r]));
+          }
+        }
+      }
+    }
+    rep.end(c);
+  }
+}
+
 // ------------------------------------------------------------------ float kernels
 
 const int kSizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 768, 1000, 2051};
@@ -563,6 +630,12 @@ extern "C" int ml_verify_kernels(ml_check_sink sink, void *user, double tol_scal
   });
   each_variant<kn_matvec_q4>(rep, [](Reporter &r, const char *n, auto *f) {
     check_qmatvec(r, n, f, scalar_of<kn_matvec_q4>(), true);
+  });
+  each_variant<kn_matmul_q8>(rep, [](Reporter &r, const char *n, auto *f) {
+    check_qmatmul(r, n, f, scalar_of<kn_matvec_q8>(), false);
+  });
+  each_variant<kn_matmul_q4>(rep, [](Reporter &r, const char *n, auto *f) {
+    check_qmatmul(r, n, f, scalar_of<kn_matvec_q4>(), true);
   });
   each_variant<kn_matvec_f32>(rep, [](Reporter &r, const char *n, auto *f) { check_matvec_f32(r, n, f); });
   each_variant<kn_quantize_q8>(rep, [](Reporter &r, const char *n, auto *f) { check_quantize(r, n, f); });

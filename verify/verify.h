@@ -62,6 +62,10 @@ double ml_verify_teacher_forced(const char *model_path, const int *tokens, int n
  * logits over `steps` greedy positions, with the build's kernels. */
 int ml_verify_same_logits(const char *path_a, const char *path_b, int steps, ml_check_sink sink, void *user);
 
+/* Batched prefill: `n` tokens run through ml_eval_batch in chunks of `chunk` (all logits) give the
+ * bits of feeding them one by one with ml_eval. */
+int ml_verify_batch(const char *model_path, int n, int chunk, ml_check_sink sink, void *user);
+
 /* The logits of `steps` greedy positions are identical bit for bit for 1..max_threads threads. */
 int ml_verify_threads(const char *model_path, int steps, int max_threads, ml_check_sink sink, void *user);
 

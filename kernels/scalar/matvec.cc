@@ -2,6 +2,7 @@
 //   matvec_q8:  W Q8_0 (rows, K), x Q8_0 (K): sumi_b = Σ_j qw·qx (exact int32),
 //               y[r] = sum4 over blocks of t_b = (float(sumi_b) · dw[r,b]) · dx[b]   (kernels/kernels.h)
 //   matvec_q4:  W Q4_0, the same with qw = nibble − 8
+//   matmul_q8/q4: matvec for each of m tokens (Y[t·ldy + r])
 //   matvec_f32: W F32, x F32: y[r] = Σ_j w[r,j]·x[j], summed left to right exactly as llama2.c's
 //               matmul (the F32 golden test compares text with llama2.c)
 // Both weight layouts (docs/mlb-format.md): the reference reads every quant through its address
@@ -62,6 +63,15 @@ extern "C" void ml_k_matvec_q8_scalar(float *y, const ml_qtensor *W, const ml_qa
 
 extern "C" void ml_k_matvec_q4_scalar(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
   matvec_q<true>(y, W, x, r0, r1);
+}
+
+// matmul: matvec per token (the definition the batched kernels must match bit for bit).
+extern "C" void ml_k_matmul_q8_scalar(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
+  for (int t = 0; t < m; ++t) matvec_q<false>(Y + size_t(t) * ldy, W, &X[t], r0, r1);
+}
+
+extern "C" void ml_k_matmul_q4_scalar(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
+  for (int t = 0; t < m; ++t) matvec_q<true>(Y + size_t(t) * ldy, W, &X[t], r0, r1);
 }
 
 extern "C" void ml_k_matvec_f32_scalar(float *y, const ml_qtensor *W, const float *x, int r0, int r1) {

@@ -21,6 +21,7 @@ inline __m256i nibbles_q4(const uint8_t *q) {
 
 // 16 panel rows as two 256-bit registers (avx2, avxvnni; kernels/x86/panel_x86.h).
 struct Width256 {
+  static constexpr int kTokens = 2;
   struct Sums {
     __m256i v[2];
   };

@@ -81,6 +81,13 @@ inline void matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int 
   for (; r < r1; ++r) matvec_tile<T, Q4, 1>(y, W, x, r);
 }
 
+// matmul on layout 0 (rows): the ISA's matvec once per token (no reuse; the panel layout is the
+// batched fast path).
+template <class Matvec>
+inline void matmul_rows(Matvec matvec, float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
+  for (int t = 0; t < m; ++t) matvec(Y + size_t(t) * ldy, W, &X[t], r0, r1);
+}
+
 // 32 signed values (nibble − 8) of one Q4_0 block: low nibbles are elements 0-15, high 16-31.
 inline void unpack_q4_sse2(const uint8_t *q, __m128i *lo, __m128i *hi) {
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(q));

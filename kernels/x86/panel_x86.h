@@ -1,18 +1,21 @@
-// The one loop of every x86 matvec on 16-row panels (layout 1, docs/mlb-format.md). A 64-byte
-// unit holds the same 4 weights of 16 rows, so a vector lane is a row: one block's int32 sums for
-// the 16 rows of a panel come from 8 (Q8) or 4 (Q4) units without any horizontal reduction, and
-// the float part runs 16 rows wide. Each ISA supplies a Width (register shapes, float ops, at
-// 128, 256 or 512 bits) and an Int part:
+// The one loop of every x86 matvec and matmul on 16-row panels (layout 1, docs/mlb-format.md). A
+// 64-byte unit holds the same 4 weights of 16 rows, so a vector lane is a row: one block's int32
+// sums for the 16 rows of a panel come from 8 (Q8) or 4 (Q4) units without any horizontal
+// reduction, and the float part runs 16 rows wide. Each ISA supplies a Width (register shapes and
+// float ops at 128, 256 or 512 bits) and an Int part:
 //
 //   struct Int {
 //     using Sums = Width::Sums;                               // 16 int32, one per row
 //     struct X;  static X prep(const int8_t *xb, int32_t s); // x of one block (32 bytes) + Σx
-//     static Sums q8(const int8_t *units, const X &);         // 8 units of 64 bytes
-//     static Sums q4(const uint8_t *units, const X &);        // 4 units of 64 bytes
+//     struct Wq8; static Wq8 load_q8(const int8_t *units);   // 8 units of 64 bytes, ready to use
+//     struct Wq4; static Wq4 load_q4(const uint8_t *units);  // 4 units of 64 bytes
+//     static Sums dot(const Wq8 &, const X &);  static Sums dot(const Wq4 &, const X &);
 //   };
 //
-// Canonical float order (kernels/kernels.h), per row: t_b = (float(sumi_b) · dw_b) · dx_b into
-// partial b mod 4, then (p0 + p1) + (p2 + p3) — the scalar reference's bits.
+// A block of weights is loaded (and xor-ed or unpacked) once and used for T tokens at a time, so
+// a prompt of m tokens reads the weights m/T times instead of m (matmul); matvec is T = 1.
+// Canonical float order (kernels/kernels.h), per row and token: t_b = (float(sumi_b) · dw_b) · dx_b
+// into partial b mod 4, then (p0 + p1) + (p2 + p3) — the scalar reference's bits.
 #pragma once
 #include <emmintrin.h>
 
@@ -22,28 +25,55 @@
 
 namespace ml::x86 {
 
-template <class Width, class Int, bool Q4>
-inline void panel_matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+// Rows [r0, r1) of the tokens t0 .. t0+T-1 of Y[t·ldy + r] = W · X[t].
+template <class Width, class Int, bool Q4, int T>
+inline void panel_tokens(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int t0, int r0, int r1) {
   constexpr size_t kUnits = Q4 ? 4 : 8;
   const int nb = W->cols / ML_QK;
   const uint8_t *q = static_cast<const uint8_t *>(W->q);
   for (int p = r0 / ML_PANEL_ROWS; p * ML_PANEL_ROWS < r1; ++p) {
     const uint8_t *units = q + size_t(p) * nb * kUnits * 64;
     const float *d = W->d + size_t(p) * nb * ML_PANEL_ROWS;
-    typename Width::Acc acc[4] = {Width::zero(), Width::zero(), Width::zero(), Width::zero()};
+    typename Width::Acc acc[T][4];
+    for (int t = 0; t < T; ++t)
+      for (int k = 0; k < 4; ++k) acc[t][k] = Width::zero();
     for (int b = 0; b < nb; ++b, units += kUnits * 64, d += ML_PANEL_ROWS) {
-      const typename Int::X xb = Int::prep(x->q + b * ML_QK, x->s[b]);
-      const typename Width::Sums s = Q4 ? Int::q4(units, xb) : Int::q8(reinterpret_cast<const int8_t *>(units), xb);
-      acc[b & 3] = Width::fold(acc[b & 3], s, d, x->d[b]);
+      const auto w = [&] {
+        if constexpr (Q4)
+          return Int::load_q4(units);
+        else
+          return Int::load_q8(reinterpret_cast<const int8_t *>(units));
+      }();
+      for (int t = 0; t < T; ++t) {
+        const ml_qact &x = X[t0 + t];
+        const typename Width::Sums s = Int::dot(w, Int::prep(x.q + b * ML_QK, x.s[b]));
+        acc[t][b & 3] = Width::fold(acc[t][b & 3], s, d, x.d[b]);
+      }
     }
     const int row0 = p * ML_PANEL_ROWS, lo = r0 > row0 ? r0 : row0;
     const int hi = r1 < row0 + ML_PANEL_ROWS ? r1 : row0 + ML_PANEL_ROWS;
-    Width::store(y + row0, Width::add(Width::add(acc[0], acc[1]), Width::add(acc[2], acc[3])), lo - row0, hi - row0);
+    for (int t = 0; t < T; ++t)
+      Width::store(Y + size_t(t0 + t) * ldy + row0,
+                   Width::add(Width::add(acc[t][0], acc[t][1]), Width::add(acc[t][2], acc[t][3])), lo - row0, hi - row0);
   }
+}
+
+template <class Width, class Int, bool Q4>
+inline void panel_matmul(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
+  constexpr int kT = Width::kTokens;  // tokens per weight load: as many as the registers hold
+  int t = 0;
+  for (; t + kT <= m; t += kT) panel_tokens<Width, Int, Q4, kT>(Y, ldy, W, X, t, r0, r1);
+  for (; t < m; ++t) panel_tokens<Width, Int, Q4, 1>(Y, ldy, W, X, t, r0, r1);
+}
+
+template <class Width, class Int, bool Q4>
+inline void panel_matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+  panel_tokens<Width, Int, Q4, 1>(y, 0, W, x, 0, r0, r1);
 }
 
 // Width128: 16 rows as four 128-bit registers (sse2, sse41).
 struct Width128 {
+  static constexpr int kTokens = 2;
   struct Sums {
     __m128i v[4];
   };

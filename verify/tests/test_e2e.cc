@@ -19,6 +19,14 @@ TEST_CASE("logits are bit-identical for 1..4 threads", "[e2e-random]") {
   test::expect_all_pass(r);
 }
 
+TEST_CASE("batched prefill gives the bits of one token at a time", "[e2e-random]") {
+  test::Rows r;
+  for (const char *m : {"random_gqa_f32", "random_gqa_q8_0", "random_gqa_q4_0_panel16", "random_odd_q8_0_panel16"})
+    for (int chunk : {64, 7})
+      ml_verify_batch(test::models(std::string(m) + ".mlb").c_str(), 40, chunk, &test::Rows::sink, &r);
+  test::expect_all_pass(r);
+}
+
 TEST_CASE("16-row panels (layout 1) give the row layout's bits", "[e2e-random]") {
   test::Rows r;
   for (const char *m : {"random_gqa_q8_0", "random_gqa_q4_0", "random_odd_q8_0", "random_odd_q4_0"})

@@ -55,7 +55,17 @@ struct Avx2Panel {
   static __m256i udot(__m256i u8, __m256i s8) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u8, s8), _mm256_set1_epi16(1));
   }
-  static Sums q8(const int8_t *units, const X &x) {
+  // Weights are read where they lie (from L1 for the second token of a batch).
+  struct Wq8 {
+    const int8_t *units;
+  };
+  struct Wq4 {
+    const uint8_t *units;
+  };
+  static Wq8 load_q8(const int8_t *units) { return {units}; }
+  static Wq4 load_q4(const uint8_t *units) { return {units}; }
+  static Sums dot(const Wq8 &w, const X &x) {
+    const int8_t *units = w.units;
     Sums out;
     for (int h = 0; h < 2; ++h) {
       __m256i acc = _mm256_setzero_si256();
@@ -67,7 +77,8 @@ struct Avx2Panel {
     }
     return out;
   }
-  static Sums q4(const uint8_t *units, const X &x) {
+  static Sums dot(const Wq4 &w, const X &x) {
+    const uint8_t *units = w.units;
     Sums out;
     const __m256i m = _mm256_set1_epi8(0x0F);
     for (int h = 0; h < 2; ++h) {
@@ -92,9 +103,25 @@ extern "C" void ml_k_matvec_q8_avx2(float *y, const ml_qtensor *W, const ml_qact
     ml::x86::matvec<Avx2, false>(y, W, x, r0, r1);
 }
 
+extern "C" void ml_k_matmul_q8_avx2(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0,
+                                   int r1) {
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matmul<Width256, Avx2Panel, false>(Y, ldy, W, X, m, r0, r1);
+  else
+    ml::x86::matmul_rows(ml_k_matvec_q8_avx2, Y, ldy, W, X, m, r0, r1);
+}
+
 extern "C" void ml_k_matvec_q4_avx2(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
   if (W->layout == ML_LAYOUT_PANEL16)
     ml::x86::panel_matvec<Width256, Avx2Panel, true>(y, W, x, r0, r1);
   else
     ml::x86::matvec<Avx2, true>(y, W, x, r0, r1);
+}
+
+extern "C" void ml_k_matmul_q4_avx2(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0,
+                                   int r1) {
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matmul<Width256, Avx2Panel, true>(Y, ldy, W, X, m, r0, r1);
+  else
+    ml::x86::matmul_rows(ml_k_matvec_q4_avx2, Y, ldy, W, X, m, r0, r1);
 }

@@ -57,6 +57,7 @@ struct Avx512Vnni {
 
 // 16 panel rows in one 512-bit register (kernels/x86/panel_x86.h).
 struct Width512 {
+  static constexpr int kTokens = 4;  // 4 tokens × 4 partial sums + 8 weight registers fit in 32 zmm
   struct Sums {
     __m512i v;
   };
@@ -92,20 +93,37 @@ struct Avx512Panel {
     }
     return p;
   }
-  static Sums q8(const int8_t *units, const X &x) {
+  // A block's weights in registers, ready for vpdpbusd: Q8 offset by 128, Q4 as 8 nibble vectors.
+  struct Wq8 {
+    __m512i u[8];
+  };
+  struct Wq4 {
+    __m512i n[8];  // n[j] = elements 4j..4j+3 (j < 4) and 16+4(j-4).. (j >= 4) of each row
+  };
+  static Wq8 load_q8(const int8_t *units) {
     const __m512i k128 = _mm512_set1_epi8(char(0x80));
-    __m512i acc = _mm512_set1_epi32(-128 * x.s);
-    for (int u = 0; u < 8; ++u) acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(_mm512_loadu_si512(units + 64 * u), k128), x.xq[u]);
-    return {acc};
+    Wq8 w;
+    for (int u = 0; u < 8; ++u) w.u[u] = _mm512_xor_si512(_mm512_loadu_si512(units + 64 * u), k128);
+    return w;
   }
-  static Sums q4(const uint8_t *units, const X &x) {
+  static Wq4 load_q4(const uint8_t *units) {
     const __m512i m = _mm512_set1_epi8(0x0F);
-    __m512i acc = _mm512_set1_epi32(-8 * x.s);
+    Wq4 w;
     for (int j = 0; j < 4; ++j) {
       const __m512i z = _mm512_loadu_si512(units + 64 * j);
-      acc = _mm512_dpbusd_epi32(acc, _mm512_and_si512(z, m), x.xq[j]);
-      acc = _mm512_dpbusd_epi32(acc, _mm512_and_si512(_mm512_srli_epi16(z, 4), m), x.xq[4 + j]);
+      w.n[j] = _mm512_and_si512(z, m);
+      w.n[4 + j] = _mm512_and_si512(_mm512_srli_epi16(z, 4), m);
     }
+    return w;
+  }
+  static Sums dot(const Wq8 &w, const X &x) {
+    __m512i acc = _mm512_set1_epi32(-128 * x.s);
+    for (int u = 0; u < 8; ++u) acc = _mm512_dpbusd_epi32(acc, w.u[u], x.xq[u]);
+    return {acc};
+  }
+  static Sums dot(const Wq4 &w, const X &x) {
+    __m512i acc = _mm512_set1_epi32(-8 * x.s);
+    for (int j = 0; j < 8; ++j) acc = _mm512_dpbusd_epi32(acc, w.n[j], x.xq[j]);
     return {acc};
   }
 };
@@ -119,9 +137,25 @@ extern "C" void ml_k_matvec_q8_avx512vnni(float *y, const ml_qtensor *W, const m
     ml::x86::matvec<Avx512Vnni, false>(y, W, x, r0, r1);
 }
 
+extern "C" void ml_k_matmul_q8_avx512vnni(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0,
+                                   int r1) {
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matmul<Width512, Avx512Panel, false>(Y, ldy, W, X, m, r0, r1);
+  else
+    ml::x86::matmul_rows(ml_k_matvec_q8_avx512vnni, Y, ldy, W, X, m, r0, r1);
+}
+
 extern "C" void ml_k_matvec_q4_avx512vnni(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
   if (W->layout == ML_LAYOUT_PANEL16)
     ml::x86::panel_matvec<Width512, Avx512Panel, true>(y, W, x, r0, r1);
   else
     ml::x86::matvec<Avx512Vnni, true>(y, W, x, r0, r1);
+}
+
+extern "C" void ml_k_matmul_q4_avx512vnni(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0,
+                                   int r1) {
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matmul<Width512, Avx512Panel, true>(Y, ldy, W, X, m, r0, r1);
+  else
+    ml::x86::matmul_rows(ml_k_matvec_q4_avx512vnni, Y, ldy, W, X, m, r0, r1);
 }

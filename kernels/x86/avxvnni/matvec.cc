@@ -69,7 +69,17 @@ struct AvxVnniPanel {
     for (int u = 0; u < 8; ++u) p.xq[u] = bcast_quad256(xb, u);
     return p;
   }
-  static Sums q8(const int8_t *units, const X &x) {
+  // Weights are read where they lie (from L1 for the second token of a batch).
+  struct Wq8 {
+    const int8_t *units;
+  };
+  struct Wq4 {
+    const uint8_t *units;
+  };
+  static Wq8 load_q8(const int8_t *units) { return {units}; }
+  static Wq4 load_q4(const uint8_t *units) { return {units}; }
+  static Sums dot(const Wq8 &w, const X &x) {
+    const int8_t *units = w.units;
     const __m256i k128 = _mm256_set1_epi8(char(0x80));
     Sums out;
     for (int h = 0; h < 2; ++h) {
@@ -81,7 +91,8 @@ struct AvxVnniPanel {
     }
     return out;
   }
-  static Sums q4(const uint8_t *units, const X &x) {
+  static Sums dot(const Wq4 &w, const X &x) {
+    const uint8_t *units = w.units;
     const __m256i m = _mm256_set1_epi8(0x0F);
     Sums out;
     for (int h = 0; h < 2; ++h) {
@@ -106,9 +117,25 @@ extern "C" void ml_k_matvec_q8_avxvnni(float *y, const ml_qtensor *W, const ml_q
     ml::x86::matvec<AvxVnni, false>(y, W, x, r0, r1);
 }
 
+extern "C" void ml_k_matmul_q8_avxvnni(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0,
+                                   int r1) {
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matmul<Width256, AvxVnniPanel, false>(Y, ldy, W, X, m, r0, r1);
+  else
+    ml::x86::matmul_rows(ml_k_matvec_q8_avxvnni, Y, ldy, W, X, m, r0, r1);
+}
+
 extern "C" void ml_k_matvec_q4_avxvnni(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
   if (W->layout == ML_LAYOUT_PANEL16)
     ml::x86::panel_matvec<Width256, AvxVnniPanel, true>(y, W, x, r0, r1);
   else
     ml::x86::matvec<AvxVnni, true>(y, W, x, r0, r1);
+}
+
+extern "C" void ml_k_matmul_q4_avxvnni(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0,
+                                   int r1) {
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matmul<Width256, AvxVnniPanel, true>(Y, ldy, W, X, m, r0, r1);
+  else
+    ml::x86::matmul_rows(ml_k_matvec_q4_avxvnni, Y, ldy, W, X, m, r0, r1);
 }

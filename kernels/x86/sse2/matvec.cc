@@ -79,7 +79,17 @@ struct Sse2Panel {
     return _mm_add_epi32(_mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))),
                          _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))));
   }
-  static Sums q8(const int8_t *units, const X &x) {
+  // Weights are read where they lie (from L1 for the second token of a batch).
+  struct Wq8 {
+    const int8_t *units;
+  };
+  struct Wq4 {
+    const uint8_t *units;
+  };
+  static Wq8 load_q8(const int8_t *units) { return {units}; }
+  static Wq4 load_q4(const uint8_t *units) { return {units}; }
+  static Sums dot(const Wq8 &w, const X &x) {
+    const int8_t *units = w.units;
     Sums out;
     for (int k = 0; k < 4; ++k) {
       __m128i lo = _mm_setzero_si128(), hi = _mm_setzero_si128();
@@ -92,7 +102,8 @@ struct Sse2Panel {
     }
     return out;
   }
-  static Sums q4(const uint8_t *units, const X &x) {  // Σ n·x − 8·Σx
+  static Sums dot(const Wq4 &w, const X &x) {
+    const uint8_t *units = w.units;  // Σ n·x − 8·Σx
     Sums out;
     const __m128i m = _mm_set1_epi8(0x0F), zero = _mm_setzero_si128(), c8 = _mm_set1_epi32(-8 * x.s);
     for (int k = 0; k < 4; ++k) {
@@ -120,11 +131,27 @@ extern "C" void ml_k_matvec_q8_sse2(float *y, const ml_qtensor *W, const ml_qact
     ml::x86::matvec<Sse2, false>(y, W, x, r0, r1);
 }
 
+extern "C" void ml_k_matmul_q8_sse2(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0,
+                                   int r1) {
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matmul<Width128, Sse2Panel, false>(Y, ldy, W, X, m, r0, r1);
+  else
+    ml::x86::matmul_rows(ml_k_matvec_q8_sse2, Y, ldy, W, X, m, r0, r1);
+}
+
 extern "C" void ml_k_matvec_q4_sse2(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
   if (W->layout == ML_LAYOUT_PANEL16)
     ml::x86::panel_matvec<Width128, Sse2Panel, true>(y, W, x, r0, r1);
   else
     ml::x86::matvec<Sse2, true>(y, W, x, r0, r1);
+}
+
+extern "C" void ml_k_matmul_q4_sse2(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0,
+                                   int r1) {
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matmul<Width128, Sse2Panel, true>(Y, ldy, W, X, m, r0, r1);
+  else
+    ml::x86::matmul_rows(ml_k_matvec_q4_sse2, Y, ldy, W, X, m, r0, r1);
 }
 
 extern "C" void ml_k_matvec_f32_sse2(float *y, const ml_qtensor *W, const float *x, int r0, int r1) {

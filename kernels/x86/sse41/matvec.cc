@@ -63,7 +63,17 @@ struct Sse41Panel {
     return p;
   }
   static __m128i udot(__m128i u8, __m128i s8) { return _mm_madd_epi16(_mm_maddubs_epi16(u8, s8), _mm_set1_epi16(1)); }
-  static Sums q8(const int8_t *units, const X &x) {
+  // Weights are read where they lie (from L1 for the second token of a batch).
+  struct Wq8 {
+    const int8_t *units;
+  };
+  struct Wq4 {
+    const uint8_t *units;
+  };
+  static Wq8 load_q8(const int8_t *units) { return {units}; }
+  static Wq4 load_q4(const uint8_t *units) { return {units}; }
+  static Sums dot(const Wq8 &w, const X &x) {
+    const int8_t *units = w.units;
     Sums out;
     for (int k = 0; k < 4; ++k) {
       __m128i acc = _mm_setzero_si128();
@@ -75,7 +85,8 @@ struct Sse41Panel {
     }
     return out;
   }
-  static Sums q4(const uint8_t *units, const X &x) {
+  static Sums dot(const Wq4 &w, const X &x) {
+    const uint8_t *units = w.units;
     Sums out;
     const __m128i m = _mm_set1_epi8(0x0F);
     for (int k = 0; k < 4; ++k) {
@@ -100,9 +111,25 @@ extern "C" void ml_k_matvec_q8_sse41(float *y, const ml_qtensor *W, const ml_qac
     ml::x86::matvec<Sse41, false>(y, W, x, r0, r1);
 }
 
+extern "C" void ml_k_matmul_q8_sse41(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0,
+                                   int r1) {
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matmul<Width128, Sse41Panel, false>(Y, ldy, W, X, m, r0, r1);
+  else
+    ml::x86::matmul_rows(ml_k_matvec_q8_sse41, Y, ldy, W, X, m, r0, r1);
+}
+
 extern "C" void ml_k_matvec_q4_sse41(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
   if (W->layout == ML_LAYOUT_PANEL16)
     ml::x86::panel_matvec<Width128, Sse41Panel, true>(y, W, x, r0, r1);
   else
     ml::x86::matvec<Sse41, true>(y, W, x, r0, r1);
+}
+
+extern "C" void ml_k_matmul_q4_sse41(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0,
+                                   int r1) {
+  if (W->layout == ML_LAYOUT_PANEL16)
+    ml::x86::panel_matmul<Width128, Sse41Panel, true>(Y, ldy, W, X, m, r0, r1);
+  else
+    ml::x86::matmul_rows(ml_k_matvec_q4_sse41, Y, ldy, W, X, m, r0, r1);
 }
