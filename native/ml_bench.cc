@@ -10,6 +10,8 @@
 //       DRAM read bandwidth with 1..N threads (a 1 GiB buffer read with 16-byte loads).
 //   ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS]
 //       decode tok/s of each model at each thread count.
+//   ml_bench prefill MODEL.mlb... [-t N[,M...]] [-n TOKENS]
+//       prompt processing tok/s: one ml_eval_batch of TOKENS tokens (default 64).
 //   ml_bench roofline MODEL.mlb... [-t N[,M...]] [-n TOKENS]
 //       bandwidth, then for each model and thread count: decode tok/s and the share of the
 //       bandwidth ceiling (weight bytes per token ÷ measured bandwidth).
@@ -43,11 +45,13 @@ const char kUsage[] =
     "usage: ml_bench kernels [--all-variants] [--seconds S] [--pool-mb N] [--tsv]\n"
     "       ml_bench bandwidth [-t N] [--tsv]\n"
     "       ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
+    "       ml_bench prefill MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
     "       ml_bench roofline MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
     "\n"
     "Benchmarks this build (ISA as in ml_run --version). kernels: every kernel at stories110M and\n"
     "TinyLlama shapes, cache-resident and streaming from DRAM; bandwidth: DRAM read GB/s with 1..N\n"
-    "threads; decode: tok/s per model and thread count; roofline: both, plus decode tok/s as a\n"
+    "threads; decode: tok/s per model and thread count; prefill: prompt tok/s of one batch of -n\n"
+    "tokens; roofline: bandwidth and decode, plus decode tok/s as a\n"
     "share of the bandwidth ceiling. Models: tools/gen_random.py --preset stories15m|stories110m|\n"
     "tinyllama (tools/bench_isas.sh and tools/roofline.sh make them). Defaults: -t 1,<cpus>,\n"
     "-n 64, --seconds 0.25 per measurement (median of 5), --pool-mb 512 of weights streamed.\n"
@@ -366,7 +370,64 @@ bool measure_decode(const std::string &path, int threads, int tokens, Decode *ou
   return true;
 }
 
+// Prompt tok/s: one ml_eval_batch of `tokens` tokens from position 0 (median of 3).
+bool measure_prefill(const std::string &path, int threads, int tokens, Decode *out) {
+  ml_options opt;
+  ml_options_init(&opt);
+  opt.n_threads = threads;
+  opt.max_seq = tokens;
+  opt.batch = tokens;
+  ml_ctx *ctx = nullptr;
+  if (ml_open(&ctx, path.c_str(), nullptr, &opt) != ML_OK) {
+    std::fprintf(stderr, "ml_bench: %s\n", ml_last_error());
+    return false;
+  }
+  ml_get_info(ctx, &out->info);
+  out->weight_bytes = out->info.weight_bytes;
+  std::vector<int> prompt(static_cast<size_t>(tokens));
+  for (int t = 0; t < tokens; ++t) prompt[size_t(t)] = t == 0 ? 1 : (t * 7919) % out->info.vocab;
+  double runs[3];
+  for (double &r : runs) {
+    const float *logits = nullptr;
+    const double t0 = now_ms();
+    ml_eval_batch(ctx, prompt.data(), tokens, 0, 0, &logits);
+    r = tokens / (now_ms() - t0) * 1000.0;
+  }
+  std::sort(runs, runs + 3);
+  out->tok_s = runs[1];
+  ml_close(ctx);
+  return true;
+}
+
 const char *type_name(int t) { return t == 8 ? "Q8_0" : t == 2 ? "Q4_0" : "F32"; }
+
+int run_prefill(const Opts &o) {
+  if (o.models.empty()) {
+    std::fprintf(stderr, "ml_bench: prefill needs at least one MODEL.mlb (ml_bench --help)\n");
+    return ML_E_ARG;
+  }
+  std::vector<int> threads = o.threads;
+  if (threads.empty()) {
+    threads.push_back(1);
+    if (ml::online_cpus() > 1) threads.push_back(ml::online_cpus());
+  }
+  if (!o.tsv) std::printf("%-28s %-5s %-7s %3s %8s %12s\n", "model (dim/hidden/layers/heads/kv)", "type", "layout", "thr", "tokens", "prompt tok/s");
+  for (const std::string &m : o.models)
+    for (int t : threads) {
+      Decode d;
+      if (!measure_prefill(m, t, o.tokens, &d)) return ML_E_IO;
+      char shape[64];
+      std::snprintf(shape, sizeof shape, "%d/%d/%d/%d/%d", d.info.dim, d.info.hidden_dim, d.info.n_layers,
+                    d.info.n_heads, d.info.n_kv_heads);
+      if (o.tsv)
+        std::printf("prefill\t%s\t%s\t%s\t%d\t%d\t%.2f\n", m.c_str(), shape, type_name(d.info.wtype), t, o.tokens, d.tok_s);
+      else
+        std::printf("%-28s %-5s %-7s %3d %8d %12.1f\n", shape, type_name(d.info.wtype), d.info.layout ? "panel16" : "rows",
+                    t, o.tokens, d.tok_s);
+      std::fflush(stdout);
+    }
+  return 0;
+}
 
 int run_decode(const Opts &o, bool roofline) {
   if (o.models.empty()) {
@@ -483,6 +544,7 @@ extern "C" int ml_main(int argc, char **argv) {
   if (o.mode == "kernels") return run_kernels(o);
   if (o.mode == "bandwidth") return run_bandwidth(o);
   if (o.mode == "decode") return run_decode(o, false);
+  if (o.mode == "prefill") return run_prefill(o);
   if (o.mode == "roofline") return run_decode(o, true);
   return usage_error(o.mode.empty() ? "no mode given" : "unknown mode ", o.mode.c_str());
 }
