@@ -64,6 +64,23 @@ void matmul_rows(float *Y, size_t ldy, const ml_qtensor &W, const Input &in, int
   }
 }
 
+// Bytes of weights a matrix product reads: below kParallelBytes a step runs on the calling thread
+// alone — waking the pool costs more than the work (stories15M's 288x288 matrices) — above it on
+// every thread. Results do not depend on the choice (rows are computed identically either way).
+constexpr uint64_t kParallelBytes = 64 * 1024;
+uint64_t weight_bytes(const ml_qtensor &W) {
+  const ml_type t = static_cast<ml_type>(W.type);
+  return tensor_q_bytes(t, uint64_t(W.rows), uint64_t(W.cols)) + tensor_d_bytes(t, uint64_t(W.rows), uint64_t(W.cols));
+}
+
+template <class F>
+void parallel(ThreadPool &pool, uint64_t work_bytes, F &&f) {
+  if (work_bytes < kParallelBytes)
+    f(0, 1);
+  else
+    pool.run(f);
+}
+
 // This thread's rows of Y = W · in.
 template <class K>
 void matmul_share(float *Y, size_t ldy, const ml_qtensor &W, const Input &in, int tid, int nth) {
@@ -95,7 +112,7 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
     for (int t = 0; t < n; ++t) K::rmsnorm(s.xb + t * D, s.x + t * D, w.attn_norm, dim, c.norm_eps);
     // q = Wq·xb (n, dim), k = Wk·xb, v = Wv·xb (n, kv_dim) into the cache
     const Input xb_in = prepare<K>(s, s.xb, D, n, dim, wt);
-    pool.run([&](int tid, int nth) {
+    parallel(pool, (weight_bytes(w.wq) + 2 * weight_bytes(w.wk)) * uint64_t(n), [&](int tid, int nth) {
       matmul_share<K>(s.q, D, w.wq, xb_in, tid, nth);
       matmul_share<K>(k, kv_dim, w.wk, xb_in, tid, nth);
       matmul_share<K>(v, kv_dim, w.wv, xb_in, tid, nth);
@@ -108,7 +125,7 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
     // attention, per token t and head h (kv head h / kv_mul), causal:
     //   xb_th = Σ_{p ≤ pos+t} softmax(q_th · k_p / √hd)_p · v_p
     const float sqrt_hd = std::sqrt(float(hd));
-    pool.run([&](int tid, int nth) {
+    parallel(pool, uint64_t(n) * c.n_heads * uint64_t(pos + n) * hd * 8, [&](int tid, int nth) {
       float *att = s.att + size_t(tid) * S;                            // (pos + t + 1) scratch
       for (int th = tid; th < n * c.n_heads; th += nth) {
         const int t = th / c.n_heads, h = th % c.n_heads, len = pos + t + 1;
@@ -124,14 +141,14 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
 
     // x += Wo · xb                                                          (n, dim)
     const Input att_in = prepare<K>(s, s.xb, D, n, dim, wt);
-    pool.run([&](int tid, int nth) { matmul_share<K>(s.xb2, D, w.wo, att_in, tid, nth); });
+    parallel(pool, weight_bytes(w.wo) * uint64_t(n), [&](int tid, int nth) { matmul_share<K>(s.xb2, D, w.wo, att_in, tid, nth); });
     for (int t = 0; t < n; ++t) K::add(s.x + t * D, s.xb2 + t * D, dim);
 
     // xb = rmsnorm(x) · ffn_norm                                            (n, dim)
     for (int t = 0; t < n; ++t) K::rmsnorm(s.xb + t * D, s.x + t * D, w.ffn_norm, dim, c.norm_eps);
     // hb = silu(W1·xb) · (W3·xb)                                            (n, hidden)
     const Input ffn_in = prepare<K>(s, s.xb, D, n, dim, wt);
-    pool.run([&](int tid, int nth) {
+    parallel(pool, 2 * weight_bytes(w.w1) * uint64_t(n), [&](int tid, int nth) {
       int r0, r1;
       split_rows(hidden, row_tile(w.w1), tid, nth, &r0, &r1);
       matmul_rows<K>(s.hb, H, w.w1, ffn_in, r0, r1);
@@ -141,7 +158,7 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
     });
     // x += W2 · hb                                                          (n, dim)
     const Input hb_in = prepare<K>(s, s.hb, H, n, hidden, wt);
-    pool.run([&](int tid, int nth) { matmul_share<K>(s.xb2, D, w.w2, hb_in, tid, nth); });
+    parallel(pool, weight_bytes(w.w2) * uint64_t(n), [&](int tid, int nth) { matmul_share<K>(s.xb2, D, w.w2, hb_in, tid, nth); });
     for (int t = 0; t < n; ++t) K::add(s.x + t * D, s.xb2 + t * D, dim);
   }
 
@@ -149,7 +166,8 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
   const int t0 = all_logits ? 0 : n - 1, nl = n - t0;
   for (int t = t0; t < n; ++t) K::rmsnorm(s.x + t * D, s.x + t * D, m.final_norm, dim, c.norm_eps);
   const Input cls_in = prepare<K>(s, s.x + t0 * D, D, nl, dim, wt);
-  pool.run([&](int tid, int nth) { matmul_share<K>(s.logits, size_t(c.vocab), m.wcls, cls_in, tid, nth); });
+  parallel(pool, weight_bytes(m.wcls) * uint64_t(nl),
+           [&](int tid, int nth) { matmul_share<K>(s.logits, size_t(c.vocab), m.wcls, cls_in, tid, nth); });
 }
 
 ForwardFn forward_build() { return &forward<BuildKernels>; }

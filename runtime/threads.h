@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/ml.h"
@@ -36,7 +37,8 @@ class ThreadPool {
       f(0, 1);
       return;
     }
-    dispatch([](void *ctx, int tid, int n) { (*static_cast<F *>(ctx))(tid, n); }, &f);
+    using Fn = std::remove_reference_t<F>;
+    dispatch([](void *ctx, int tid, int n) { (*static_cast<Fn *>(ctx))(tid, n); }, const_cast<void *>(static_cast<const void *>(&f)));
   }
 
  private:
