@@ -68,14 +68,16 @@ void matmul_rows(float *Y, size_t ldy, const ml_qtensor &W, const Input &in, int
 // alone — waking the pool costs more than the work (stories15M's 288x288 matrices) — above it on
 // every thread. Results do not depend on the choice (rows are computed identically either way).
 constexpr uint64_t kParallelBytes = 64 * 1024;
+// Attention reads K and V from cache: split it only above 2^20 bytes of them.
+constexpr uint64_t kParallelAttentionBytes = uint64_t(1) << 20;
 uint64_t weight_bytes(const ml_qtensor &W) {
   const ml_type t = static_cast<ml_type>(W.type);
   return tensor_q_bytes(t, uint64_t(W.rows), uint64_t(W.cols)) + tensor_d_bytes(t, uint64_t(W.rows), uint64_t(W.cols));
 }
 
 template <class F>
-void parallel(ThreadPool &pool, uint64_t work_bytes, F &&f) {
-  if (work_bytes < kParallelBytes)
+void parallel(ThreadPool &pool, uint64_t work_bytes, F &&f, uint64_t threshold = kParallelBytes) {
+  if (work_bytes < threshold)
     f(0, 1);
   else
     pool.run(f);
@@ -125,7 +127,8 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
     // attention, per token t and head h (kv head h / kv_mul), causal:
     //   xb_th = Σ_{p ≤ pos+t} softmax(q_th · k_p / √hd)_p · v_p
     const float sqrt_hd = std::sqrt(float(hd));
-    parallel(pool, uint64_t(n) * c.n_heads * uint64_t(pos + n) * hd * 8, [&](int tid, int nth) {
+    const uint64_t kv_bytes = uint64_t(n) * c.n_heads * uint64_t(pos + n) * hd * 2 * sizeof(float);
+    parallel(pool, kv_bytes, [&](int tid, int nth) {
       float *att = s.att + size_t(tid) * S;                            // (pos + t + 1) scratch
       for (int th = tid; th < n * c.n_heads; th += nth) {
         const int t = th / c.n_heads, h = th % c.n_heads, len = pos + t + 1;
@@ -137,7 +140,7 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
         std::memset(out, 0, sizeof(float) * size_t(hd));
         for (int p = 0; p < len; ++p) K::axpy_f32(out, att[p], v_cache + size_t(p) * kv_dim + kv_off, hd);
       }
-    });
+    }, kParallelAttentionBytes);
 
     // x += Wo · xb                                                          (n, dim)
     const Input att_in = prepare<K>(s, s.xb, D, n, dim, wt);

@@ -34,7 +34,10 @@ inline void cpu_relax() {
   asm volatile("yield");
 #endif
 }
-constexpr int kSpinIterations = 1 << 14;  // ~tens of microseconds before sleeping
+// Waiting: spin briefly (decode steps come microseconds apart), then yield the core (on a loaded
+// machine the thread we wait for may need it), then, for a worker, sleep on the condition variable.
+constexpr int kSpinIterations = 1 << 12;
+constexpr int kYieldIterations = 1 << 8;
 }  // namespace
 
 ThreadPool::~ThreadPool() {
@@ -72,15 +75,23 @@ void ThreadPool::dispatch(Job job, void *ctx) {
   }
   if (sleepers_.load(std::memory_order_acquire) > 0) cv_.notify_all();
   job(ctx, 0, n_);
-  while (pending_.load(std::memory_order_acquire) != 0) cpu_relax();
+  for (int i = 0; pending_.load(std::memory_order_acquire) != 0; ++i) {
+    if (i < kSpinIterations)
+      cpu_relax();
+    else
+      std::this_thread::yield();
+  }
 }
 
 void ThreadPool::worker(int tid) {
   uint64_t seen = 0;
   while (true) {
     uint64_t g = generation_.load(std::memory_order_acquire);
-    for (int i = 0; g == seen && i < kSpinIterations; ++i) {
-      cpu_relax();
+    for (int i = 0; g == seen && i < kSpinIterations + kYieldIterations; ++i) {
+      if (i < kSpinIterations)
+        cpu_relax();
+      else
+        std::this_thread::yield();
       g = generation_.load(std::memory_order_acquire);
     }
     if (g == seen) {
