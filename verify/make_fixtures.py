@@ -34,7 +34,7 @@ def main():
             sys.exit(77)
         for w in ("f32", "q8_0", "q4_0"):
             run(os.path.join(SRC, "tools", "convert.py"), src, os.path.join(models, "stories260K_%s.mlb" % w),
-                "--wtype", w, "-q")
+                "--wtype", w, "--layout", "rows", "-q")
         for w in ("q8_0", "q4_0"):  # layout 1: the same weights in 16-row panels
             run(os.path.join(SRC, "tools", "convert.py"), src, os.path.join(models, "stories260K_%s_panel16.mlb" % w),
                 "--wtype", w, "--layout", "panel16", "-q")
@@ -43,17 +43,18 @@ def main():
         gqa = ["--dim", "256", "--hidden", "768", "--layers", "2", "--heads", "8", "--kv-heads", "2", "--vocab", "512",
                "--seq", "128", "--seed", "7", "--no-shared-classifier"]
         for w in ("f32", "q8_0", "q4_0"):
-            run(gen, os.path.join(models, "random_gqa_%s.mlb" % w), *gqa, "--wtype", w, "-q")
+            run(gen, os.path.join(models, "random_gqa_%s.mlb" % w), *gqa, "--wtype", w, "--layout", "rows", "-q")
         # Layout 1 twins (same seed and shape) and an odd shape whose last panels need padding rows
         # (kv_dim 32 + vocab 500 → 512 rows stored).
         odd = ["--dim", "256", "--hidden", "736", "--layers", "2", "--heads", "8", "--kv-heads", "1", "--vocab", "500",
                "--seq", "128", "--seed", "11", "--no-shared-classifier"]
         for w in ("q8_0", "q4_0"):
             run(gen, os.path.join(models, "random_gqa_%s_panel16.mlb" % w), *gqa, "--wtype", w, "--layout", "panel16", "-q")
-            run(gen, os.path.join(models, "random_odd_%s.mlb" % w), *odd, "--wtype", w, "-q")
+            run(gen, os.path.join(models, "random_odd_%s.mlb" % w), *odd, "--wtype", w, "--layout", "rows", "-q")
             run(gen, os.path.join(models, "random_odd_%s_panel16.mlb" % w), *odd, "--wtype", w, "--layout", "panel16", "-q")
         run(gen, os.path.join(models, "tiny_q8_0.mlb"), "--dim", "64", "--hidden", "64", "--layers", "1", "--heads",
-            "4", "--kv-heads", "2", "--vocab", "64", "--seq", "16", "--seed", "3", "--wtype", "q8_0", "-q")
+            "4", "--kv-heads", "2", "--vocab", "64", "--seq", "16", "--seed", "3", "--wtype", "q8_0", "--layout", "rows",
+            "-q")
     else:
         sys.exit("make_fixtures.py: unknown kind %r" % kind)
 
