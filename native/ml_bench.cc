@@ -109,17 +109,17 @@ void *aligned(size_t bytes) {
 // ---------------------------------------------------------------- kernels
 
 struct Row {
-  std::string kernel, impl, shape, regime;
+  std::string kernel, impl, shape, layout, regime;
   double ms, gbs, gops;
 };
 
 void print_row(const Opts &o, const Row &r) {
   if (o.tsv)
-    std::printf("kernel\t%s\t%s\t%s\t%s\t%.6f\t%.3f\t%.3f\n", r.kernel.c_str(), r.impl.c_str(), r.shape.c_str(),
-                r.regime.c_str(), r.ms, r.gbs, r.gops);
+    std::printf("kernel\t%s\t%s\t%s\t%s\t%s\t%.6f\t%.3f\t%.3f\n", r.kernel.c_str(), r.impl.c_str(), r.shape.c_str(),
+                r.layout.c_str(), r.regime.c_str(), r.ms, r.gbs, r.gops);
   else
-    std::printf("%-12s %-11s %-26s %-9s %10.4f %9.2f %9.2f\n", r.kernel.c_str(), r.impl.c_str(), r.shape.c_str(),
-                r.regime.c_str(), r.ms * 1000.0, r.gbs, r.gops);
+    std::printf("%-12s %-11s %-26s %-8s %-6s %10.4f %9.2f %9.2f\n", r.kernel.c_str(), r.impl.c_str(), r.shape.c_str(),
+                r.layout.c_str(), r.regime.c_str(), r.ms * 1000.0, r.gbs, r.gops);
   std::fflush(stdout);
 }
 
@@ -159,18 +159,21 @@ void bench_qmatvec(const Opts &o, const char *kernel, const char *impl, Fn *fn, 
     std::vector<int32_t> xs(static_cast<size_t>(s.cols / ML_QK));
     ml_block_sums_q8(xs.data(), xq.data(), s.cols);
     ml_qact x{xq.data(), xd.data(), xs.data(), s.cols};
-    for (int streaming = 0; streaming <= 1; ++streaming) {
-      if (!streaming && s.rows * s.cols > 768 * 2048) continue;  // cache-resident: the small shapes
-      const size_t copies = streaming ? pool_q / qbytes : 1;  // >= 2: --pool-mb >= 32
-      size_t i = 0;
-      const double ms = time_per_call_ms(o.seconds, [&] {
-        const size_t c = i++ % copies;
-        ml_qtensor W{qpool + c * qbytes, dpool + c * nd, s.rows, s.cols, uint8_t(type), 0};
-        fn(y.data(), &W, &x, 0, s.rows);
-      });
-      print_row(o, {kernel, impl, s.name, streaming ? "dram" : "cache", ms, double(qbytes + dbytes) / ms / 1e6,
-                    2.0 * s.rows * s.cols / ms / 1e6});
-    }
+    // Any bytes are valid weights, and every shape has a multiple of 16 rows: the same pool serves
+    // as row-major blocks (layout 0) and as 16-row panels (layout 1).
+    for (int layout = ML_LAYOUT_ROWS; layout <= ML_LAYOUT_PANEL16; ++layout)
+      for (int streaming = 0; streaming <= 1; ++streaming) {
+        if (!streaming && s.rows * s.cols > 768 * 2048) continue;  // cache-resident: the small shapes
+        const size_t copies = streaming ? pool_q / qbytes : 1;  // >= 2: --pool-mb >= 32
+        size_t i = 0;
+        const double ms = time_per_call_ms(o.seconds, [&] {
+          const size_t c = i++ % copies;
+          ml_qtensor W{qpool + c * qbytes, dpool + c * nd, s.rows, s.cols, uint8_t(type), uint8_t(layout)};
+          fn(y.data(), &W, &x, 0, s.rows);
+        });
+        print_row(o, {kernel, impl, s.name, layout ? "panel16" : "rows", streaming ? "dram" : "cache", ms,
+                      double(qbytes + dbytes) / ms / 1e6, 2.0 * s.rows * s.cols / ms / 1e6});
+      }
   }
 }
 
@@ -182,7 +185,7 @@ void bench_matvec_f32(const Opts &o, const char *impl, Fn *fn) {
   for (float &v : x) v = float(int(rnd() % 200) - 100) * 0.01f;
   ml_qtensor W{w.data(), nullptr, rows, cols, ML_TYPE_F32, 0};
   const double ms = time_per_call_ms(o.seconds, [&] { fn(y.data(), &W, x.data(), 0, rows); });
-  print_row(o, {"matvec_f32", impl, "110M wq 768x768", "cache", ms, double(w.size()) * 4 / ms / 1e6,
+  print_row(o, {"matvec_f32", impl, "110M wq 768x768", "rows", "cache", ms, double(w.size()) * 4 / ms / 1e6,
                 2.0 * rows * cols / ms / 1e6});
 }
 
@@ -191,7 +194,7 @@ template <class Kn, class Call>
 void bench_vec(const Opts &o, const char *shape, double bytes, double ops, Call call) {
   auto one = [&](const char *impl, typename Kn::fn *fn) {
     const double ms = time_per_call_ms(o.seconds, [&] { call(fn); });
-    print_row(o, {Kn::name, impl, shape, "cache", ms, bytes / ms / 1e6, ops / ms / 1e6});
+    print_row(o, {Kn::name, impl, shape, "-", "cache", ms, bytes / ms / 1e6, ops / ms / 1e6});
   };
   if (o.all_variants)
     ml::for_each_variant<Kn>(one);
@@ -203,8 +206,8 @@ int run_kernels(const Opts &o) {
   if (!o.tsv) {
     std::printf("ml_bench kernels: %s build (Highway target %s); %s\n", ml_build_isa(), ml_hwy_target(),
                 o.all_variants ? "every compiled variant" : "the bound implementations");
-    std::printf("%-12s %-11s %-26s %-9s %10s %9s %9s\n", "kernel", "impl", "shape", "regime", "us/call", "GB/s",
-                "GOPS");
+    std::printf("%-12s %-11s %-26s %-8s %-6s %10s %9s %9s\n", "kernel", "impl", "shape", "layout", "regime", "us/call",
+                "GB/s", "GOPS");
   }
   auto mv = [&](auto kn, ml_type t) {
     using Kn = decltype(kn);

@@ -5,10 +5,11 @@ the one below it on matvec_q8 and matvec_q4.
 
   tools/bench_isas.py [--seconds S] [--model-preset stories110m] [--markdown]
 
-The matvec columns are the kernels' own speed: a 2048x768 matrix that stays in cache, GB/s of
-weights read (ml_bench kernels, "cache" rows). The DRAM column is the same kernel streaming 512 MB of
-weights, and tok/s is decode of a random-weight model (tools/gen_random.py --preset stories110m,
-Q8_0) on one thread — both bound by memory bandwidth. As root the benchmarks run in their own
+The matvec columns are the kernels' own speed on the default weight layout (16-row panels): a
+2048x768 matrix that stays in cache, GB/s of weights read (ml_bench kernels, "cache" rows). The DRAM
+column is the same kernel streaming 512 MB of weights, and tok/s is decode of a random-weight model
+(tools/gen_random.py --preset stories110m, Q8_0, panels) on one thread — both bound by memory
+bandwidth. As root the benchmarks run in their own
 process group at raised priority pinned to cores 0,1 (TOOLCHAIN.md: shared machines drift ±25 %).
 """
 import argparse
@@ -47,11 +48,12 @@ def main():
     isas = [i for i in ORDER if i in supported]
     print("ISAs this CPU runs:", " ".join(isas), file=sys.stderr)
 
-    model = os.path.join(ROOT, "build", "bench-models", "%s_q8_0.mlb" % a.model_preset)
+    model = os.path.join(ROOT, "build", "bench-models", "%s_q8_0_panel16.mlb" % a.model_preset)
     if not os.path.exists(model):
         os.makedirs(os.path.dirname(model), exist_ok=True)
         print("writing", model, file=sys.stderr)
-        sh(["/usr/bin/python3", "tools/gen_random.py", model, "--preset", a.model_preset, "--wtype", "q8_0", "-q"])
+        sh(["/usr/bin/python3", "tools/gen_random.py", model, "--preset", a.model_preset, "--wtype", "q8_0", "--layout",
+            "panel16", "-q"])
 
     rows = []
     for isa in isas:
@@ -64,8 +66,8 @@ def main():
         vals = {}
         for line in k.splitlines():
             f = line.split("\t")
-            if f[0] == "kernel" and f[3] == SHAPE:
-                vals[(f[1], f[4])] = float(f[6])
+            if f[0] == "kernel" and f[3] == SHAPE and f[4] == "panel16":
+                vals[(f[1], f[5])] = float(f[7])
         d = sh(pinned([bench, "decode", model, "-t", "1", "--tsv"]))
         tok = float([l.split("\t") for l in d.splitlines() if l.startswith("decode")][0][6])
         rows.append((isa, vals[("matvec_q8", "cache")], vals[("matvec_q4", "cache")], vals[("matvec_q8", "dram")], tok))
