@@ -4,19 +4,20 @@
 #   guard.<cpu>      the CPU guard on a CPU without the build's features: one line naming what is
 #                    missing, ML_E_ISA's exit status, never SIGILL (verify/guard_test.py refuse);
 #                    or the floor CPU a build must run on, printing llama2.c's stories260K text (golden)
-#   <group>.sve<N>   sve: the kernel group, the random-model end-to-end group and the golden text
-#                    again at 256- and 128-bit vectors (the preset's own emulator runs 512-bit), one
-#                    build, three lengths (stories260K's quantized forward is covered bit for bit by
-#                    logits.identical at each length, its F32 forward by the golden text)
-#   logits.identical quantized stories260K and random GQA models: ml_run's logits of 48 positions
-#                    are bit-identical to its --reference run (the scalar kernels) — for sve at each
-#                    vector length, so the results are the same at every length
+#   <test>.sve<N>    sve: the kernel group, the random-model forward against scalar (both layouts)
+#                    and the golden text again at 256- and 128-bit vectors (the preset's own
+#                    emulator runs 512-bit), one build, three lengths (stories260K's quantized
+#                    forward is covered bit for bit by logits.identical at each length)
+#   logits.identical quantized stories260K and random GQA models, both layouts: ml_run's logits of
+#                    48 positions are bit-identical to its --reference run (the scalar kernels) — for
+#                    sve at each vector length, so the results are the same at every length
 # The last one runs this file in CMake script mode (cmake -P, below).
 
 if(CMAKE_SCRIPT_MODE_FILE)
   # cmake -DEMU=<qemu|args|...> -DRUN=<ml_run> -DMODELS=<dir> -DTOK=<tok512.bin> -DOUT=<dir> -P arm.cmake
   string(REPLACE "|" ";" _emu "${EMU}")
-  set(_models stories260K_q8_0 stories260K_q4_0 random_gqa_q8_0 random_gqa_q4_0)
+  set(_models stories260K_q8_0 stories260K_q4_0 random_gqa_q8_0 random_gqa_q4_0
+              stories260K_q8_0_panel16 stories260K_q4_0_panel16 random_gqa_q4_0_panel16)
   foreach(_f IN ITEMS "${TOK}" "${MODELS}/stories260K_q8_0.mlb")
     if(NOT EXISTS "${_f}")
       message("\n*** SKIPPED: ${_f} is absent (shared test data); see README.md\n")
@@ -130,7 +131,11 @@ elseif(ML_ISA STREQUAL "sve")
   foreach(_vl 256 128)
     ml_arm_emulator(_emu max,sve${_vl}=on)
     ml_arm_test_group(kernels.sve${_vl} "[kernels]" "${_emu}")
-    ml_arm_test_group(e2e.random.sve${_vl} "[e2e-random]" "${_emu}" FIXTURES random)
+    # The random-model forward against scalar (F32 included: matvec_f32 sums depend on VL) and on
+    # panels; by name (the group's thread and prefill cases do not depend on VL). -w NoTests fails
+    # the test if a renamed case stops matching.
+    ml_arm_test_group(e2e.random.sve${_vl} "ISA forward vs scalar forward: random*" "${_emu}" FIXTURES random)
+    ml_arm_test_group(e2e.panels.sve${_vl} "16-row panels*" "${_emu}" FIXTURES random)
     ml_guard_test(golden.sve${_vl} golden ${_emu})
     ml_arm_logits_test(logits.identical.sve${_vl} "${_emu}")
   endforeach()
