@@ -46,6 +46,8 @@ foreach(_t IN LISTS ML_FUZZ_TARGETS)
     list(APPEND _dirs "${PROJECT_SOURCE_DIR}/fuzz/regressions/${_t}")
   endif()
   add_test(NAME fuzz.replay.${_t} COMMAND fuzz_${_t}_replay ${_dirs})
+  # Seconds, not minutes: a regression to a quadratic encoder (120 KB prompt) must fail here.
+  set_tests_properties(fuzz.replay.${_t} PROPERTIES TIMEOUT 300)
 
   if(ML_FUZZ)
     add_executable(fuzz_${_t} $<TARGET_OBJECTS:ml_fuzz_${_t}>)

@@ -12,7 +12,8 @@ Longer runs:  ML_FUZZ_CONVERT_N=20000 ML_FUZZ_CONVERT_SEED=7 /usr/bin/python3 \
                   tools/tests/test_fuzz_convert.py -v
 N is the number of mutations per input format; SEED picks them (the default is fixed, so the
 default suite is deterministic). A few cases also run the convert.py command line, which must
-print one line, exit 1 or 2, and never show a traceback or an "internal error".
+print one line, exit 1 or 2, and never show a traceback or an "internal error". Every input that
+found a bug is kept in fuzz/regressions/convert/ and replayed by test_regressions.
 """
 import sys
 
@@ -47,6 +48,7 @@ N = int(os.environ.get("ML_FUZZ_CONVERT_N", "120"))
 SEED = int(os.environ.get("ML_FUZZ_CONVERT_SEED", "1"))
 SAVE = os.environ.get("ML_FUZZ_CONVERT_SAVE", "")
 CASE_SECONDS = 20
+REGRESSIONS = os.path.join(os.path.dirname(TOOLS), "fuzz", "regressions", "convert")
 
 INTERESTING = [0, 1, 2, 3, 7, 31, 32, 33, 63, 64, 255, 256, 0x7FFF, 0xFFFF, 0x10000, 1 << 20,
                1 << 31, (1 << 31) - 1, (1 << 32) - 1, 1 << 32, 1 << 40, (1 << 63) - 1, 1 << 63,
@@ -280,6 +282,7 @@ class FuzzConvert(unittest.TestCase):
                 os.makedirs(SAVE, exist_ok=True)
                 # a Hugging Face case is its whole folder, whichever file of it was the input
                 src = os.path.join(self.tmp, "case", "hf") if fmt == "hf" else input_path
+                src = src if os.path.exists(src) else input_path
                 dst = os.path.join(SAVE, "%s-%d-%s" % (fmt, len(self.failures), os.path.basename(src)))
                 (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, dst)
                 saved = " (saved as %s; the input was %s)" % (dst, os.path.relpath(input_path, os.path.dirname(src)))
@@ -384,6 +387,18 @@ class FuzzConvert(unittest.TestCase):
             return which, "%s: %s %s" % (os.path.basename(src), target, desc)
 
         self.check(self.run_format("hf", case))
+
+    def test_regressions(self):
+        """Every input that found a converter bug (fuzz/regressions/convert/: a file, or a Hugging
+        Face folder) converts or fails cleanly, for every output type."""
+        self.failures = []
+        names = sorted(os.listdir(REGRESSIONS)) if os.path.isdir(REGRESSIONS) else []
+        names = [n for n in names if not n.endswith(".md")]
+        self.assertGreater(len(names), 0, "no regression inputs in %s" % REGRESSIONS)
+        for n in names:
+            for wtype in ("f32", "q8_0", "q4_0"):
+                self.convert_case("regression", n, os.path.join(REGRESSIONS, n), wtype)
+        self.assertEqual(self.failures, [], "\n".join(self.failures))
 
     def test_zz_command_line_errors_are_one_line(self):
         """Refused inputs through convert.py's command line (after the in-process tests)."""
