@@ -1,5 +1,5 @@
 # Fuzz targets (fuzz/): the corpus replay tests in every sanitized build, and with ML_FUZZ=ON the
-# libFuzzer programs and their bounded CI runs (cmake/presets/sanitizers.json: asan*, ubsan*, fuzz).
+# libFuzzer programs and their bounded CI runs (cmake/presets/sanitizers.json; fuzz/README.md).
 # Included from CMakeLists.txt when ML_SANITIZE or ML_FUZZ is set.
 #
 #   fuzz_<t>_replay   each target's LLVMFuzzerTestOneInput behind a replay main (fuzz/replay_main.cc)
