@@ -147,8 +147,10 @@ void bench_qmatvec(const Opts &o, const char *kernel, const char *impl, Fn *fn, 
     }
     for (size_t i = 0; i < pool_q; ++i)  // Q8 quants stay in [-127, 127]
       if (qpool[i] == 0x80) qpool[i] = 0x81;
-    dpool = static_cast<float *>(aligned(pool_q / ML_QK * sizeof(float)));
-    for (size_t i = 0; i < pool_q / ML_QK; ++i) dpool[i] = 0.001f * float(1 + i % 7);
+    // One scale per 32 weights: 32 quant bytes for Q8_0 but 16 for Q4_0, so size for Q4_0.
+    const size_t nd = pool_q / (ML_QK / 2);
+    dpool = static_cast<float *>(aligned(nd * sizeof(float)));
+    for (size_t i = 0; i < nd; ++i) dpool[i] = 0.001f * float(1 + i % 7);
   }
   for (const MatShape &s : kMatShapes) {
     const size_t qbytes = type == ML_TYPE_Q4_0 ? size_t(s.rows) * s.cols / 2 : size_t(s.rows) * s.cols;
