@@ -63,11 +63,11 @@ endforeach()
 
 add_test(NAME fuzz.corpus COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/fuzz/gen_corpus.py --check)
 
-# ASan programs cannot run under qemu-user (ASan reserves terabytes of shadow address space at
-# start, which qemu-x86_64 tracks page by page: ml_run --version did not start in 120 s). The CPU
-# guard tests of cmake/tests/<family>.cmake run ml_run under qemu CPU models, so an ASan build
-# lists them as Disabled; the plain presets of the same ISA run them.
-if(ML_SANITIZE MATCHES "address")
+# ASan (and TSan) programs cannot run under qemu-user (they reserve terabytes of shadow address
+# space at start, which qemu-x86_64 tracks page by page: ml_run --version did not start in 120 s).
+# The CPU guard tests of cmake/tests/<family>.cmake run ml_run under qemu CPU models, so such a
+# build lists them as Disabled; the plain presets of the same ISA and the ubsan ones run them.
+if(ML_SANITIZE MATCHES "address|thread")
   get_property(_ml_all_tests DIRECTORY PROPERTY TESTS)
   foreach(_test IN LISTS _ml_all_tests)
     if(_test MATCHES "^guard\\.")
@@ -76,6 +76,6 @@ if(ML_SANITIZE MATCHES "address")
     endif()
   endforeach()
   if(_ml_disabled)
-    message(STATUS "legacy-ml: ASan build: disabled the qemu CPU-guard tests (${_ml_disabled})")
+    message(STATUS "legacy-ml: ${ML_SANITIZE} build: disabled the qemu CPU-guard tests (${_ml_disabled})")
   endif()
 endif()

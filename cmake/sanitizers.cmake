@@ -1,12 +1,13 @@
 # Sanitized builds (cmake/presets/sanitizers.json). Included from CMakeLists.txt before any
 # target is defined, so every translation unit, library and program gets the flags.
 #
-#   ML_SANITIZE   a -fsanitize= list: address (ASan + LeakSanitizer), undefined (UBSan), or both
-#                 (address,undefined). Every report is fatal (-fno-sanitize-recover=all), so a
+#   ML_SANITIZE   a -fsanitize= list: address (ASan + LeakSanitizer), undefined (UBSan), both
+#                 (address,undefined), or thread (TSan, alone: the tsan preset, for the thread
+#                 pool; not in CI). Every report is fatal (-fno-sanitize-recover=all), so a
 #                 finding fails the test that triggered it.
 #   ML_FUZZ       also instrument for libFuzzer (-fsanitize=fuzzer-no-link; needs clang) and build
 #                 the fuzzers (cmake/fuzz.cmake).
-set(ML_SANITIZE "" CACHE STRING "sanitizers for every target: address, undefined or address,undefined")
+set(ML_SANITIZE "" CACHE STRING "sanitizers for every target: address, undefined, address,undefined or thread")
 option(ML_FUZZ "build the libFuzzer targets of fuzz/ (clang)" OFF)
 
 if(ML_FUZZ AND NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
@@ -17,8 +18,8 @@ endif()
 if(ML_SANITIZE)
   string(REPLACE "," ";" _ml_san_list "${ML_SANITIZE}")
   foreach(_s IN LISTS _ml_san_list)
-    if(NOT _s MATCHES "^(address|undefined)$")
-      message(FATAL_ERROR "ML_SANITIZE=${ML_SANITIZE}: use address, undefined or address,undefined")
+    if(NOT _s MATCHES "^(address|undefined|thread)$")
+      message(FATAL_ERROR "ML_SANITIZE=${ML_SANITIZE}: use address, undefined, address,undefined or thread")
     endif()
   endforeach()
   set(_ml_san_flags -fsanitize=${ML_SANITIZE} -fno-sanitize-recover=all -fno-omit-frame-pointer -g)
