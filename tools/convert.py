@@ -4,8 +4,9 @@
     convert.py INPUT OUTPUT [--wtype f32|q8_0|q4_0] [--layout rows|panel16] [--max-seq N]
                [--tokenizer PATH | --no-tokenizer] [-v | -q]
 
---layout panel16 writes .mlb layout 1 (quantized tensors in 16-row panels); it needs a
-quantized --wtype.
+--layout: panel16 writes .mlb layout 1 (quantized tensors in 16-row panels, every build's fast
+path), the default for q8_0 and q4_0; rows writes layout 0 (row-major blocks), the default and
+the only layout for f32. Same values either way, only the byte order differs.
 
 Input formats (chosen from the input's kind and magic bytes):
   - llama2.c legacy checkpoint (karpathy/llama2.c export version 0: seven int32, then float32s)
@@ -223,11 +224,14 @@ def header_for(hparams, wtype, max_seq=None, layout=mlb.LAYOUT_ROWS):
 
 def resolve_types(wtype, layout):
     """(wtype id, layout id) from names or ids; ShapeError (exit 2) for an unknown name or for
-    panel16 with f32, before any input is read."""
+    panel16 with f32, before any input is read. layout None: panel16 for quantized types, rows
+    for f32."""
     if isinstance(wtype, str):
         if wtype not in mlb.WTYPES:
             raise mlb.ShapeError("bad wtype %r (choose from %s)" % (wtype, ", ".join(mlb.WTYPES)))
         wtype = mlb.WTYPES[wtype]
+    if layout is None:
+        layout = mlb.LAYOUT_ROWS if wtype == mlb.F32 else mlb.LAYOUT_PANEL16
     if isinstance(layout, str):
         if layout not in mlb.LAYOUTS:
             raise mlb.ShapeError("bad layout %r (choose from %s)"
@@ -343,12 +347,13 @@ def _same_file(a, b):
 
 
 def convert(input_path, output, wtype, progress=None, prog=PROG, max_seq=None, tokenizer=None,
-            quiet=False, layout="rows"):
+            quiet=False, layout=None):
     """Convert a checkpoint. progress=None: on for inputs over ~50 MB. max_seq: replaces the
     input's context length. tokenizer: where to write the input's tokenizer (GGUF) as a llama2.c
     tokenizer.bin; None = beside the output (<output without .mlb>.tokenizer.bin) when the input
-    has one, False = never. quiet: no notes on stderr. layout: "rows" (0) or "panel16" (1,
-    quantized wtype only). Returns the .mlb header."""
+    has one, False = never. quiet: no notes on stderr. layout: "rows" (0), "panel16" (1,
+    quantized wtype only) or None (the default: panel16 for q8_0/q4_0, rows for f32). Returns
+    the .mlb header."""
     wtype, layout = resolve_types(wtype, layout)
     if max_seq is not None and not 1 <= max_seq < 1 << 32:
         raise mlb.ShapeError("--max-seq %d: must be in [1, 2^32)" % max_seq)
@@ -464,9 +469,10 @@ def main(argv=None):
     ap.add_argument("output", help="the .mlb file to write (replaced atomically)")
     ap.add_argument("--wtype", default="f32", type=str.lower, choices=list(mlb.WTYPES),
                     help="type of the embedding and matrices (default f32)")
-    ap.add_argument("--layout", default="rows", type=str.lower, choices=list(mlb.LAYOUTS),
-                    help="rows: row-major blocks (layout 0, default); panel16: quantized "
-                    "tensors in 16-row panels (layout 1, needs q8_0 or q4_0)")
+    ap.add_argument("--layout", default=None, type=str.lower, choices=list(mlb.LAYOUTS),
+                    help="panel16: quantized tensors in 16-row panels (layout 1; the default for "
+                    "q8_0 and q4_0: every build's fast path); rows: row-major blocks (layout 0; "
+                    "the default and the only one for f32)")
     ap.add_argument("--max-seq", type=int, metavar="N",
                     help="store max_seq = N instead of the input's context length")
     t = ap.add_mutually_exclusive_group()

@@ -10,7 +10,9 @@
 Deterministic: tensor i of the file is drawn from its own numpy Generator,
 PCG64(SeedSequence(seed).spawn(n)[i]), in fixed row chunks, as float32. The float weights
 depend only on the seed and the shape, never on --wtype, so the f32 file and the q8_0/q4_0
-files of one seed differ only by quantization (and --layout only by byte order). Matrices ~ N(0, 1/fan_in) (std 1/sqrt(cols)),
+files of one seed differ only by quantization (and --layout only by byte order). --layout
+defaults to panel16 (.mlb layout 1, 16-row panels) for q8_0 and q4_0 and to rows (layout 0)
+for f32, as in convert.py. Matrices ~ N(0, 1/fan_in) (std 1/sqrt(cols)),
 norm weights ~ 1 + N(0, 0.05^2). hidden_dim is zero-padded to a multiple of 32 exactly as
 convert.py does (the padding is zeros, not random).
 """
@@ -100,9 +102,10 @@ class RandomReader:
         pass
 
 
-def generate(output, wtype="f32", seed=0, progress=None, layout="rows", **shape):
+def generate(output, wtype="f32", seed=0, progress=None, layout=None, **shape):
     """Write a random .mlb; shape: keys of _KEYS (defaults: the "default" preset); layout:
-    "rows" (0) or "panel16" (1, quantized wtype only)."""
+    "rows" (0), "panel16" (1, quantized wtype only) or None (the default: panel16 for
+    q8_0/q4_0, rows for f32)."""
     args = dict(zip(_KEYS, PRESETS["default"]))
     args.update(shape)
     wtype, layout = convert.resolve_types(wtype, layout)
@@ -133,9 +136,10 @@ def main(argv=None):
     ap.add_argument("--no-shared-classifier", "--no-shared", dest="shared", action="store_false",
                     help="store a separate wcls")
     ap.add_argument("--wtype", default="f32", type=str.lower, choices=list(mlb.WTYPES))
-    ap.add_argument("--layout", default="rows", type=str.lower, choices=list(mlb.LAYOUTS),
-                    help="rows: row-major blocks (layout 0, default); panel16: quantized "
-                    "tensors in 16-row panels (layout 1, needs q8_0 or q4_0)")
+    ap.add_argument("--layout", default=None, type=str.lower, choices=list(mlb.LAYOUTS),
+                    help="panel16: quantized tensors in 16-row panels (layout 1; the default for "
+                    "q8_0 and q4_0: every build's fast path); rows: row-major blocks (layout 0; "
+                    "the default and the only one for f32)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rope-theta", type=float, default=10000.0)
     ap.add_argument("--norm-eps", type=float, default=1e-5)

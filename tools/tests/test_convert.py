@@ -16,6 +16,7 @@ sys.dont_write_bytecode = True
 
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import tempfile
@@ -95,7 +96,8 @@ def read_llama2c(path):
 
 
 def doc_layout(h):
-    """[(tensor name, type, shape, [(array, offset, nbytes)])] and file size, from the doc."""
+    """[(tensor name, type, shape, [(array, offset, nbytes)])] and file size, from the doc.
+    Layout 1 (h["layout"] 1) stores ceil(rows/16)·16 rows of every quantized tensor."""
     d = h["dim"]
     kv = h["n_kv_heads"] * (d // h["n_heads"])
     H, V, wt = h["hidden_dim"], h["vocab"], h["wtype"]
@@ -111,6 +113,8 @@ def doc_layout(h):
     pos, out = 256, []
     for name, t, shape in tensors:
         n = int(np.prod(shape))
+        if h["layout"] == 1 and t != F32:
+            n = (shape[0] + 15) // 16 * 16 * shape[1]
         sizes = {F32: [("data", 4 * n)], Q8: [("q", n), ("d", n // 32 * 4)],
                  Q4: [("q", n // 2), ("d", n // 32 * 4)]}[t]
         arrs = []
@@ -165,12 +169,14 @@ def ref_q4_block(x):
 class FileChecks:
     """Mixin: structural checks of a written file against the doc."""
 
-    def check_structure(self, path):
+    def check_structure(self, path, layout=0):
+        """Header, array offsets, padding and size of `path` by the doc, which must be in
+        `layout` (0 rows, 1 16-row panels)."""
         raw = read_bytes(path)
         h = raw_header(raw)
         self.assertEqual(h["magic"], b"MLB1")
         self.assertEqual(h["version"], 1)
-        self.assertEqual(h["layout"], 0)
+        self.assertEqual(h["layout"], layout)
         self.assertEqual(raw[56:256], bytes(200), "reserved header bytes must be zero")
         tensors, size = doc_layout(h)
         self.assertEqual(len(raw), size, "file size must be exactly what the header implies")
@@ -468,9 +474,12 @@ class StoriesTests(unittest.TestCase, FileChecks):
             raise unittest.SkipTest(msg)
         cls.dir = tempfile.mkdtemp(prefix="mlbstories")
         cls.out, cls.res = {}, {}
+        # the layout-0 reference (test_panel.py checks layout 1 against it): the quantized
+        # files with an explicit --layout rows, f32 with the default (rows for f32)
         for wt in ("f32", "q8_0", "q4_0"):
             cls.out[wt] = os.path.join(cls.dir, "stories_%s.mlb" % wt)
-            cls.res[wt] = run_tool("convert.py", STORIES, cls.out[wt], "--wtype", wt)
+            cls.res[wt] = run_tool("convert.py", STORIES, cls.out[wt], "--wtype", wt,
+                                   *(("--layout", "rows") if wt != "f32" else ()))
         cls.bin_header, cls.bin, cls.bin_shared = read_llama2c(STORIES)
 
     @classmethod
@@ -485,7 +494,7 @@ class StoriesTests(unittest.TestCase, FileChecks):
     def test_header_and_structure(self):
         self.assertEqual(self.bin_header, (64, 172, 5, 8, 4, 512, 512))
         for wt, code in (("f32", F32), ("q8_0", Q8), ("q4_0", Q4)):
-            h, _ = self.check_structure(self.out[wt])
+            h, _ = self.check_structure(self.out[wt], layout=0)
             self.assertEqual((h["dim"], h["hidden_dim"], h["n_layers"], h["n_heads"],
                               h["n_kv_heads"], h["vocab"], h["max_seq"], h["wtype"],
                               h["shared_classifier"]), (64, 192, 5, 8, 4, 512, 512, code, 1))
@@ -535,10 +544,12 @@ class StoriesTests(unittest.TestCase, FileChecks):
     def test_quantized_padding_blocks(self):
         with mlb.MlbFile(self.out["q8_0"]) as mf:
             w1, w2 = mf["layers.0.w1"], mf["layers.0.w2"]
+            self.assertEqual((w1.q.shape, w2.q.shape), ((192, 64), (64, 192)))  # row-major
             self.assertFalse(w1.q[172:].any() or w1.d[172:].any())
             self.assertFalse(w2.q[:, 172:].any())  # block 5 mixes real cols 160..171 and zeros
         with mlb.MlbFile(self.out["q4_0"]) as mf:
             w1 = mf["layers.0.w1"]
+            self.assertEqual(w1.q.shape, (192, 32))
             self.assertTrue((w1.q[172:] == 0x88).all())
             self.assertTrue((w1.d[172:].view(np.uint32) == 0).all())  # zero block: d = +0
 
@@ -563,10 +574,20 @@ class StoriesTests(unittest.TestCase, FileChecks):
 
     def test_progress_with_verbose(self):
         with tempfile.TemporaryDirectory() as d:
-            r = run_tool("convert.py", STORIES, os.path.join(d, "o.mlb"), "--wtype", "q4_0", "-v")
+            out = os.path.join(d, "o.mlb")
+            r = run_tool("convert.py", STORIES, out, "--wtype", "q4_0", "-v")
             self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("-> q4_0, 16-row panels\n", r.stderr)
             self.assertIn("layers.4.w2", r.stderr)
             self.assertIn("[47/47] final_norm", r.stderr)
+            # no --layout: q4_0 is written in 16-row panels, the same blocks as layout 0
+            self.check_structure(out, layout=1)
+            with mlb.MlbFile(out) as mf, mlb.MlbFile(self.out["q4_0"]) as m0:
+                for name, t in mf.tensors.items():
+                    if t.spec.type != F32:
+                        q, d = t.unpack()
+                        self.assertEqual((q.tobytes(), d.tobytes()),
+                                         (m0[name].q.tobytes(), m0[name].d.tobytes()), name)
 
 
 # ------------------------------------------------------------ convert: synthetic checkpoints
@@ -605,13 +626,14 @@ class SyntheticConvertTests(unittest.TestCase, FileChecks):
         arrays = write_llama2c(src, dim=64, hidden=64, layers=1, heads=2, kv_heads=1, vocab=40,
                                seq=4, shared=False, seed=5)
         out = os.path.join(self.dir, "c.mlb")
-        mlb_h = convert.convert(src, out, "q4_0", progress=False)
-        self.assertEqual((mlb_h.hidden_dim, mlb_h.shared_classifier), (64, 0))
-        self.check_structure(out)
+        mlb_h = convert.convert(src, out, "q4_0", progress=False)  # default layout: panel16
+        self.assertEqual((mlb_h.hidden_dim, mlb_h.shared_classifier, mlb_h.layout), (64, 0, 1))
+        self.check_structure(out, layout=1)  # vocab 40: 8 padding rows in wcls and tok_emb
         with mlb.MlbFile(out) as mf:
             q, d = mlb.quantize_q4_0(arrays["wcls"])
-            self.assertEqual(mf["wcls"].q.tobytes(), q.tobytes())
-            self.assertEqual(mf["wcls"].d.tobytes(), d.tobytes())
+            wq, wd = mf["wcls"].unpack()
+            self.assertEqual(wq.tobytes(), q.tobytes())
+            self.assertEqual(wd.tobytes(), d.tobytes())
 
     def test_cli_errors(self):
         out = os.path.join(self.dir, "o.mlb")
@@ -668,21 +690,22 @@ class GenRandomTests(unittest.TestCase, FileChecks):
         shutil.rmtree(cls.dir, ignore_errors=True)
 
     def test_structure(self):
-        for wt, p in self.files.items():
-            h, _ = self.check_structure(p)
+        for wt, p in self.files.items():  # generate()'s default layout: rows for f32 only
+            h, _ = self.check_structure(p, layout=0 if wt == "f32" else 1)
             self.assertEqual((h["dim"], h["hidden_dim"], h["n_layers"], h["vocab"],
                               h["shared_classifier"]), (64, 96, 2, 96, 0))
 
     def test_deterministic_cli(self):
-        a, b, c = (os.path.join(self.dir, n) for n in ("a.mlb", "b.mlb", "c.mlb"))
-        args = ["--dim", 64, "--hidden", 80, "--layers", 2, "--heads", 4, "--kv-heads", 2,
-                "--vocab", 96, "--seq", 32, "--no-shared-classifier", "--wtype", "q8_0"]
-        for path, seed in ((a, 11), (b, 11), (c, 12)):
-            r = run_tool("gen_random.py", path, "--seed", seed, *args)
-            self.assertEqual((r.returncode, r.stderr), (0, ""))
+        a, c = (os.path.join(self.dir, n) for n in ("a.mlb", "c.mlb"))
+        r = run_tool("gen_random.py", a, "--seed", 11, "--dim", 64, "--hidden", 80, "--layers", 2,
+                     "--heads", 4, "--kv-heads", 2, "--vocab", 96, "--seq", 32,
+                     "--no-shared-classifier", "--wtype", "q8_0")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
         raw = read_bytes(a)
-        self.assertEqual(raw, read_bytes(b))
+        self.assertEqual(raw_header(raw)["layout"], 1, "no --layout: q8_0 in 16-row panels")
+        # deterministic: the CLI's process and generate() in this one (setUpClass) agree
         self.assertEqual(raw, read_bytes(self.files["q8_0"]), "CLI == generate()")
+        gen_random.generate(c, "q8_0", seed=12, progress=False, shared=False, **GEN_SHAPE)
         self.assertNotEqual(raw[256:], read_bytes(c)[256:])
 
     def test_quantized_files_are_quantized_f32_file(self):
@@ -695,8 +718,9 @@ class GenRandomTests(unittest.TestCase, FileChecks):
                             self.assertEqual(t.data.tobytes(), src.tobytes(), name)
                             continue
                         q, d = qf(np.array(src))
-                        self.assertEqual(t.q.tobytes(), q.tobytes(), "%s %s" % (wt, name))
-                        self.assertEqual(t.d.tobytes(), d.tobytes(), "%s %s" % (wt, name))
+                        tq, td = t.unpack()  # layout 1 (the default) as row-major blocks
+                        self.assertEqual(tq.tobytes(), q.tobytes(), "%s %s" % (wt, name))
+                        self.assertEqual(td.tobytes(), d.tobytes(), "%s %s" % (wt, name))
 
     def test_weights_statistics_and_padding(self):
         with mlb.MlbFile(self.files["f32"]) as mf:
@@ -726,6 +750,85 @@ class GenRandomTests(unittest.TestCase, FileChecks):
         r = run_tool("gen_random.py", os.path.join(self.dir, "e.mlb"), "--seed", -1)
         self.assert_one_line_error(r, "seed")
         self.assert_no_output(self.dir, "e.mlb")
+
+
+# ----------------------------------------------------------------------- default --layout
+
+DEF_SHAPE = dict(dim=64, hidden=64, layers=1, heads=4, kv_heads=2, vocab=40, seq=8)
+
+
+class DefaultLayoutTests(unittest.TestCase, FileChecks):
+    """No --layout (layout=None): panel16, layout 1, for q8_0 and q4_0; rows, layout 0, for
+    f32 -- in both CLIs (their main(), in-process: the same argument parsing without a Python
+    start-up each) and both Python APIs. An explicit rows writes layout 0, an explicit
+    panel16 the default's bytes. vocab 40 and kv_dim 32: tensors with and without padding
+    rows. The CLI defaults in a subprocess: StoriesTests.test_progress_with_verbose,
+    GenRandomTests.test_deterministic_cli, test_import's GgufQuantizedTest."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="mlbdef")
+        cls.src = os.path.join(cls.dir, "m.bin")
+        write_llama2c(cls.src, shared=False, seed=2, **DEF_SHAPE)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def api(self, tool, out, wt, **kw):
+        if tool == "convert.py":
+            return convert.convert(self.src, out, wt, progress=False, quiet=True, **kw)
+        return gen_random.generate(out, wt, seed=2, progress=False, shared=False, **kw,
+                                   **DEF_SHAPE)
+
+    def cli(self, tool, out, *args):
+        if tool == "convert.py":
+            main, argv = convert.main, [self.src, out]
+        else:
+            main, argv = gen_random.main, [out, "--seed", "2", "--no-shared-classifier"]
+            for k, v in DEF_SHAPE.items():
+                argv += ["--" + k.replace("_", "-"), str(v)]
+        old = signal.getsignal(signal.SIGTERM)  # main() installs its own handler
+        try:
+            self.assertEqual(main(argv + list(args) + ["-q"]), 0, (tool, args))
+        finally:
+            signal.signal(signal.SIGTERM, old)
+
+    def test_resolve_types(self):
+        for wt, want in (("f32", (F32, 0)), ("q8_0", (Q8, 1)), ("q4_0", (Q4, 1)), (F32, (F32, 0)),
+                         (Q8, (Q8, 1)), (Q4, (Q4, 1))):
+            self.assertEqual(convert.resolve_types(wt, None), want, wt)
+            self.assertEqual(convert.resolve_types(wt, "rows"), (want[0], 0), wt)
+            self.assertEqual(convert.resolve_types(wt, 0), (want[0], 0), wt)
+
+    def test_defaults_and_explicit_rows(self):
+        for tool in ("convert.py", "gen_random.py"):
+            for wt, want in (("f32", 0), ("q8_0", 1), ("q4_0", 1)):
+                p = lambda n: os.path.join(self.dir, "%s_%s_%s.mlb" % (tool, wt, n))  # noqa: E731
+                what = "%s %s" % (tool, wt)
+                h = self.api(tool, p("api"), wt)
+                self.assertEqual(h.layout, want, what)
+                default, _ = self.check_structure(p("api"), layout=want)
+                self.assertEqual(default["wtype"], mlb.WTYPES[wt])
+                self.api(tool, p("named"), wt, layout=["rows", "panel16"][want])
+                self.assertEqual(read_bytes(p("named")), read_bytes(p("api")), what)
+                self.cli(tool, p("cli"), "--wtype", wt)
+                self.assertEqual(read_bytes(p("cli")), read_bytes(p("api")), "CLI: " + what)
+                # explicit rows: layout 0 from both, the same values as the default
+                rows = p("named") if not want else p("rows")
+                if want:
+                    self.assertEqual(self.api(tool, rows, wt, layout="rows").layout, 0, what)
+                    self.check_structure(rows, layout=0)
+                self.cli(tool, p("clirows"), "--wtype", wt, "--layout", "rows")
+                self.assertEqual(read_bytes(p("clirows")), read_bytes(rows), "CLI: " + what)
+                if want:
+                    with mlb.MlbFile(p("api")) as m1, mlb.MlbFile(rows) as m0:
+                        for name, t in m1.tensors.items():
+                            if t.spec.type != F32:
+                                q, d = t.unpack()
+                                self.assertEqual((q.tobytes(), d.tobytes()),
+                                                 (m0[name].q.tobytes(), m0[name].d.tobytes()),
+                                                 (what, name))
 
 
 if __name__ == "__main__":

@@ -315,30 +315,36 @@ def convert_q(src, out, wtype, **kw):
 
 class GgufStoriesTest(unittest.TestCase, FileChecks):
 
+    # name: (wtype, layout, expected header layout): each type's default layout (rows for
+    # f32, panel16 for q8_0 and q4_0) and the quantized types in rows too
+    KINDS = {"f32": ("f32", None, 0), "q8_0": ("q8_0", None, 1), "q4_0": ("q4_0", None, 1),
+             "q8_0_rows": ("q8_0", "rows", 0), "q4_0_rows": ("q4_0", "rows", 0)}
+
     @classmethod
     def setUpClass(cls):
         need(STORIES_BIN, STORIES_GGUF, TOK512)
         cls.dir = tempfile.mkdtemp(prefix="mlbimp")
         cls.bin, cls.gguf, cls.res = {}, {}, {}
-        for wt in ("f32", "q8_0", "q4_0"):
-            cls.bin[wt] = os.path.join(cls.dir, "bin_%s.mlb" % wt)
-            convert_q(STORIES_BIN, cls.bin[wt], wt)
-            cls.gguf[wt] = os.path.join(cls.dir, "gguf_%s.mlb" % wt)
-        for wt in ("f32", "q8_0"):  # through the CLI, tokenizer written beside the output
-            cls.res[wt] = run_tool("convert.py", STORIES_GGUF, cls.gguf[wt], "--wtype", wt,
-                                   "--max-seq", 512)
-        convert_q(STORIES_GGUF, cls.gguf["q4_0"], "q4_0", max_seq=512)
+        for k, (wt, lay, _) in cls.KINDS.items():
+            cls.bin[k] = os.path.join(cls.dir, "bin_%s.mlb" % k)
+            convert_q(STORIES_BIN, cls.bin[k], wt, layout=lay)
+            cls.gguf[k] = os.path.join(cls.dir, "gguf_%s.mlb" % k)
+            if k in ("f32", "q8_0"):  # through the CLI, tokenizer written beside the output
+                cls.res[k] = run_tool("convert.py", STORIES_GGUF, cls.gguf[k], "--wtype", wt,
+                                      "--max-seq", 512)
+            else:
+                convert_q(STORIES_GGUF, cls.gguf[k], wt, max_seq=512, layout=lay)
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.dir, ignore_errors=True)
 
     def test_gguf_and_bin_convert_to_byte_identical_mlb(self):
-        for wt in ("f32", "q8_0", "q4_0"):
-            if wt in self.res:
-                self.assertEqual(self.res[wt].returncode, 0, self.res[wt].stderr)
-            self.check_structure(self.gguf[wt])
-            self.assertEqual(read_bytes(self.gguf[wt]), read_bytes(self.bin[wt]), wt)
+        for k, (_, _, lay) in self.KINDS.items():  # in both layouts
+            if k in self.res:
+                self.assertEqual(self.res[k].returncode, 0, self.res[k].stderr)
+            self.check_structure(self.gguf[k], layout=lay)
+            self.assertEqual(read_bytes(self.gguf[k]), read_bytes(self.bin[k]), k)
 
     def test_stderr_notes(self):
         err = self.res["f32"].stderr
@@ -478,25 +484,25 @@ class GgufQuantizedTest(unittest.TestCase, FileChecks):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("31 %s tensors copied without re-quantizing" % wt.upper(), r.stderr)
         self.assertIn("5 F16 tensors widened to float32 and quantized as %s" % wt, r.stderr)
-        self.check_structure(out)
+        self.check_structure(out, layout=1)  # no --layout: 16-row panels
         qf = mlb.quantize_q8_0 if wt == "q8_0" else mlb.quantize_q4_0
         with mlb.MlbFile(out) as mf:
             for layer in range(5):
                 for base, gname in (("wq", "attn_q"), ("wk", "attn_k"), ("w1", "ffn_gate")):
                     t, q, d = gguf_blocks(gpath, "blk.%d.%s.weight" % (layer, gname))
-                    m = mf["layers.%d.%s" % (layer, base)]
+                    mq, md = mf["layers.%d.%s" % (layer, base)].unpack()
                     rows = q.shape[0]
-                    self.assertEqual(m.q[:rows].tobytes(), q.tobytes(), (layer, base))
-                    self.assertEqual(m.d[:rows].tobytes(), d.tobytes(), (layer, base))
+                    self.assertEqual(mq[:rows].tobytes(), q.tobytes(), (layer, base))
+                    self.assertEqual(md[:rows].tobytes(), d.tobytes(), (layer, base))
                     if base == "w1":  # hidden 172 -> 192: zero blocks appended
-                        self.assertEqual(rows, 172)
-                        self.assertTrue((m.q[172:] == (0 if wt == "q8_0" else 0x88)).all())
-                        self.assertFalse(m.d[172:].view(np.uint32).any())
+                        self.assertEqual((rows, mq.shape[0]), (172, 192))
+                        self.assertTrue((mq[172:] == (0 if wt == "q8_0" else 0x88)).all())
+                        self.assertFalse(md[172:].view(np.uint32).any())
                 w2 = gguf_floats(gpath, "blk.%d.ffn_down.weight" % layer)
                 padded = np.concatenate([w2, np.zeros((64, 20), np.float32)], axis=1)
                 q, d = qf(padded)
-                m = mf["layers.%d.w2" % layer]
-                self.assertEqual((m.q.tobytes(), m.d.tobytes()), (q.tobytes(), d.tobytes()))
+                mq, md = mf["layers.%d.w2" % layer].unpack()
+                self.assertEqual((mq.tobytes(), md.tobytes()), (q.tobytes(), d.tobytes()))
         return out
 
     def test_q8_0_blocks_copied(self):
@@ -514,8 +520,9 @@ class GgufQuantizedTest(unittest.TestCase, FileChecks):
         with mlb.MlbFile(out) as mf:
             x = gguf_floats(self.g["q4_0"], "blk.2.attn_v.weight")
             q, d = mlb.quantize_q8_0(x)
-            self.assertEqual(mf["layers.2.wv"].q.tobytes(), q.tobytes())
-            self.assertEqual(mf["layers.2.wv"].d.tobytes(), d.tobytes())
+            mq, md = mf["layers.2.wv"].unpack()
+            self.assertEqual(mq.tobytes(), q.tobytes())
+            self.assertEqual(md.tobytes(), d.tobytes())
         out32 = os.path.join(self.dir, "deq.mlb")
         r = run_tool("convert.py", self.g["q8_0"], out32, "--wtype", "f32", "-q")
         self.assertEqual((r.returncode, r.stderr), (0, ""))
@@ -560,11 +567,12 @@ class GgufFormatTest(unittest.TestCase, FileChecks):
             convert_q(p, o, "q4_0")
             outs.append(read_bytes(o))
         self.assertEqual(len(set(outs)), 1)
-        self.check_structure(o)
+        self.check_structure(o, layout=1)  # the default for q4_0
         with mlb.MlbFile(o) as mf:
             q, d = mlb.quantize_q4_0(dict(named)["blk.1.attn_k.weight"])
-            self.assertEqual(mf["layers.1.wk"].q.tobytes(), q.tobytes())
-            self.assertEqual(mf["layers.1.wk"].d.tobytes(), d.tobytes())
+            mq, md = mf["layers.1.wk"].unpack()
+            self.assertEqual(mq.tobytes(), q.tobytes())
+            self.assertEqual(md.tobytes(), d.tobytes())
 
     def test_hparams_from_metadata(self):
         kv = llama_kv()
