@@ -18,6 +18,9 @@
 // atomics (ATOMICS: GCC inlines them for std::atomic), RDM and CRC32; +sve brings FP16 (FPHP,
 // ASIMDHP). sve's flags include +dotprod because the sve build also compiles its parent's set
 // (neon_dotprod): an SVE CPU without dotprod (Fujitsu A64FX) is refused and runs the neon build.
+// RISC-V: rv64gc (IMAFDC) is the baseline of every RISC-V Linux; V is AT_HWCAP's 'V' bit (RVV 1.0,
+// VLEN >= 128). Both rows are built with clang-16 and Highway's RVV target disabled (broken in
+// 1.0.3), which leaves EMU128 for the Highway bodies.
 //
 // X(arg, name, parent, impl, arch, hwy, flags, features)
 #define ML_ISA_TABLE(X, arg) \
@@ -32,5 +35,5 @@
   X(arg, neon_dotprod, neon,         neon_dotprod, aarch64, "NEON",   "-march=armv8.2-a+dotprod",                                                           "ASIMD CRC32 ATOMICS ASIMDRDM ASIMDDP") \
   X(arg, sve,          neon_dotprod, sve,          aarch64, "SVE",    "-march=armv8.2-a+dotprod+sve",                                                       "ASIMD CRC32 ATOMICS ASIMDRDM ASIMDDP FPHP ASIMDHP SVE") \
   X(arg, wasm_simd128, scalar,       wasm_simd128, wasm32,  "WASM",   "-msimd128",                                                                          "") \
-  X(arg, rv64,         scalar,       rv64,         riscv64, "",       "-march=rv64gc",                                                                      "") \
-  X(arg, rvv,          rv64,         rvv,          riscv64, "",       "-march=rv64gcv",                                                                     "V")
+  X(arg, rv64,         scalar,       rv64,         riscv64, "EMU128", "-march=rv64gc",                                                                      "") \
+  X(arg, rvv,          rv64,         rvv,          riscv64, "EMU128", "-march=rv64gcv",                                                                     "V")

@@ -23,7 +23,11 @@ MACROS = {  # predefined macro -> feature word (simd/cpu_guard.cc's names)
     "__ARM_FEATURE_DOTPROD": "ASIMDDP", "__ARM_FEATURE_SVE": "SVE", "__ARM_FEATURE_SVE2": "SVE2",
     "__ARM_FEATURE_CRC32": "CRC32", "__ARM_FEATURE_ATOMICS": "ATOMICS", "__ARM_FEATURE_QRDMX": "ASIMDRDM",
     "__ARM_FEATURE_FP16_SCALAR_ARITHMETIC": "FPHP", "__ARM_FEATURE_FP16_VECTOR_ARITHMETIC": "ASIMDHP",
-    "__ARM_FEATURE_MATMUL_INT8": "I8MM", "__riscv_vector": "V",
+    "__ARM_FEATURE_MATMUL_INT8": "I8MM", "__riscv_vector": "V", "__riscv_v": "V",
+    # RISC-V extensions beyond rv64gc[v] that -march could add: AT_HWCAP has no bit for them (nor for
+    # a minimum VLEN above V's 128), so adding one to the flags must fail here, not on a board.
+    "__riscv_zba": "ZBA", "__riscv_zbb": "ZBB", "__riscv_zbc": "ZBC", "__riscv_zbs": "ZBS",
+    "__riscv_zfh": "ZFH", "__riscv_zvfh": "ZVFH", "__riscv_zvl256b": "ZVL256B", "__riscv_zvl512b": "ZVL512B",
 }
 BASELINE = {"SSE2"}  # x86-64 v1: every x86-64 CPU has it
 
