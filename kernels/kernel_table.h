@@ -23,17 +23,17 @@
 //
 // X(kernel, implementations besides scalar)
 #define ML_KERNEL_TABLE(X) \
-  X(matvec_q8,   sse2 | sse41 | avx2 | avxvnni | avx512vnni | neon | neon_dotprod | sve | wasm_simd128 | hwy) \
-  X(matvec_q4,   sse2 | sse41 | avx2 | avxvnni | avx512vnni | neon | neon_dotprod | sve | wasm_simd128 | hwy) \
+  X(matvec_q8,   sse2 | sse41 | avx2 | avxvnni | avx512vnni | neon | neon_dotprod | sve | wasm_simd128 | rvv | hwy) \
+  X(matvec_q4,   sse2 | sse41 | avx2 | avxvnni | avx512vnni | neon | neon_dotprod | sve | wasm_simd128 | rvv | hwy) \
   X(matmul_q8,   sse2 | sse41 | avx2 | avxvnni | avx512vnni) \
   X(matmul_q4,   sse2 | sse41 | avx2 | avxvnni | avx512vnni) \
   X(matvec_f32,  sse2 | hwy) \
-  X(quantize_q8, sse2 | hwy) \
-  X(rmsnorm,     sse2 | hwy) \
-  X(softmax,     sse2 | hwy) \
-  X(rope,        sse2 | hwy) \
-  X(silu_mul,    sse2 | hwy) \
-  X(add,         sse2 | hwy) \
-  X(dot_f32,     sse2 | hwy) \
-  X(axpy_f32,    sse2 | hwy) \
-  X(exp_f32,     sse2 | hwy)
+  X(quantize_q8, sse2 | rvv | hwy) \
+  X(rmsnorm,     sse2 | rvv | hwy) \
+  X(softmax,     sse2 | rvv | hwy) \
+  X(rope,        sse2 | rvv | hwy) \
+  X(silu_mul,    sse2 | rvv | hwy) \
+  X(add,         sse2 | rvv | hwy) \
+  X(dot_f32,     sse2 | rvv | hwy) \
+  X(axpy_f32,    sse2 | rvv | hwy) \
+  X(exp_f32,     sse2 | rvv | hwy)
