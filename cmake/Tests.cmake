@@ -39,12 +39,15 @@ ml_test_group(quant "[quant]")
 ml_test_group(quant.converter "[converter]" SHARED FIXTURES stories260K random)
 ml_test_group(model.malformed "[model]" FIXTURES random)
 ml_test_group(tokenizer "[tokenizer]" SHARED)
-if(ML_THREADS)
-  ml_test_group(e2e.random "[e2e-random]" FIXTURES random)
-else()  # single-threaded builds (ML_THREADS=OFF: WebAssembly) have no thread counts to compare
-  ml_test_group(e2e.random "[e2e-random]~\"logits are bit-identical*\"" FIXTURES random)
+# End to end, one CTest test per case so they run in parallel (under qemu each takes minutes).
+ml_test_group(e2e.random "ISA forward vs scalar forward: random*" FIXTURES random)
+if(ML_THREADS)  # single-threaded builds (ML_THREADS=OFF: WebAssembly) have no thread counts to compare
+  ml_test_group(e2e.threads "logits are bit-identical for*" FIXTURES random)
 endif()
-ml_test_group(e2e.stories260K "[e2e-stories]" SHARED FIXTURES stories260K)
+ml_test_group(e2e.batch "batched prefill*" FIXTURES random)
+ml_test_group(e2e.panels "16-row panels*" FIXTURES random)
+ml_test_group(e2e.stories260K "ISA forward vs scalar forward: stories260K" SHARED FIXTURES stories260K)
+ml_test_group(e2e.teacher_forced "teacher-forced*" SHARED FIXTURES stories260K)
 
 # Command-line behaviour of ml_run (golden text, errors, --logits), in Python.
 add_test(NAME cli COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/tests/test_cli.py -v)

@@ -306,7 +306,6 @@ void check_qmatmul(Reporter &rep, const char *name, Fn *fn, Matvec *scalar_matve
 // ------------------------------------------------------------------ float kernels
 
 const int kSizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 768, 1000, 2051};
-constexpr int kNumSizes = int(sizeof kSizes / sizeof kSizes[0]);
 
 std::vector<float> random_vec(Rng &rng, int n, float lo, float hi) {
   std::vector<float> v(static_cast<size_t>(n));
