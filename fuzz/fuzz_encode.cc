@@ -21,7 +21,7 @@
 
 namespace {
 
-constexpr size_t kOracleBytes = 1024;
+constexpr size_t kOracleBytes = 256;
 
 const uint8_t kTokenizer[] = {
 #include "fuzz_encode_tokenizer.inc"
