@@ -220,6 +220,8 @@ class Misuse(Base):
             self.run_bad(6, "-t", model("stories260K_f32.mlb"), "-z", TOK512, "-t", t)
 
     def test_invalid_utf8_prompt(self):
+        if NODE:
+            self.skipTest("node passes argv as JS strings, so invalid UTF-8 cannot reach ml_run")
         for bad in (b"ab\xffcd", b"\xc0\xaf overlong", b"\xed\xa0\x80 surrogate", b"cut at the end \xe4\xbd",
                     b"\xf4\x90\x80\x80 past U+10FFFF"):
             self.run_bad(6, "not valid UTF-8", model("stories260K_f32.mlb"), "-z", TOK512, "-i", bad)

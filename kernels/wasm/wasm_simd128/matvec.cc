@@ -14,15 +14,12 @@
 // adds blocks j, j+4, j+8, … in index order — the partial sums p_j of the canonical sum4 — and a
 // last group of fewer than 4 blocks is padded with +0 (the identity). y = (p0 + p1) + (p2 + p3).
 // Loads are unaligned-safe and stay inside W, x and their scale arrays (the tail group copies its
-// scales to a local buffer).
+// scales to a local buffer). Both weight layouts; panels below.
 #include <wasm_simd128.h>
 
 #include <cstring>
 
 #include "kernels/kernels.h"
-
-extern "C" ml_k_matvec_q8_fn ml_k_matvec_q8_hwy;
-extern "C" ml_k_matvec_q4_fn ml_k_matvec_q4_hwy;
 
 namespace {
 
@@ -95,12 +92,67 @@ void matvec_rows(float *y, const uint8_t *q, size_t bytes_per_block, const ml_qt
   }
 }
 
+// Layout 1 (16-row panels, docs/mlb-format.md): 16 bytes of a 64-byte unit are 4 rows × 4 weights,
+// so a lane is a row. Against x's quad repeated 4 times, extmul gives the 16 products of rows
+// (0, 1) and (2, 3) and dot_i16x8 with ones adds them in pairs; after the 8 (Q8) or 4 × 2 (Q4)
+// units of a block, the pairs give [sumi of rows 0..3] exactly. The float part runs 4 rows per
+// register: t = (sumi · dw) · dx into partial b mod 4, then (p0 + p1) + (p2 + p3) per row.
+template <bool Q4>
+void panel_matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+  const int nb = W->cols / ML_QK;
+  constexpr size_t kUnits = Q4 ? 4 : 8;
+  const uint8_t *q = static_cast<const uint8_t *>(W->q);
+  const v128_t ones = wasm_i16x8_splat(1);
+  auto pairs = [&](v128_t w, v128_t xq, v128_t &lo, v128_t &hi) {
+    lo = wasm_i32x4_add(lo, wasm_i32x4_dot_i16x8(wasm_i16x8_extmul_low_i8x16(w, xq), ones));
+    hi = wasm_i32x4_add(hi, wasm_i32x4_dot_i16x8(wasm_i16x8_extmul_high_i8x16(w, xq), ones));
+  };
+  for (int p = r0 / ML_PANEL_ROWS; p * ML_PANEL_ROWS < r1; ++p) {
+    v128_t acc[4][4];  // [partial b mod 4][4 rows]
+    for (auto &a : acc)
+      for (v128_t &v : a) v = wasm_f32x4_splat(0.0f);
+    for (int b = 0; b < nb; ++b) {
+      const uint8_t *units = q + (size_t(p) * nb + b) * kUnits * 64;
+      const float *d = W->d + (size_t(p) * nb + b) * ML_PANEL_ROWS;
+      v128_t xq[8];
+      for (int u = 0; u < 8; ++u) {
+        int32_t quad;
+        std::memcpy(&quad, x->q + b * ML_QK + 4 * u, 4);
+        xq[u] = wasm_i32x4_splat(quad);
+      }
+      const v128_t dx = wasm_f32x4_splat(x->d[b]);
+      for (int k = 0; k < 4; ++k) {
+        v128_t lo = wasm_i32x4_splat(0), hi = wasm_i32x4_splat(0);
+        if (Q4) {
+          const v128_t m = wasm_i8x16_splat(0x0F), eight = wasm_i8x16_splat(8);
+          for (int j = 0; j < 4; ++j) {
+            const v128_t z = wasm_v128_load(units + 64 * j + 16 * k);
+            pairs(wasm_i8x16_sub(wasm_v128_and(z, m), eight), xq[j], lo, hi);
+            pairs(wasm_i8x16_sub(wasm_u8x16_shr(z, 4), eight), xq[4 + j], lo, hi);
+          }
+        } else {
+          for (int u = 0; u < 8; ++u) pairs(wasm_v128_load(units + 64 * u + 16 * k), xq[u], lo, hi);
+        }
+        // lo = [r0a r0b r1a r1b], hi = [r2a r2b r3a r3b] → [r0 r1 r2 r3]
+        const v128_t sumi = wasm_i32x4_add(wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6), wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7));
+        acc[b & 3][k] = accumulate(acc[b & 3][k], sumi, wasm_v128_load(d + 4 * k), dx);
+      }
+    }
+    for (int k = 0; k < 4; ++k) {
+      float out[4];
+      wasm_v128_store(out, wasm_f32x4_add(wasm_f32x4_add(acc[0][k], acc[1][k]), wasm_f32x4_add(acc[2][k], acc[3][k])));
+      for (int i = 0; i < 4; ++i) {
+        const int r = p * ML_PANEL_ROWS + 4 * k + i;
+        if (r >= r0 && r < r1) y[r] = out[i];
+      }
+    }
+  }
+}
+
 }  // namespace
 
-// Layout 1 (16-row panels) goes to the portable Highway body (kernels/hwy/matvec.cc) until a
-// lane-per-row WASM version exists; the results are the same bits either way.
 extern "C" void ml_k_matvec_q8_wasm_simd128(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  if (W->layout == ML_LAYOUT_PANEL16) return ml_k_matvec_q8_hwy(y, W, x, r0, r1);
+  if (W->layout == ML_LAYOUT_PANEL16) return panel_matvec<false>(y, W, x, r0, r1);
   matvec_rows(y, static_cast<const uint8_t *>(W->q), ML_QK, W, x, r0, r1,
               [](const uint8_t *w, int b, const ml_qact *xa) {
                 return block_q8(reinterpret_cast<const int8_t *>(w) + size_t(b) * ML_QK, xa->q + size_t(b) * ML_QK);
@@ -108,7 +160,7 @@ extern "C" void ml_k_matvec_q8_wasm_simd128(float *y, const ml_qtensor *W, const
 }
 
 extern "C" void ml_k_matvec_q4_wasm_simd128(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  if (W->layout == ML_LAYOUT_PANEL16) return ml_k_matvec_q4_hwy(y, W, x, r0, r1);
+  if (W->layout == ML_LAYOUT_PANEL16) return panel_matvec<true>(y, W, x, r0, r1);
   matvec_rows(y, static_cast<const uint8_t *>(W->q), ML_QK / 2, W, x, r0, r1,
               [](const uint8_t *w, int b, const ml_qact *xa) {
                 return block_q4(w + size_t(b) * (ML_QK / 2), xa->q + size_t(b) * ML_QK);
