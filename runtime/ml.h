@@ -1,8 +1,9 @@
 /* legacy-ml public C API.
  *
  * One opaque context holds a mapped model (.mlb, docs/mlb-format.md), its tokenizer (llama2.c
- * tokenizer.bin), the KV cache and every runtime buffer (one arena, allocated at open; nothing
- * is allocated afterwards), a thread pool and a sampler. Every function returns an ml_status;
+ * tokenizer.bin), the KV cache and every runtime buffer (one arena, allocated at open: evaluating
+ * and sampling allocate nothing; only ml_encode keeps a scratch list that grows with the longest
+ * prompt it has seen), a thread pool and a sampler. Every function returns an ml_status;
  * on failure ml_last_error() gives one line naming what was wrong (a field, a file, an argument).
  * No function aborts, exits or throws.
  *

@@ -115,8 +115,11 @@ extern "C" void ml_pack_panel16(void *q_out, float *d_out, const void *q, const 
             r < rows ? static_cast<const int8_t *>(q)[size_t(r) * cols + k] : int8_t(0);
       } else {
         const int b = k / ML_QK, e = k % ML_QK;
-        const uint8_t byte = static_cast<const uint8_t *>(q)[(size_t(r) * nb + b) * (ML_QK / 2) + e % (ML_QK / 2)];
-        const int nib = r < rows ? (e < ML_QK / 2 ? byte & 0x0F : byte >> 4) : 8;
+        int nib = 8;  // padding rows
+        if (r < rows) {
+          const uint8_t byte = static_cast<const uint8_t *>(q)[(size_t(r) * nb + b) * (ML_QK / 2) + e % (ML_QK / 2)];
+          nib = e < ML_QK / 2 ? byte & 0x0F : byte >> 4;
+        }
         bool high;
         uint8_t &dst = static_cast<uint8_t *>(q_out)[ml::panel::q4_offset(nb, r, k, &high)];
         dst = high ? uint8_t((dst & 0x0F) | (nib << 4)) : uint8_t((dst & 0xF0) | nib);
