@@ -15,7 +15,7 @@
 //   ml_bench roofline MODEL.mlb... [-t N[,M...]] [-n TOKENS]
 //       bandwidth, then for each model and thread count: decode tok/s and the share of the
 //       bandwidth ceiling (weight bytes per token ÷ measured bandwidth).
-// --tsv prints machine-readable lines (tools/bench_isas.sh uses them) instead of tables.
+// --tsv prints machine-readable lines (tools/bench_isas.py uses them) instead of tables.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -53,7 +53,7 @@ const char kUsage[] =
     "threads; decode: tok/s per model and thread count; prefill: prompt tok/s of one batch of -n\n"
     "tokens; roofline: bandwidth and decode, plus decode tok/s as a\n"
     "share of the bandwidth ceiling. Models: tools/gen_random.py --preset stories15m|stories110m|\n"
-    "tinyllama (tools/bench_isas.sh and tools/roofline.sh make them). Defaults: -t 1,<cpus>,\n"
+    "tinyllama (tools/bench_isas.py and tools/roofline.sh make them). Defaults: -t 1,<cpus>,\n"
     "-n 64, --seconds 0.25 per measurement (median of 5), --pool-mb 512 of weights streamed.\n"
     "\n"
     "For stable numbers on a shared machine run it alone, pinned, at raised priority (as root):\n"
