@@ -1,9 +1,9 @@
 // The forward pass, llama2.c's forward() step by step, with quantized matrices, GQA and a batch of
 // tokens (prompt prefill; decoding is a batch of one). Every step is per token except the matrix
 // products, which take all tokens at once so each weight block is read once for several tokens
-// (matmul kernels). Row-parallel steps hand out chunks of rows cut on multiples of the kernels'
-// row tile and attention is split by (token, head), so results are bit-identical for every thread
-// count and batch size.
+// (matmul kernels). Row-parallel steps split rows on multiples of the kernels' row tile and
+// attention is split by (token, head), so results are bit-identical for every thread count and
+// batch size.
 #include "runtime/forward.h"
 
 #include <cmath>
@@ -15,7 +15,7 @@ namespace ml {
 
 namespace {
 
-// Row chunks for the threads: kernels work on 4 rows at a time, on 16-row panels in layout 1
+// Rows per thread split: kernels work on 4 rows at a time, on 16-row panels in layout 1
 // (kernels/kernels.h); boundaries on these multiples keep results independent of the thread count.
 inline int row_tile(const ml_qtensor &W) { return W.layout == ML_LAYOUT_PANEL16 ? ML_PANEL_ROWS : 4; }
 
@@ -75,31 +75,20 @@ uint64_t weight_bytes(const ml_qtensor &W) {
   return tensor_q_bytes(t, uint64_t(W.rows), uint64_t(W.cols)) + tensor_d_bytes(t, uint64_t(W.rows), uint64_t(W.cols));
 }
 
-// How many threads a step that reads work_bytes runs on.
-int step_threads(const ThreadPool &pool, uint64_t work_bytes, uint64_t threshold = kParallelBytes) {
-  return work_bytes < threshold ? 1 : pool.size();
-}
-
 template <class F>
-void parallel(ThreadPool &pool, int nth, F &&f) {
-  if (nth == 1)
+void parallel(ThreadPool &pool, uint64_t work_bytes, F &&f, uint64_t threshold = kParallelBytes) {
+  if (work_bytes < threshold)
     f(0, 1);
   else
     pool.run(f);
 }
 
-// Y = W · in, this thread's share: chunks of rows taken from `rows` until none is left.
+// This thread's rows of Y = W · in.
 template <class K>
-void matmul_chunks(float *Y, size_t ldy, const ml_qtensor &W, const Input &in, RowChunks &rows) {
-  for (int r0, r1; rows.next(&r0, &r1);) matmul_rows<K>(Y, ldy, W, in, r0, r1);
-}
-
-// Y = W · in on the pool (one thread below kParallelBytes).
-template <class K>
-void matmul_step(ThreadPool &pool, float *Y, size_t ldy, const ml_qtensor &W, const Input &in) {
-  const int nth = step_threads(pool, weight_bytes(W) * uint64_t(in.n));
-  RowChunks rows(W.rows, row_tile(W), nth);
-  parallel(pool, nth, [&](int, int) { matmul_chunks<K>(Y, ldy, W, in, rows); });
+void matmul_share(float *Y, size_t ldy, const ml_qtensor &W, const Input &in, int tid, int nth) {
+  int r0, r1;
+  split_rows(W.rows, row_tile(W), tid, nth, &r0, &r1);
+  matmul_rows<K>(Y, ldy, W, in, r0, r1);
 }
 
 }  // namespace
@@ -125,13 +114,10 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
     for (int t = 0; t < n; ++t) K::rmsnorm(s.xb + t * D, s.x + t * D, w.attn_norm, dim, c.norm_eps);
     // q = Wq·xb (n, dim), k = Wk·xb, v = Wv·xb (n, kv_dim) into the cache
     const Input xb_in = prepare<K>(s, s.xb, D, n, dim, wt);
-    const int qkv_threads = step_threads(pool, (weight_bytes(w.wq) + 2 * weight_bytes(w.wk)) * uint64_t(n));
-    RowChunks q_rows(dim, row_tile(w.wq), qkv_threads), k_rows(kv_dim, row_tile(w.wk), qkv_threads),
-        v_rows(kv_dim, row_tile(w.wv), qkv_threads);
-    parallel(pool, qkv_threads, [&](int, int) {
-      matmul_chunks<K>(s.q, D, w.wq, xb_in, q_rows);
-      matmul_chunks<K>(k, kv_dim, w.wk, xb_in, k_rows);
-      matmul_chunks<K>(v, kv_dim, w.wv, xb_in, v_rows);
+    parallel(pool, (weight_bytes(w.wq) + 2 * weight_bytes(w.wk)) * uint64_t(n), [&](int tid, int nth) {
+      matmul_share<K>(s.q, D, w.wq, xb_in, tid, nth);
+      matmul_share<K>(k, kv_dim, w.wk, xb_in, tid, nth);
+      matmul_share<K>(v, kv_dim, w.wv, xb_in, tid, nth);
     });
     // rotate q and k by position
     for (int t = 0; t < n; ++t)
@@ -142,7 +128,7 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
     //   xb_th = Σ_{p ≤ pos+t} softmax(q_th · k_p / √hd)_p · v_p
     const float sqrt_hd = std::sqrt(float(hd));
     const uint64_t kv_bytes = uint64_t(n) * c.n_heads * uint64_t(pos + n) * hd * 2 * sizeof(float);
-    parallel(pool, step_threads(pool, kv_bytes, kParallelAttentionBytes), [&](int tid, int nth) {
+    parallel(pool, kv_bytes, [&](int tid, int nth) {
       float *att = s.att + size_t(tid) * S;                            // (pos + t + 1) scratch
       for (int th = tid; th < n * c.n_heads; th += nth) {
         const int t = th / c.n_heads, h = th % c.n_heads, len = pos + t + 1;
@@ -154,29 +140,28 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
         std::memset(out, 0, sizeof(float) * size_t(hd));
         for (int p = 0; p < len; ++p) K::axpy_f32(out, att[p], v_cache + size_t(p) * kv_dim + kv_off, hd);
       }
-    });
+    }, kParallelAttentionBytes);
 
     // x += Wo · xb                                                          (n, dim)
     const Input att_in = prepare<K>(s, s.xb, D, n, dim, wt);
-    matmul_step<K>(pool, s.xb2, D, w.wo, att_in);
+    parallel(pool, weight_bytes(w.wo) * uint64_t(n), [&](int tid, int nth) { matmul_share<K>(s.xb2, D, w.wo, att_in, tid, nth); });
     for (int t = 0; t < n; ++t) K::add(s.x + t * D, s.xb2 + t * D, dim);
 
     // xb = rmsnorm(x) · ffn_norm                                            (n, dim)
     for (int t = 0; t < n; ++t) K::rmsnorm(s.xb + t * D, s.x + t * D, w.ffn_norm, dim, c.norm_eps);
     // hb = silu(W1·xb) · (W3·xb)                                            (n, hidden)
     const Input ffn_in = prepare<K>(s, s.xb, D, n, dim, wt);
-    const int ffn_threads = step_threads(pool, 2 * weight_bytes(w.w1) * uint64_t(n));
-    RowChunks ffn_rows(hidden, row_tile(w.w1), ffn_threads);
-    parallel(pool, ffn_threads, [&](int, int) {
-      for (int r0, r1; ffn_rows.next(&r0, &r1);) {
-        matmul_rows<K>(s.hb, H, w.w1, ffn_in, r0, r1);
-        matmul_rows<K>(s.hb2, H, w.w3, ffn_in, r0, r1);
+    parallel(pool, 2 * weight_bytes(w.w1) * uint64_t(n), [&](int tid, int nth) {
+      int r0, r1;
+      split_rows(hidden, row_tile(w.w1), tid, nth, &r0, &r1);
+      matmul_rows<K>(s.hb, H, w.w1, ffn_in, r0, r1);
+      matmul_rows<K>(s.hb2, H, w.w3, ffn_in, r0, r1);
+      if (r1 > r0)
         for (int t = 0; t < n; ++t) K::silu_mul(s.hb + t * H + r0, s.hb2 + t * H + r0, r1 - r0);
-      }
     });
     // x += W2 · hb                                                          (n, dim)
     const Input hb_in = prepare<K>(s, s.hb, H, n, hidden, wt);
-    matmul_step<K>(pool, s.xb2, D, w.w2, hb_in);
+    parallel(pool, weight_bytes(w.w2) * uint64_t(n), [&](int tid, int nth) { matmul_share<K>(s.xb2, D, w.w2, hb_in, tid, nth); });
     for (int t = 0; t < n; ++t) K::add(s.x + t * D, s.xb2 + t * D, dim);
   }
 
@@ -184,7 +169,8 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
   const int t0 = all_logits ? 0 : n - 1, nl = n - t0;
   for (int t = t0; t < n; ++t) K::rmsnorm(s.x + t * D, s.x + t * D, m.final_norm, dim, c.norm_eps);
   const Input cls_in = prepare<K>(s, s.x + t0 * D, D, nl, dim, wt);
-  matmul_step<K>(pool, s.logits, size_t(c.vocab), m.wcls, cls_in);
+  parallel(pool, weight_bytes(m.wcls) * uint64_t(nl),
+           [&](int tid, int nth) { matmul_share<K>(s.logits, size_t(c.vocab), m.wcls, cls_in, tid, nth); });
 }
 
 ForwardFn forward_build() { return &forward<BuildKernels>; }

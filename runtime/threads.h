@@ -3,9 +3,8 @@
 // allocation. Workers spin briefly for the next job (decode steps come fast), then sleep.
 // Built without threads (ML_THREADS=OFF, e.g. WebAssembly) it runs f(0, 1) inline.
 //
-// Work split: RowChunks hands out chunks of rows, cut on multiples of the kernel row tile, to
-// whichever thread asks first, so results do not depend on the thread count or on which thread
-// computes which rows.
+// Work split helper: split_rows() gives each thread a contiguous range whose boundaries are
+// multiples of the kernel row tile, so results do not depend on the thread count.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -61,29 +60,13 @@ class ThreadPool {
 #endif
 };
 
-// Rows [0, rows) in chunks of whole tiles, about `per_thread` chunks for each of n threads, taken
-// first come first served: a thread slowed by a neighbour (a shared machine's vCPU, a busy sibling
-// hyperthread) takes fewer chunks instead of holding the others at the barrier. With n = 1 the
-// whole range is one chunk. Shared by the threads of one ThreadPool::run call.
-class RowChunks {
- public:
-  RowChunks(int rows, int tile, int n, int per_thread = 8) : rows_(rows) {
-    const int tiles = (rows + tile - 1) / tile, want = n > 1 ? n * per_thread : 1;
-    chunk_ = ((tiles + want - 1) / want) * tile;
-    if (chunk_ < tile) chunk_ = tile;
-  }
-  bool next(int *r0, int *r1) {
-    const int64_t c = next_.fetch_add(1, std::memory_order_relaxed);
-    if (c * chunk_ >= rows_) return false;
-    *r0 = static_cast<int>(c * chunk_);
-    *r1 = rows_ - *r0 < chunk_ ? rows_ : *r0 + chunk_;
-    return true;
-  }
-
- private:
-  int rows_, chunk_;
-  std::atomic<int> next_{0};
-};
+// Rows [r0, r1) of `rows` for thread tid of n, boundaries on multiples of `tile`.
+inline void split_rows(int rows, int tile, int tid, int n, int *r0, int *r1) {
+  const int tiles = (rows + tile - 1) / tile;
+  const int t0 = static_cast<int>(int64_t(tiles) * tid / n), t1 = static_cast<int>(int64_t(tiles) * (tid + 1) / n);
+  *r0 = t0 * tile < rows ? t0 * tile : rows;
+  *r1 = t1 * tile < rows ? t1 * tile : rows;
+}
 
 int online_cpus();
 
