@@ -6,7 +6,8 @@
 //
 //   struct Int {
 //     using Sums = Width::Sums;                               // 16 int32, one per row
-//     struct X;  static X prep(const int8_t *xb, int32_t s); // x of one block (32 bytes) + Σx
+//     template <bool Q4> static X prep(const int8_t *xb, int32_t s);  // x of one block (32
+//                                          // bytes) + Σx, in the form dot() wants for Q4 or Q8
 //     struct Wq8; static Wq8 load_q8(const int8_t *units);   // 8 units of 64 bytes, ready to use
 //     struct Wq4; static Wq4 load_q4(const uint8_t *units);  // 4 units of 64 bytes
 //     static Sums dot(const Wq8 &, const X &);  static Sums dot(const Wq4 &, const X &);
@@ -46,7 +47,7 @@ inline void panel_tokens(float *Y, size_t ldy, const ml_qtensor *W, const ml_qac
       }();
       for (int t = 0; t < T; ++t) {
         const ml_qact &x = X[t0 + t];
-        const typename Width::Sums s = Int::dot(w, Int::prep(x.q + b * ML_QK, x.s[b]));
+        const typename Width::Sums s = Int::dot(w, Int::template prep<Q4>(x.q + b * ML_QK, x.s[b]));
         acc[t][b & 3] = Width::fold(acc[t][b & 3], s, d, x.d[b]);
       }
     }

@@ -63,6 +63,7 @@ struct AvxVnniPanel {
     __m256i xq[8];
     int32_t s;
   };
+  template <bool Q4>  // the same x for both weight types
   static X prep(const int8_t *xb, int32_t s) {
     X p;
     p.s = s;

@@ -52,6 +52,7 @@ struct Sse41Panel {
     __m128i xq[8];
     int32_t s;
   };
+  template <bool Q4>  // the same x for both weight types
   static X prep(const int8_t *xb, int32_t s) {
     X p;
     p.s = s;
