@@ -21,10 +21,16 @@ file(GLOB ML_TEST_SOURCES CONFIGURE_DEPENDS verify/tests/*.cc)
 add_executable(ml_tests ${ML_TEST_SOURCES} $<TARGET_OBJECTS:ml_guarded_main>)
 target_link_libraries(ml_tests PRIVATE ml_guard ml_verify)
 
-# ml_test_group(<name> <catch tags> [SHARED] [FIXTURES ...])
+# ml_test_group(<name> <catch tags or test spec> [SHARED] [FIXTURES ...] [EMULATOR cmd...]): one
+# ctest entry running the matching ml_tests cases; -w NoTests fails it when nothing matches.
+# EMULATOR replaces the preset's CMAKE_CROSSCOMPILING_EMULATOR (e.g. qemu with another -cpu).
 function(ml_test_group name tags)
-  cmake_parse_arguments(G "SHARED" "" "FIXTURES" ${ARGN})
-  add_test(NAME ${name} COMMAND ml_tests "${tags}" -w NoTests --use-colour no)
+  cmake_parse_arguments(G "SHARED" "" "FIXTURES;EMULATOR" ${ARGN})
+  if(G_EMULATOR)
+    add_test(NAME ${name} COMMAND ${G_EMULATOR} $<TARGET_FILE:ml_tests> "${tags}" -w NoTests --use-colour no)
+  else()
+    add_test(NAME ${name} COMMAND ml_tests "${tags}" -w NoTests --use-colour no)
+  endif()
   set(_env ${ML_TEST_ENV})
   if(G_SHARED)
     list(APPEND _env "ML_NEEDS_SHARED=1")
@@ -109,6 +115,14 @@ ml_arch_family("${ISA_ARCH}" ML_FAMILY)
 if(EMSCRIPTEN)
   set(ML_FAMILY wasm)  # wasm-scalar is ML_ISA=scalar (arch `any`) built with Emscripten
 endif()
+# ml_qemu_cpu(<out> <cpu model>): the preset's qemu-user (cross builds) with another -cpu, same sysroot.
+if(CMAKE_CROSSCOMPILING_EMULATOR)
+  list(GET CMAKE_CROSSCOMPILING_EMULATOR 0 ML_QEMU)
+endif()
+function(ml_qemu_cpu out cpu)
+  set(${out} "${ML_QEMU};-cpu;${cpu};-L;${CMAKE_FIND_ROOT_PATH}" PARENT_SCOPE)
+endfunction()
+
 if(ML_FAMILY AND EXISTS "${PROJECT_SOURCE_DIR}/cmake/tests/${ML_FAMILY}.cmake")
   include("${PROJECT_SOURCE_DIR}/cmake/tests/${ML_FAMILY}.cmake")
 endif()

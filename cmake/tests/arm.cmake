@@ -78,12 +78,6 @@ endif()
 
 # ---- Test registration (configure time).
 
-# ml_arm_emulator(<out> <cpu model>): the preset's qemu with another -cpu, same sysroot.
-list(GET CMAKE_CROSSCOMPILING_EMULATOR 0 ML_QEMU)
-function(ml_arm_emulator out cpu)
-  set(${out} "${ML_QEMU};-cpu;${cpu};-L;${CMAKE_FIND_ROOT_PATH}" PARENT_SCOPE)
-endfunction()
-
 # ml_arm_logits_test(<name> <emulator list>)
 function(ml_arm_logits_test name emu)
   string(REPLACE ";" "|" _emu "${emu}")
@@ -93,49 +87,34 @@ function(ml_arm_logits_test name emu)
   set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED "stories260K;random" SKIP_REGULAR_EXPRESSION "\\*\\*\\* SKIPPED")
 endfunction()
 
-# ml_arm_test_group(<name> <catch tags> <emulator list> [SHARED] [FIXTURES ...]): an ml_tests group
-# (as ml_test_group in cmake/Tests.cmake) under an explicit emulator command.
-function(ml_arm_test_group name tags emu)
-  cmake_parse_arguments(G "SHARED" "" "FIXTURES" ${ARGN})
-  add_test(NAME ${name} COMMAND ${emu} $<TARGET_FILE:ml_tests> "${tags}" -w NoTests --use-colour no)
-  set(_env ${ML_TEST_ENV})
-  if(G_SHARED)
-    list(APPEND _env "ML_NEEDS_SHARED=1")
-  endif()
-  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${_env}" SKIP_RETURN_CODE 77)
-  if(G_FIXTURES)
-    set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED "${G_FIXTURES}")
-  endif()
-endfunction()
-
 if(ML_ISA STREQUAL "neon_v7")
-  ml_arm_emulator(_a7 cortex-a7)
+  ml_qemu_cpu(_a7 cortex-a7)
   ml_guard_test(guard.cortex-a7 golden ${_a7})  # ARMv7 with NEON and VFPv4: the floor
-  ml_arm_emulator(_a9 cortex-a9,neon=off)      # Cortex-A9 without NEON (e.g. NVIDIA Tegra 2)
+  ml_qemu_cpu(_a9 cortex-a9,neon=off)      # Cortex-A9 without NEON (e.g. NVIDIA Tegra 2)
   ml_guard_test(guard.cortex-a9-no-neon refuse ${_a9})
   ml_arm_logits_test(logits.identical "${CMAKE_CROSSCOMPILING_EMULATOR}")
 elseif(ML_ISA STREQUAL "neon")
-  ml_arm_emulator(_a53 cortex-a53)
+  ml_qemu_cpu(_a53 cortex-a53)
   ml_guard_test(guard.cortex-a53 golden ${_a53})  # ARMv8.0-A: the AArch64 floor
   ml_arm_logits_test(logits.identical "${CMAKE_CROSSCOMPILING_EMULATOR}")
 elseif(ML_ISA STREQUAL "neon_dotprod")
-  ml_arm_emulator(_a53 cortex-a53)
+  ml_qemu_cpu(_a53 cortex-a53)
   ml_guard_test(guard.cortex-a53 refuse ${_a53})  # no dotprod (nor ARMv8.1 atomics/RDM)
   ml_arm_logits_test(logits.identical "${CMAKE_CROSSCOMPILING_EMULATOR}")
 elseif(ML_ISA STREQUAL "sve")
-  ml_arm_emulator(_a72 cortex-a72)
+  ml_qemu_cpu(_a72 cortex-a72)
   ml_guard_test(guard.cortex-a72 refuse ${_a72})  # no SVE, no dotprod
-  ml_arm_emulator(_a64fx a64fx)
+  ml_qemu_cpu(_a64fx a64fx)
   ml_guard_test(guard.a64fx refuse ${_a64fx})     # SVE without dotprod (see simd/isa_table.h)
   ml_arm_logits_test(logits.identical.sve512 "${CMAKE_CROSSCOMPILING_EMULATOR}")
   foreach(_vl 256 128)
-    ml_arm_emulator(_emu max,sve${_vl}=on)
-    ml_arm_test_group(kernels.sve${_vl} "[kernels]" "${_emu}")
+    ml_qemu_cpu(_emu max,sve${_vl}=on)
+    ml_test_group(kernels.sve${_vl} "[kernels]" EMULATOR "${_emu}")
     # The random-model forward against scalar (F32 included: matvec_f32 sums depend on VL) and on
     # panels; by name (the group's thread and prefill cases do not depend on VL). -w NoTests fails
     # the test if a renamed case stops matching.
-    ml_arm_test_group(e2e.random.sve${_vl} "ISA forward vs scalar forward: random*" "${_emu}" FIXTURES random)
-    ml_arm_test_group(e2e.panels.sve${_vl} "16-row panels*" "${_emu}" FIXTURES random)
+    ml_test_group(e2e.random.sve${_vl} "ISA forward vs scalar forward: random*" EMULATOR "${_emu}" FIXTURES random)
+    ml_test_group(e2e.panels.sve${_vl} "16-row panels*" EMULATOR "${_emu}" FIXTURES random)
     ml_guard_test(golden.sve${_vl} golden ${_emu})
     ml_arm_logits_test(logits.identical.sve${_vl} "${_emu}")
   endforeach()

@@ -133,20 +133,6 @@ endif()
 
 # ---- Test registration (configure time).
 
-# ml_riscv_emulator(<out> <cpu model>): the preset's qemu with another -cpu, same sysroot.
-list(GET CMAKE_CROSSCOMPILING_EMULATOR 0 ML_QEMU)
-function(ml_riscv_emulator out cpu)
-  set(${out} "${ML_QEMU};-cpu;${cpu};-L;${CMAKE_FIND_ROOT_PATH}" PARENT_SCOPE)
-endfunction()
-
-# ml_riscv_test_group(<name> <catch test spec> <emulator list>): an ml_tests group (as ml_test_group
-# in cmake/Tests.cmake) under an explicit emulator command. -w NoTests fails the test when the spec
-# matches no test case.
-function(ml_riscv_test_group name spec emu)
-  add_test(NAME ${name} COMMAND ${emu} $<TARGET_FILE:ml_tests> "${spec}" -w NoTests --use-colour no)
-  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${ML_TEST_ENV}" SKIP_RETURN_CODE 77)
-endfunction()
-
 # ml_riscv_logits_test(<name> <qemu -cpu values, |-separated>): the script mode above.
 function(ml_riscv_logits_test name cpus)
   add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} "-DEMU=${ML_QEMU}|-L|${CMAKE_FIND_ROOT_PATH}" "-DCPUS=${cpus}"
@@ -156,15 +142,15 @@ function(ml_riscv_logits_test name cpus)
 endfunction()
 
 if(ML_ISA STREQUAL "rv64")
-  ml_riscv_emulator(_u54 sifive-u54)
+  ml_qemu_cpu(_u54 sifive-u54)
   ml_guard_test(guard.sifive-u54 golden ${_u54})  # a real rv64gc core (HiFive Unleashed): the floor
   ml_riscv_logits_test(logits.identical rv64)
 elseif(ML_ISA STREQUAL "rvv")
-  ml_riscv_emulator(_rv64 rv64)
+  ml_qemu_cpu(_rv64 rv64)
   ml_guard_test(guard.rv64-without-v refuse ${_rv64})  # rv64gc, no vector unit
   foreach(_vl 128 512)
-    ml_riscv_emulator(_emu rv64,v=true,vlen=${_vl},vext_spec=v1.0)
-    ml_riscv_test_group(kernels.vlen${_vl} "[kernels]" "${_emu}")
+    ml_qemu_cpu(_emu rv64,v=true,vlen=${_vl},vext_spec=v1.0)
+    ml_test_group(kernels.vlen${_vl} "[kernels]" EMULATOR "${_emu}")
     ml_guard_test(golden.vlen${_vl} golden ${_emu})
   endforeach()
   ml_riscv_logits_test(logits.vlen
