@@ -1,0 +1,36 @@
+// Unicode facts the byte-level tokenizers need, from tables generated out of Python's unicodedata
+// (tools/gen_unicode.py -> runtime/unicode_data.inc, which states the Unicode version). No locale,
+// no allocation except nfc()'s output string.
+//
+//   category(cp)    the general category's major class of a code point (L, M, N, P, S, Z, C)
+//   is_space(cp)    \s of the pre-tokenizer regexes: Unicode White_Space
+//   nfc(in, out)    Unicode Normalization Form C of valid UTF-8 text (canonical decomposition,
+//                   canonical ordering by combining class, canonical composition minus the
+//                   composition exclusions), as Python's unicodedata.normalize("NFC", s)
+//   utf8_next()     decodes one code point of VALID UTF-8 (callers validate first: valid_utf8)
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "runtime/ml.h"
+
+namespace ml::unicode {
+
+enum Category : uint8_t { kOther = 0, kLetter, kMark, kNumber, kPunct, kSymbol, kSeparator };
+
+Category category(uint32_t cp);
+inline bool is_letter(uint32_t cp) { return category(cp) == kLetter; }
+inline bool is_number(uint32_t cp) { return category(cp) == kNumber; }
+bool is_space(uint32_t cp);
+
+// Decodes the code point at s[i] (valid UTF-8, i < n) and returns its byte length (1..4).
+int utf8_next(const char *s, size_t n, size_t i, uint32_t *cp);
+
+// NFC of valid UTF-8 s[0..n) into out (replaced). ML_E_NOMEM if out cannot grow.
+ml_status nfc(const char *s, size_t n, std::string *out);
+
+// The Unicode version of the tables, e.g. "14.0.0".
+const char *version();
+
+}  // namespace ml::unicode
