@@ -31,6 +31,13 @@ file(READ "${_tok_bin}" _hex HEX)
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," _hex "${_hex}")
 string(REGEX REPLACE "((0x..,){16})" "\\1\n" _hex "${_hex}")
 file(CONFIGURE OUTPUT "${_gen_dir}/fuzz_encode_tokenizer.inc" CONTENT "${_hex}\n" @ONLY)
+# ... and its byte-level (MLTK) tokenizer.
+set(_tok_mltk "${PROJECT_SOURCE_DIR}/fuzz/data/encode_tokenizer.mltk")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_tok_mltk}")
+file(READ "${_tok_mltk}" _hex HEX)
+string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," _hex "${_hex}")
+string(REGEX REPLACE "((0x..,){16})" "\\1\n" _hex "${_hex}")
+file(CONFIGURE OUTPUT "${_gen_dir}/fuzz_encode_tokenizer_mltk.inc" CONTENT "${_hex}\n" @ONLY)
 
 foreach(_t IN LISTS ML_FUZZ_TARGETS)
   add_library(ml_fuzz_${_t} OBJECT fuzz/fuzz_${_t}.cc)
@@ -66,7 +73,8 @@ add_test(NAME fuzz.corpus COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/fuzz/gen_co
 # ASan (and TSan) programs cannot run under qemu-user (they reserve terabytes of shadow address
 # space at start, which qemu-x86_64 tracks page by page: ml_run --version did not start in 120 s).
 # The CPU guard tests of cmake/tests/<family>.cmake run ml_run under qemu CPU models, so such a
-# build lists them as Disabled; the plain presets of the same ISA and the ubsan ones run them.
+# build lists them as Disabled (allowed in verify/allowed_skips.txt); the plain presets of the
+# same ISA run them.
 if(ML_SANITIZE MATCHES "address|thread")
   get_property(_ml_all_tests DIRECTORY PROPERTY TESTS)
   foreach(_test IN LISTS _ml_all_tests)

@@ -13,8 +13,9 @@ File names state what the replay driver (fuzz/replay_main.cc) expects of each se
 Corpora (one folder per input format; fuzz/README.md says which targets read which):
   mlb/        .mlb models (docs/mlb-format.md): small valid F32/Q8_0/Q4_0 models, and one broken
               file per rule of the loader (truncations, every header field out of range, ...)
-  tokenizer/  u16 little-endian vocab, then a llama2.c tokenizer.bin image (the vocab is the
-              model's, which the file does not store)
+  tokenizer/  u16 little-endian vocab, then a tokenizer image: llama2.c tokenizer.bin (the vocab is
+              the model's, which the file does not store; 0 = as many tokens as the file holds)
+              or a byte-level MLTK image (docs/tokenizer-format.md; n_tokens <= the vocab, 0 = any)
   encode/     prompt bytes, valid and invalid UTF-8 of every class
 The .mlb writer here is written from docs/mlb-format.md, independently of tools/mlb.py.
 """
@@ -229,6 +230,135 @@ def encode_tokenizer():
     return pieces, scores
 
 
+# ------------------------------------------------------------------ MLTK (byte-level BPE)
+
+def mltk(tokens, merges, pretok=0, norm=0, flags=0, bos=-1, eos=-1, eot=-1, pad=-1, stops=(), tmpl=b""):
+    """An MLTK v1 image (docs/tokenizer-format.md), written from the doc: tokens are (kind, bytes),
+    merges (left, right, result) ids in rank order."""
+    out = [b"MLTK", struct.pack("<III", 1, len(tokens), len(merges)), bytes([pretok, norm, flags, 0]),
+           struct.pack("<iiiiII", bos, eos, eot, pad, len(stops), len(tmpl)), bytes(20)]
+    for kind, b in tokens:
+        out.append(struct.pack("<BH", kind, len(b)) + b)
+    for m in merges:
+        out.append(struct.pack("<iii", *m))
+    out.append(b"".join(struct.pack("<i", v) for v in stops))
+    out.append(tmpl)
+    return b"".join(out)
+
+
+# Merges of the byte-level encode vocabulary (GPT-2 spells a leading space as part of the word).
+BPE_MERGES = ["t h", "h e", "th e", "i n", "a n", "o n", "e r", "\u0120 t", "\u0120 a", "\u0120 s", "\u0120 w",
+              "\u0120t he", "\u0120 the", "r e", "a t", "e n", "n d", "an d", "\u0120 and", "\u0120a nd",
+              "O n", "On c", "Onc e", "\u0120 u", "\u0120u p", "\u0120 o", "\u0120o n", "i m", "\u0120t im",
+              "\u0120t i", "m e", "\u0120ti me", "\u0120tim e", "l l", "i l", "\u0120 L", "\u0120L il", "l y",
+              "\u0120Lil y", "\u0120 \u0120", "\u0120\u0120 \u0120\u0120", "\u00c3 \u00a9", "\u0120 \u00c3\u00a9",
+              "\u00f0 \u0141", "\u00f0\u0141 \u013b", "\u00f0\u0141\u013b \u0124", "1 2", "12 3", "\u00e4 \u00bd",
+              "\u00e4\u00bd \u0142", "e d", "in g", "a a", "aa aa", "aa a"]
+
+
+def gpt2_bytes(s):
+    """The bytes a GPT-2 byte-to-unicode string stands for (tokenizer.json's token spelling)."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAC + 1)) + list(range(0xAE, 0xFF + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    inv = {chr(c): b for b, c in zip(bs, cs)}
+    return bytes(inv[ch] for ch in s)
+
+
+def bpe_vocab(pretok=0, norm=0, flags=0, absent=True):
+    """A small byte-level vocabulary: the 256 byte tokens (in GPT-2's order, not id = byte),
+    merged tokens, then special, added and absent tokens; returns (tokens, merges, ids)."""
+    order = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    order += [b for b in range(256) if b not in order]
+    tokens = [(0, bytes([b])) for b in order]
+    ids = {t[1]: i for i, t in enumerate(tokens)}
+    merges = []
+    for m in BPE_MERGES:
+        l, r = (gpt2_bytes(x) for x in m.split(" "))
+        assert l in ids and r in ids, m
+        if l + r not in ids:
+            ids[l + r] = len(tokens)
+            tokens.append((0, l + r))
+        merges.append((ids[l], ids[r], ids[l + r]))
+    named = {}
+    for kind, text in ((1, "<|endoftext|>"), (1, "<|im_start|>"), (1, "<|im_end|>"), (2, "<added>"),
+                       (2, "<added>x"), (1, "<|é|>")):
+        named[text] = len(tokens)
+        tokens.append((kind, text.encode("utf-8")))
+    if absent:
+        tokens.append((3, b""))
+    return tokens, merges, named
+
+
+def encode_mltk():
+    """The byte-level encode target's tokenizer (fuzz/data/encode_tokenizer.mltk): qwen2
+    pre-tokenizer, NFC, add_bos with <|endoftext|> as BOS/EOS."""
+    tokens, merges, named = bpe_vocab()
+    return mltk(tokens, merges, pretok=2, norm=1, flags=1, bos=named["<|endoftext|>"], eos=named["<|endoftext|>"],
+                eot=named["<|im_end|>"], stops=[named["<|im_end|>"]], tmpl=b"{{ chatml }}")
+
+
+def mltk_corpus():
+    out = {}
+
+    def seed(name, vocab, body):
+        out[name] = struct.pack("<H", vocab) + body
+
+    tokens, merges, named = bpe_vocab()
+    n = len(tokens)
+    good = encode_mltk()
+    seed("ok-mltk-encode.bin", n, good)
+    seed("ok-mltk-standalone.bin", 0, good)
+    seed("ok-mltk-larger-vocab.bin", n + 100, good)
+    for pretok, norm, flags, name in ((0, 0, 0, "gpt2"), (1, 1, 3, "llama3-ignore-merges"), (3, 0, 2, "smollm")):
+        seed("ok-mltk-%s.bin" % name, n, mltk(tokens, merges, pretok, norm, flags, bos=named["<|im_start|>"]))
+    byte_only = [(0, bytes([b])) for b in range(256)]
+    seed("ok-mltk-bytes-only.bin", 256, mltk(byte_only, []))
+    # broken: one per rule of runtime/bpe_tokenizer.cc
+    seed("bad-mltk-vocab-smaller.bin", n - 1, good)
+    seed("bad-mltk-magic-case.bin", n, b"mltk" + good[4:])
+    seed("bad-mltk-version.bin", n, put_u32(good, 4, 2))
+    seed("bad-mltk-n-tokens-zero.bin", 0, put_u32(good, 8, 0))
+    seed("bad-mltk-n-merges-huge.bin", n, put_u32(good, 12, 0x7FFFFFFF))
+    seed("bad-mltk-pretokenizer.bin", n, good[:16] + b"\x04" + good[17:])
+    seed("bad-mltk-normalizer.bin", n, good[:17] + b"\x02" + good[18:])
+    seed("bad-mltk-flags.bin", n, good[:18] + b"\x80" + good[19:])
+    seed("bad-mltk-bos-range.bin", n, put_u32(good, 20, n))
+    seed("bad-mltk-n-stop.bin", n, put_u32(good, 36, 65))
+    seed("bad-mltk-reserved.bin", n, good[:63] + b"\x01" + good[64:])
+    seed("bad-mltk-truncated-header.bin", n, good[:63])
+    seed("bad-mltk-truncated.bin", n, good[:-1])
+    seed("bad-mltk-truncated-tokens.bin", n, good[:64 + 700])
+    seed("bad-mltk-trailing.bin", n, good + b"\0")
+    dup = list(tokens)
+    dup[0] = dup[1]
+    seed("bad-mltk-duplicate-byte.bin", n, mltk(dup, merges))
+    m2 = list(merges)
+    m2[3] = (m2[3][0], m2[3][1], m2[4][2])
+    seed("bad-mltk-merge-result.bin", n, mltk(tokens, m2))
+    m3 = list(merges)
+    m3[0] = (n, m3[0][1], m3[0][2])
+    seed("bad-mltk-merge-id-range.bin", n, mltk(tokens, m3))
+    seed("bad-mltk-merge-repeated.bin", n, mltk(tokens, merges + [merges[0]]))
+    seed("bad-mltk-merge-special.bin", n, mltk(tokens, merges + [(named["<added>"], 0, named["<added>x"])]))
+    t2 = list(tokens)
+    t2[-2] = (1, b"\xff\xfe")
+    seed("bad-mltk-special-not-utf8.bin", n, mltk(t2, merges))
+    t3 = list(tokens)
+    t3[-1] = (3, b"x")
+    seed("bad-mltk-absent-with-bytes.bin", n, mltk(t3, merges))
+    t4 = list(tokens)
+    t4[5] = (4, t4[5][1])
+    seed("bad-mltk-kind.bin", n, mltk(t4, merges))
+    seed("bad-mltk-stop-range.bin", n, mltk(tokens, merges, stops=[n]))
+    return out
+
+
 def tokenizer_corpus(enc_pieces, enc_scores):
     out = {}
 
@@ -263,6 +393,9 @@ def tokenizer_corpus(enc_pieces, enc_scores):
     seed("bad-length-over-mtl.bin", 1, struct.pack("<i", 2) + struct.pack("<fi", 0, 3) + b"abc")
     seed("bad-length-past-end.bin", 1, struct.pack("<i", 64) + struct.pack("<fi", 0, 60) + b"abc")
     seed("bad-trailing.bin", 1, tokenizer_bin([b"x"], [0.0]) + b"\0")
+    seed("ok-standalone-count.bin", 0, enc)  # vocab 0: the tokens the file holds
+    seed("bad-standalone-truncated.bin", 0, enc[:-1])
+    out.update(mltk_corpus())
     return out
 
 
@@ -277,6 +410,12 @@ def encode_corpus():
         "ok-the.txt": "the the the and and thethe",
         "ok-byte-lookalike.txt": "<0x41> <0xZZ> <0x",
         "ok-empty.txt": "",
+        "ok-chatml.txt": "<|im_start|>user\nHi <added>x there<|im_end|>\n<|im_start|>assistant\n<|endoftext|>",
+        "ok-nfd.txt": "Cafe\u0301 e\u0301te\u0301 \u1e9b\u0323 \uac00 \u1100\u1161 \u212b",
+        "ok-numbers.txt": "12345 1234567 3.14159 100,000 \u0661\u0662\u0663",
+        "ok-contractions.txt": "I'm you're HE'LL she'd it's we've THEY'RE don't",
+        "ok-code.txt": "def f(x):\n    return x  # comment\n\n\tpass\r\n    \n",
+        "ok-aaaa.txt": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa aaaaaaa",
     }
     for name, t in texts.items():
         out[name] = t.encode("utf-8")
@@ -301,7 +440,8 @@ def encode_corpus():
 
 def all_files():
     pieces, scores = encode_tokenizer()
-    files = {os.path.join(DATA, "encode_tokenizer.bin"): tokenizer_bin(pieces, scores)}
+    files = {os.path.join(DATA, "encode_tokenizer.bin"): tokenizer_bin(pieces, scores),
+             os.path.join(DATA, "encode_tokenizer.mltk"): encode_mltk()}
     for sub, content in (("mlb", mlb_corpus()), ("tokenizer", tokenizer_corpus(pieces, scores)),
                          ("encode", encode_corpus())):
         for name, b in content.items():

@@ -25,8 +25,11 @@ const char kUsage[] =
     "continuation, a final newline. Load facts and speed go to stderr.\n"
     "\n"
     "options:\n"
-    "  -z, --tokenizer PATH  llama2.c tokenizer.bin with exactly the model's vocabulary (required)\n"
-    "  -i, --prompt TEXT     prompt (UTF-8); default: empty, i.e. start from BOS alone\n"
+    "  -z, --tokenizer PATH  the model's tokenizer (required): a llama2.c tokenizer.bin with exactly\n"
+    "                        the model's vocabulary, or a byte-level BPE file (MLTK, tools/convert.py)\n"
+    "                        with at most the model's vocabulary\n"
+    "  -i, --prompt TEXT     prompt (UTF-8; special tokens such as <|im_start|> are parsed); default:\n"
+    "                        empty, i.e. start from BOS alone (byte-level without BOS: from EOS)\n"
     "      --token-ids IDS   prompt as token ids instead, e.g. \"1 403 407\" (no BOS is added)\n"
     "  -n, --steps N         positions to run, prompt included (default 256; capped at the context)\n"
     "      --temp T          temperature, 0 = greedy (default 1.0)\n"
@@ -201,6 +204,12 @@ extern "C" int ml_main(int argc, char **argv) {
   struct Closer { ml_ctx *c; ~Closer() { ml_close(c); } } closer{ctx};
   ml_model_info info;
   ml_get_info(ctx, &info);
+  ml_tokenizer_info tok;
+  ml_get_tokenizer_info(ctx, &tok);
+  // Generation ends at BOS (run.c), and for byte-level tokenizers at EOS, EOT and the stop ids.
+  auto ends = [&](int id) {
+    return id == tok.bos_id || std::find(tok.stop_ids, tok.stop_ids + tok.n_stop, id) != tok.stop_ids + tok.n_stop;
+  };
   const double load_ms = ml::cli::now_ms() - t_load;
 
   // Prompt tokens.
@@ -227,11 +236,18 @@ extern "C" int ml_main(int argc, char **argv) {
     }
   } else {
     const char *text = a.prompt ? a.prompt : "";
-    prompt.resize(std::strlen(text) + 2);
+    prompt.resize(ml_encode_bound(ctx, std::strlen(text)));
     int n = 0;
     if (const ml_status s = ml_encode(ctx, text, 1, prompt.data(), static_cast<int>(prompt.size()), &n))
       return fail_status(s);
     prompt.resize(static_cast<size_t>(n));
+    if (prompt.empty()) {  // byte-level without BOS: start from the end-of-text token
+      if (tok.eos_id < 0) {
+        std::fprintf(stderr, "ml_run: the prompt is empty and the tokenizer has neither BOS nor EOS to start from\n");
+        return ML_E_ARG;
+      }
+      prompt.push_back(tok.eos_id);
+    }
   }
   if (static_cast<long>(prompt.size()) > info.max_seq) {
     std::fprintf(stderr, "ml_run: the prompt is %zu tokens but the context holds %d positions\n", prompt.size(),
@@ -259,7 +275,8 @@ extern "C" int ml_main(int argc, char **argv) {
                load_ms);
 
   // Generation, with run.c's semantics: position p feeds token p; the next token is the prompt's
-  // while there is one, else sampled; a BOS (1) ends the text; `steps` positions at most. The
+  // while there is one, else sampled; a BOS (1) ends the text (byte-level: BOS, EOS, EOT or a stop
+  // id; the first prompt token is echoed when it is text); `steps` positions at most. The
   // prompt runs in batches (prefill), then one token per step (decode) — the same bits.
   ml_text_stream stream{};
   std::vector<char> out_buf(4096);
@@ -276,7 +293,7 @@ extern "C" int ml_main(int argc, char **argv) {
   const int n_prompt = static_cast<int>(prompt.size());
   int stop = n_prompt;  // run.c stops at a BOS inside the prompt, before feeding it
   for (int j = 1; j < n_prompt; ++j)
-    if (prompt[static_cast<size_t>(j)] == 1) {
+    if (prompt[static_cast<size_t>(j)] == tok.bos_id) {
       stop = j;
       break;
     }
@@ -284,6 +301,7 @@ extern "C" int ml_main(int argc, char **argv) {
   const float *logits = nullptr;
   const double t_start = ml::cli::now_ms();
   int pos = 0;
+  if (tok.kind == 1 && !ends(prompt[0])) emit(-1, prompt[0]);  // no BOS: the first token is text too
   while (pos < n_pre) {  // prefill
     const int n = std::min(n_pre - pos, info.batch);
     if (const ml_status s = ml_eval_batch(ctx, prompt.data() + pos, n, pos, a.logits_path != nullptr, &logits))
@@ -303,7 +321,7 @@ extern "C" int ml_main(int argc, char **argv) {
       int next;
       ml_sample(ctx, logits, &next);
       ++generated;
-      if (next == 1) break;  // BOS delimits sequences
+      if (ends(next)) break;  // BOS delimits sequences (byte-level: also EOS, EOT, stop ids)
       emit(token, next);
       token = next;
       if (pos >= steps) break;  // pos = positions run so far

@@ -3,6 +3,7 @@
 #include <new>
 
 #include "kernels/binding.h"
+#include "kernels/mutants.h"
 #include "runtime/context.h"
 #include "runtime/error.h"
 #include "runtime/ml.h"
@@ -92,16 +93,66 @@ extern "C" ml_status ml_get_info(const ml_ctx *ctx, ml_model_info *info) {
   return ML_OK;
 }
 
+extern "C" ml_status ml_encode_ex(ml_ctx *ctx, const char *text, int flags, int *tokens, int max_tokens,
+                                  int *n_tokens) {
+  if (!ctx || !text || !n_tokens || (!tokens && max_tokens != 0)) return fail(ML_E_ARG, "ml_encode: NULL argument");
+  if (!ctx->has_tokenizer) return fail(ML_E_ARG, "ml_encode: the context was opened without a tokenizer");
+  if (flags & ~(ML_ENCODE_BOS | ML_ENCODE_SPECIAL))
+    return fail(ML_E_ARG, "ml_encode: flags 0x%x has bits other than ML_ENCODE_BOS and ML_ENCODE_SPECIAL", flags);
+  return ctx->tokenizer.encode(text, (flags & ML_ENCODE_BOS) != 0, (flags & ML_ENCODE_SPECIAL) != 0, tokens,
+                               max_tokens, n_tokens);
+}
+
 extern "C" ml_status ml_encode(ml_ctx *ctx, const char *text, int add_bos, int *tokens, int max_tokens,
                                int *n_tokens) {
-  if (!ctx || !tokens || !n_tokens) return fail(ML_E_ARG, "ml_encode: NULL argument");
-  if (!ctx->has_tokenizer) return fail(ML_E_ARG, "ml_encode: the context was opened without a tokenizer");
-  return ctx->tokenizer.encode(text, add_bos != 0, tokens, max_tokens, n_tokens);
+  return ml_encode_ex(ctx, text, ML_ENCODE_SPECIAL | (add_bos ? ML_ENCODE_BOS : 0), tokens, max_tokens, n_tokens);
+}
+
+extern "C" size_t ml_encode_bound(const ml_ctx *ctx, size_t text_bytes) {
+  if (!ctx || !ctx->has_tokenizer) return 0;
+  return ctx->tokenizer.max_tokens(text_bytes);
 }
 
 extern "C" const char *ml_decode(const ml_ctx *ctx, int prev, int token) {
   if (!ctx || !ctx->has_tokenizer) return nullptr;
   return ctx->tokenizer.decode(prev, token);
+}
+
+extern "C" ml_status ml_get_tokenizer_info(const ml_ctx *ctx, ml_tokenizer_info *info) {
+  if (!ctx || !info) return fail(ML_E_ARG, "ml_get_tokenizer_info: NULL argument");
+  if (!ctx->has_tokenizer) return fail(ML_E_ARG, "ml_get_tokenizer_info: the context was opened without a tokenizer");
+  const Tokenizer &t = ctx->tokenizer;
+  std::memset(info, 0, sizeof *info);
+  info->n_tokens = t.n_tokens();
+  if (t.kind() == Tokenizer::kByteLevel) {
+    const BpeTokenizer &b = t.bpe();
+    info->kind = 1;
+    info->bos_id = b.bos_id();
+    info->eos_id = b.eos_id();
+    info->eot_id = b.eot_id();
+    info->pad_id = b.pad_id();
+    info->add_bos = b.add_bos();
+    info->n_stop = static_cast<int>(b.stop_ids().size());
+    info->stop_ids = b.stop_ids().data();
+    info->pretokenizer = b.pretokenizer();
+    info->normalizer = b.normalizer();
+    info->chat_template = b.chat_template().c_str();
+    info->chat_template_bytes = b.chat_template().size();
+  } else {
+    info->kind = 0;
+    info->bos_id = 1;
+    info->eos_id = t.n_tokens() > 2 ? 2 : -1;
+    info->eot_id = info->pad_id = -1;
+    info->add_bos = 1;
+    info->n_stop = 0;
+    static const int kNoStop = -1;
+    info->stop_ids = &kNoStop;  // n_stop = 0: nothing to read
+    info->pretokenizer = -1;
+    info->normalizer = 0;
+    info->chat_template = "";
+    info->chat_template_bytes = 0;
+  }
+  return ML_OK;
 }
 
 extern "C" ml_status ml_eval_batch(ml_ctx *ctx, const int *tokens, int n, int pos, int all_logits, const float **logits) {
@@ -163,7 +214,7 @@ extern "C" size_t ml_text_stream_feed(ml_text_stream *s, const char *piece, char
     } else if (c >= 0xC2 && c <= 0xF4) {
       s->pending[0] = c;
       s->n_pending = 1;
-      s->need = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : 1;
+      s->need = c >= 0xF0 ? (ML_MUTANT("utf8_stream") ? 2 : 3) : c >= 0xE0 ? 2 : 1;  // mutant: emits 3 of 4 bytes
     }  // stray continuation or invalid lead byte: dropped
   }
   return n;

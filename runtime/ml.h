@@ -1,7 +1,7 @@
 /* legacy-ml public C API.
  *
  * One opaque context holds a mapped model (.mlb, docs/mlb-format.md), its tokenizer (llama2.c
- * tokenizer.bin), the KV cache and every runtime buffer (one arena, allocated at open: evaluating
+ * tokenizer.bin or byte-level BPE `MLTK`, docs/tokenizer-format.md), the KV cache and every runtime buffer (one arena, allocated at open: evaluating
  * and sampling allocate nothing; only ml_encode keeps a scratch list that grows with the longest
  * prompt it has seen), a thread pool and a sampler. Every function returns an ml_status;
  * on failure ml_last_error() gives one line naming what was wrong (a field, a file, an argument).
@@ -62,23 +62,66 @@ typedef struct ml_model_info {
   uint64_t arena_bytes;   /* runtime memory: KV cache, activations, tables */
 } ml_model_info;
 
-/* Opens MODEL (.mlb) and, if tokenizer_path is not NULL, its tokenizer.bin (which must have
- * exactly the model's vocab size). opts may be NULL (defaults). */
+/* Opens MODEL (.mlb) and, if tokenizer_path is not NULL, its tokenizer: a llama2.c tokenizer.bin
+ * must have exactly the model's vocab size, a byte-level MLTK file at most the model's vocab
+ * (docs/tokenizer-format.md). opts may be NULL (defaults). */
 ml_status ml_open(ml_ctx **out, const char *model_path, const char *tokenizer_path,
                   const ml_options *opts);
 void ml_close(ml_ctx *ctx); /* NULL is fine */
 ml_status ml_get_info(const ml_ctx *ctx, ml_model_info *info);
 
-/* Encodes UTF-8 text as llama2.c's encoder: BOS (1) if add_bos, a dummy-prefix space when text is
- * not empty, then BPE merges by score, unknown characters as <0xXX> byte tokens. tokens must hold
- * strlen(text) + 2 entries. Invalid UTF-8 is ML_E_ARG. */
+/* Encoding flags of ml_encode_ex. */
+#define ML_ENCODE_BOS 1     /* BOS first: llama2.c always (id 1); byte-level when the file's add_bos is set */
+#define ML_ENCODE_SPECIAL 2 /* byte-level: split special tokens (<|im_start|>, ...) out of the text;
+                             * leave it off for untrusted text. Added (non-special) tokens are always
+                             * split out. llama2.c tokenizers have no special tokens: ignored. */
+
+/* Encodes NUL-terminated UTF-8 text (invalid UTF-8 is ML_E_ARG).
+ *  llama2.c tokenizer.bin: as llama2.c's encoder: BOS (1) with ML_ENCODE_BOS, a dummy-prefix space
+ *    when text is not empty, then BPE merges by score, unknown characters as <0xXX> byte tokens.
+ *  byte-level (MLTK): added/special tokens split out, the text between them normalized (NFC)
+ *    when the tokenizer declares it, the family's pre-tokenizer, BPE by merge rank, bos_id first
+ *    with ML_ENCODE_BOS when add_bos.
+ * tokens has room for max_tokens ids; ml_encode_bound(ctx, strlen(text)) entries always suffice.
+ * A buffer too small is ML_E_ARG with *n_tokens set to a size that suffices (tokens may then be
+ * partly written); tokens = NULL with max_tokens = 0 asks for that size. */
+ml_status ml_encode_ex(ml_ctx *ctx, const char *text, int flags, int *tokens, int max_tokens, int *n_tokens);
+
+/* ml_encode_ex with ML_ENCODE_SPECIAL, plus ML_ENCODE_BOS when add_bos is not 0. */
 ml_status ml_encode(ml_ctx *ctx, const char *text, int add_bos, int *tokens, int max_tokens,
                     int *n_tokens);
 
-/* The text of `token` following `prev` (llama2.c's decode: the leading space is dropped after BOS,
- * <0xXX> becomes that byte). Returns NULL for an id outside the vocabulary. The pointer stays valid
- * until ml_close. */
+/* Token entries that always suffice for a text of text_bytes bytes: text_bytes + 2 (llama2.c);
+ * byte-level: text_bytes + 1, or 3 * text_bytes + 1 when the tokenizer normalizes to NFC (which
+ * lengthens UTF-8 at most threefold). 0 when ctx has no tokenizer. */
+size_t ml_encode_bound(const ml_ctx *ctx, size_t text_bytes);
+
+/* The text of `token` following `prev`. NULL for an id outside the model's vocabulary [0, vocab).
+ *  llama2.c: its decode (the leading space is dropped after BOS, <0xXX> becomes that byte).
+ *  byte-level: the token's bytes (prev is unused); ids past the tokenizer (n_tokens <= id < vocab)
+ *    and absent ids decode to empty text "". A piece may hold part of a UTF-8 character: stream
+ *    pieces through ml_text_stream_feed. A token whose bytes contain NUL ends there.
+ * The pointer stays valid until ml_close. */
 const char *ml_decode(const ml_ctx *ctx, int prev, int token);
+
+/* Facts of the context's tokenizer, e.g. for chat and generation loops. */
+typedef struct ml_tokenizer_info {
+  int kind;           /* 0 llama2.c tokenizer.bin, 1 byte-level BPE (MLTK) */
+  int n_tokens;       /* ids the tokenizer defines; [n_tokens, model vocab) decode to "" */
+  int bos_id;         /* -1 if none; llama2.c: 1 */
+  int eos_id;         /* -1 if none; llama2.c: 2 */
+  int eot_id;         /* end of turn (<|im_end|>, <|eot_id|>); -1 if none (always, llama2.c) */
+  int pad_id;         /* -1 if none */
+  int add_bos;        /* 1 when ML_ENCODE_BOS puts bos_id first */
+  int n_stop;         /* ids that end generation besides BOS: byte-level: eos_id, eot_id and the */
+  const int *stop_ids;/*   file's stop list, each once; llama2.c: none (run.c stops at BOS only) */
+  int pretokenizer;   /* byte-level: 0 gpt2, 1 llama3, 2 qwen2, 3 smollm; llama2.c: -1 */
+  int normalizer;     /* 0 none, 1 NFC */
+  const char *chat_template;   /* the model's chat template (Jinja source), NUL-terminated; "" if none */
+  size_t chat_template_bytes;  /* its length (it may hold NUL bytes) */
+} ml_tokenizer_info;
+/* Fills *info (pointers valid until ml_close); ML_E_ARG when ctx has no tokenizer. */
+ml_status ml_get_tokenizer_info(const ml_ctx *ctx, ml_tokenizer_info *info);
 
 /* Runs the model on `token` at position `pos` (0 <= pos <= number of positions evaluated so far,
  * so a caller may rewind) and points *logits at vocab floats, valid until the next eval. */

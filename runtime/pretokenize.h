@@ -8,13 +8,16 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/ml.h"
+
 namespace ml {
 
 enum class PreTokenizer : uint8_t { gpt2 = 0, llama3 = 1, qwen2 = 2, smollm = 3 };
 inline constexpr int kPreTokenizerCount = 4;
 const char *pretokenizer_name(PreTokenizer p);  // "gpt2", "llama3", "qwen2", "smollm"
 
-// Appends the pieces of s[0..n) to *pieces (cleared first). Linear in n.
-void pretokenize(PreTokenizer kind, const char *s, size_t n, std::vector<std::pair<size_t, size_t>> *pieces);
+// Puts the pieces of s[0..n) into *pieces (cleared first); n = 0 gives no pieces. Linear in n.
+// ML_OK, or ML_E_NOMEM when *pieces cannot grow (then *pieces is cleared).
+ml_status pretokenize(PreTokenizer kind, const char *s, size_t n, std::vector<std::pair<size_t, size_t>> *pieces);
 
 }  // namespace ml

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 
+#include "kernels/mutants.h"
 #include "runtime/error.h"
 
 namespace ml {
@@ -42,7 +43,7 @@ bool valid_utf8(const char *str, size_t *bad_offset) {
   return true;
 }
 
-ml_status Tokenizer::load(const uint8_t *data, uint64_t size, int vocab, const char *path) {
+ml_status Tokenizer::load_llama2(const uint8_t *data, uint64_t size, int vocab, const char *path) {
   if (size < 4) return fail(ML_E_FORMAT, "tokenizer %s is %llu bytes, too short for its header", path,
                             static_cast<unsigned long long>(size));
   const int32_t mtl = rd_i32(data);
@@ -98,7 +99,7 @@ int Tokenizer::lookup(const char *s) const {
   return -1;
 }
 
-ml_status Tokenizer::encode(const char *text, bool bos, int *tokens, int max_tokens, int *n_tokens) {
+ml_status Tokenizer::encode_llama2(const char *text, bool bos, int *tokens, int max_tokens, int *n_tokens) {
   if (text == nullptr) return fail(ML_E_ARG, "encode: text is NULL");
   size_t bad = 0;
   if (!valid_utf8(text, &bad)) return fail(ML_E_ARG, "prompt is not valid UTF-8 (byte %zu)", bad);
@@ -160,7 +161,9 @@ ml_status Tokenizer::encode(const char *text, bool bos, int *tokens, int max_tok
     prev_[static_cast<size_t>(i)] = i - 1;
   }
   // A candidate beats another with a higher score, or the same score further left.
-  auto lower = [](const Pair &a, const Pair &b) { return a.score < b.score || (a.score == b.score && a.left > b.left); };
+  auto lower = [](const Pair &a, const Pair &b) {
+    return a.score < b.score || (a.score == b.score && (ML_MUTANT("bpe_priority") ? a.left < b.left : a.left > b.left));
+  };  // (mutant bpe_priority: the rightmost of equal scores first)
   char *buf = scratch_.data();
   auto push_pair = [&](int left, int right) {
     if (left < 0 || right < 0) return;
@@ -200,7 +203,7 @@ ml_status Tokenizer::encode(const char *text, bool bos, int *tokens, int max_tok
   return ML_OK;
 }
 
-const char *Tokenizer::decode(int prev, int token) const {
+const char *Tokenizer::decode_llama2(int prev, int token) const {
   if (token < 0 || token >= vocab_) return nullptr;
   const char *p = piece(token);
   if (prev == 1 && p[0] == ' ') ++p;  // after BOS, sentencepiece drops the leading space
@@ -213,6 +216,71 @@ const char *Tokenizer::decode(int prev, int token) const {
     if (hi >= 0 && lo >= 0) return byte_pieces_ + 2 * (hi * 16 + lo);
   }
   return p;
+}
+
+// ---- The two kinds behind one API (runtime/tokenizer.h).
+
+ml_status Tokenizer::load(const uint8_t *data, uint64_t size, int vocab, const char *path) {
+  if (vocab < 0) return fail(ML_E_ARG, "tokenizer %s: vocab %d is negative", path, vocab);
+  if (BpeTokenizer::is_mltk(data, size)) {
+    kind_ = kByteLevel;
+    if (const ml_status s = bpe_.load(data, size, path)) return s;
+    if (vocab > 0 && bpe_.n_tokens() > vocab)
+      return fail(ML_E_FORMAT,
+                  "tokenizer %s has %d tokens but the model's vocab is %d: they do not belong together", path,
+                  bpe_.n_tokens(), vocab);
+    vocab_ = vocab > 0 ? vocab : bpe_.n_tokens();
+    return ML_OK;
+  }
+  kind_ = kLlama2;
+  bpe_ = BpeTokenizer();
+  if (vocab == 0) {  // a tokenizer on its own: count the tokens the file holds
+    if (size < 4) return load_llama2(data, size, 1, path);
+    const int32_t mtl = rd_i32(data);
+    if (mtl < 1 || mtl > 4096) return load_llama2(data, size, 1, path);  // reports max_token_length
+    uint64_t off = 4;
+    while (size - off >= 8 && vocab < (1 << 24)) {
+      const int32_t len = rd_i32(data + off + 4);
+      if (len < 0 || len > mtl || size - off - 8 < static_cast<uint64_t>(len)) break;
+      off += 8 + static_cast<uint64_t>(len);
+      ++vocab;
+    }
+    if (off != size)
+      return fail(ML_E_FORMAT, "tokenizer %s: token %d (at byte %llu) is truncated or has a bad length", path, vocab,
+                  static_cast<unsigned long long>(off));
+    if (vocab == 0) return fail(ML_E_FORMAT, "tokenizer %s holds no token", path);
+  }
+  try {
+    return load_llama2(data, size, vocab, path);
+  } catch (const std::bad_alloc &) {
+    return fail(ML_E_NOMEM, "tokenizer %s: cannot allocate its tables for %d tokens", path, vocab);
+  }
+}
+
+ml_status Tokenizer::encode(const char *text, bool bos, bool special, int *tokens, int max_tokens, int *n_tokens) {
+  if (text == nullptr) return fail(ML_E_ARG, "encode: text is NULL");
+  if (kind_ == kLlama2) {
+    const size_t need = std::strlen(text) + 2;
+    if (max_tokens < 0 || static_cast<size_t>(max_tokens) < need) {
+      *n_tokens = need > size_t(INT32_MAX) ? INT32_MAX : static_cast<int>(need);
+      return fail(ML_E_ARG, "encode: token buffer of %d entries is too small, %zu needed", max_tokens, need);
+    }
+    return encode_llama2(text, bos, tokens, max_tokens, n_tokens);
+  }
+  if (const ml_status s = bpe_.encode(text, bos, special, &ids_)) return s;
+  if (ids_.size() > size_t(INT32_MAX)) return fail(ML_E_ARG, "encode: %zu tokens do not fit an int", ids_.size());
+  if (max_tokens < 0 || static_cast<size_t>(max_tokens) < ids_.size()) {
+    *n_tokens = static_cast<int>(ids_.size());
+    return fail(ML_E_ARG, "encode: token buffer of %d entries is too small, %zu needed", max_tokens, ids_.size());
+  }
+  if (!ids_.empty()) std::memcpy(tokens, ids_.data(), ids_.size() * sizeof(int));
+  *n_tokens = static_cast<int>(ids_.size());
+  return ML_OK;
+}
+
+const char *Tokenizer::decode(int prev, int token) const {
+  if (token < 0 || token >= vocab_) return nullptr;
+  return kind_ == kByteLevel ? bpe_.decode(token) : decode_llama2(prev, token);
 }
 
 }  // namespace ml

@@ -3,6 +3,7 @@
 
     convert.py INPUT OUTPUT [--wtype f32|q8_0|q4_0] [--layout rows|panel16] [--max-seq N]
                [--tokenizer PATH | --no-tokenizer] [-v | -q]
+    convert.py --tokenizer-only INPUT OUT.tokenizer.bin
 
 --layout: panel16 writes .mlb layout 1 (quantized tensors in 16-row panels, every build's fast
 path), the default for q8_0 and q4_0; rows writes layout 0 (row-major blocks), the default and
@@ -11,9 +12,15 @@ the only layout for f32. Same values either way, only the byte order differs.
 Input formats (chosen from the input's kind and magic bytes):
   - llama2.c legacy checkpoint (karpathy/llama2.c export version 0: seven int32, then float32s)
   - GGUF v2/v3, architecture llama, F32/F16/BF16/Q8_0/Q4_0 tensors (tools/gguf.py); its
-    tokenizer is written beside the output as a llama2.c tokenizer.bin
+    tokenizer is written beside the output: a 'llama' (SentencePiece) one as a llama2.c
+    tokenizer.bin, a 'gpt2' (byte-level BPE) one as an MLTK file (docs/tokenizer-format.md)
   - Hugging Face Llama checkpoint: a folder with config.json and model.safetensors or
-    model.safetensors.index.json + shards (or one of those files), F32/F16/BF16 (tools/hf.py)
+    model.safetensors.index.json + shards (or one of those files), F32/F16/BF16 (tools/hf.py);
+    its byte-level BPE tokenizer.json, when there is one, is written beside the output as MLTK
+
+--tokenizer-only converts just a tokenizer (tools/bpe.py): INPUT a tokenizer.json (with
+tokenizer_config.json / generation_config.json beside it when present), a Hugging Face folder,
+GPT-2's encoder.json (+ vocab.bpe), or a GGUF ('gpt2' -> MLTK, 'llama' -> llama2.c tokenizer.bin).
 
 A reader is an object with
   - `hparams`: dict with dim, n_layers, n_heads, n_kv_heads, hidden_dim (unpadded), vocab,
@@ -24,8 +31,9 @@ A reader is an object with
     or a rawtensor.RawTensor (whose Q8_0/Q4_0 blocks are copied when the output type matches);
     `convert()` zero-pads hidden_dim to a multiple of 32;
   - `close()`; optionally `notes` (lines for stderr), `source_types` ({name: stored type}),
-    `input_bytes`, and `tokenizer_bin()` (llama2.c tokenizer bytes, or raises
-    gguf.TokenizerUnavailable).
+    `input_bytes`, and `tokenizer_bin()` (llama2.c tokenizer or MLTK bytes; None when the input
+    has no tokenizer file; raises gguf.TokenizerUnavailable when it has one that cannot be
+    written).
 Exit codes: 0 ok, 1 bad input / I/O error, 2 usage error or a shape the output type cannot store.
 """
 import sys
@@ -48,6 +56,7 @@ import mlb  # noqa: E402
 import rawtensor  # noqa: E402
 import gguf  # noqa: E402
 import hf  # noqa: E402
+import bpe  # noqa: E402
 
 PROG = "convert.py"
 PROGRESS_THRESHOLD = 50 * 1000 * 1000  # input bytes above which progress is shown by default
@@ -371,7 +380,7 @@ def convert(input_path, output, wtype, progress=None, prog=PROG, max_seq=None, t
             if not hasattr(reader, "tokenizer_bin"):
                 if explicit:
                     raise mlb.MlbError("%s: a %s input carries no tokenizer that can be written "
-                                       "(--tokenizer is for GGUF input)"
+                                       "(--tokenizer is for GGUF and Hugging Face input)"
                                        % (input_path, getattr(reader, "kind", "llama2.c")))
             else:
                 try:
@@ -380,6 +389,9 @@ def convert(input_path, output, wtype, progress=None, prog=PROG, max_seq=None, t
                     if explicit:
                         raise mlb.MlbError("%s: cannot write the tokenizer: %s" % (input_path, e))
                     notes.append("no tokenizer written: %s" % e)
+                if tok_bytes is None and explicit and not notes:
+                    raise mlb.MlbError("%s: cannot write the tokenizer: the folder has no "
+                                       "tokenizer.json" % input_path)
                 if tok_bytes is not None:
                     if os.path.abspath(tok_path) == os.path.abspath(output) or \
                             _same_file(tok_path, output):
@@ -411,8 +423,11 @@ def convert(input_path, output, wtype, progress=None, prog=PROG, max_seq=None, t
             os.replace(tok_tmp, tok_path)
             tok_tmp = None
             if not quiet:
-                sys.stderr.write("%s: wrote the tokenizer (%d tokens) to %s\n"
-                                 % (prog, header.vocab, tok_path))
+                n = (struct.unpack_from("<I", tok_bytes, 8)[0] if tok_bytes[:4] == bpe.MAGIC
+                     else header.vocab)
+                sys.stderr.write("%s: wrote the tokenizer (%d tokens%s) to %s\n"
+                                 % (prog, n, ", MLTK" if tok_bytes[:4] == bpe.MAGIC else "",
+                                    tok_path))
         return header
     finally:
         if tok_tmp is not None:
@@ -421,6 +436,66 @@ def convert(input_path, output, wtype, progress=None, prog=PROG, max_seq=None, t
             except OSError:
                 pass
         reader.close()
+
+
+# ------------------------------------------------------------------------- tokenizer only
+
+def read_tokenizer(input_path):
+    """(bytes to write, description) of the tokenizer in input_path: a tokenizer.json, a folder,
+    GPT-2's encoder.json, or a GGUF ('gpt2' -> MLTK, 'llama' -> llama2.c tokenizer.bin)."""
+    if os.path.isdir(input_path):
+        v = bpe.from_hf_folder(input_path)
+        return v.to_mltk(), v.describe()
+    _, magic = _stat_and_head(input_path, 4)
+    if magic == b"GGUF":
+        g = gguf.GgufFile(input_path)
+        try:
+            md = g.metadata
+            model = md.get("tokenizer.ggml.model")
+            if isinstance(model, str) and model == "gpt2":
+                v = bpe.from_gguf_metadata(md, input_path)
+                return v.to_mltk(), v.describe()
+            try:
+                toks = md.get("tokenizer.ggml.tokens")
+                data = gguf.llama2c_tokenizer(md, len(toks) if isinstance(toks, list) else 0)
+            except gguf.TokenizerUnavailable as e:
+                raise mlb.MlbError("%s: %s" % (input_path, e))
+            return data, "llama2.c tokenizer.bin (SentencePiece vocabulary, %d tokens)" % len(toks)
+        finally:
+            g.close()
+    if magic == bpe.MAGIC:
+        raise mlb.MlbError("%s: already an MLTK tokenizer file" % input_path)
+    if os.path.basename(input_path) == "encoder.json":
+        v = bpe.from_gpt2_files(input_path, os.path.join(os.path.dirname(input_path), "vocab.bpe"))
+    else:
+        v = bpe.from_tokenizer_json(input_path)
+    return v.to_mltk(), v.describe()
+
+
+def convert_tokenizer(input_path, output, quiet=False, prog=PROG):
+    """--tokenizer-only: write input_path's tokenizer to output (atomically)."""
+    folder = input_path if os.path.isdir(input_path) else os.path.dirname(os.path.abspath(input_path))
+    inputs = [input_path] + [os.path.join(folder, f) for f in (
+        "tokenizer.json", "tokenizer_config.json", "generation_config.json", "config.json",
+        "chat_template.jinja", "encoder.json", "vocab.bpe")]
+    if any(_same_file(p, output) for p in inputs) or \
+            os.path.abspath(input_path) == os.path.abspath(output):
+        raise mlb.MlbError("%s: output would overwrite the input" % output)
+    if os.path.isdir(output):
+        raise mlb.MlbError("%s: the output is a directory" % output)
+    data, what = read_tokenizer(input_path)
+    tmp = _write_file_tmp(output, data)
+    try:
+        os.replace(tmp, output)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    if not quiet:
+        sys.stderr.write("%s: %s: %s -> %s\n" % (prog, input_path, what, output))
+    return data
 
 
 # ------------------------------------------------------------------------------------ CLI
@@ -462,11 +537,20 @@ def run_cli(prog, body):
 
 
 def main(argv=None):
-    ap = OneLineParser(prog=PROG, description="Convert a llama2.c checkpoint, a GGUF file or a "
-                       "Hugging Face Llama folder to an .mlb file.")
+    ap = OneLineParser(prog=PROG, usage="%(prog)s INPUT OUTPUT.mlb [options]\n"
+                       "       %(prog)s --tokenizer-only INPUT OUT.tokenizer.bin", description="Convert a llama2.c checkpoint, a GGUF file or a "
+                       "Hugging Face Llama folder to an .mlb file, and its tokenizer beside it; "
+                       "or, with --tokenizer-only, just a tokenizer.")
     ap.add_argument("input", help="llama2.c legacy checkpoint (.bin), GGUF file (.gguf), or "
-                    "Hugging Face folder (config.json + model.safetensors[.index.json])")
-    ap.add_argument("output", help="the .mlb file to write (replaced atomically)")
+                    "Hugging Face folder (config.json + model.safetensors[.index.json]); with "
+                    "--tokenizer-only: a tokenizer.json, a Hugging Face folder, GPT-2's "
+                    "encoder.json (vocab.bpe beside it) or a GGUF")
+    ap.add_argument("output", help="the .mlb file to write (replaced atomically); with "
+                    "--tokenizer-only: the tokenizer file")
+    ap.add_argument("--tokenizer-only", action="store_true",
+                    help="convert only the tokenizer: byte-level BPE (tokenizer.json, GGUF "
+                    "'gpt2') to MLTK (docs/tokenizer-format.md), a GGUF 'llama' one to a "
+                    "llama2.c tokenizer.bin")
     ap.add_argument("--wtype", default="f32", type=str.lower, choices=list(mlb.WTYPES),
                     help="type of the embedding and matrices (default f32)")
     ap.add_argument("--layout", default=None, type=str.lower, choices=list(mlb.LAYOUTS),
@@ -477,13 +561,23 @@ def main(argv=None):
                     help="store max_seq = N instead of the input's context length")
     t = ap.add_mutually_exclusive_group()
     t.add_argument("--tokenizer", metavar="PATH",
-                   help="where to write a GGUF's tokenizer as a llama2.c tokenizer.bin "
-                   "(default: OUTPUT with .mlb replaced by .tokenizer.bin)")
+                   help="where to write the input's tokenizer (a GGUF's, or a Hugging Face "
+                   "folder's tokenizer.json): llama2.c tokenizer.bin or MLTK (default: OUTPUT "
+                   "with .mlb replaced by .tokenizer.bin)")
     t.add_argument("--no-tokenizer", action="store_true", help="do not write the tokenizer")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("-v", "--verbose", action="store_true", help="always show progress")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress and no notes")
     args = ap.parse_args(argv)
+    if args.tokenizer_only:
+        extra = [o for o, given in (("--wtype", args.wtype != "f32"), ("--layout", args.layout),
+                                    ("--max-seq", args.max_seq is not None),
+                                    ("--tokenizer", args.tokenizer is not None),
+                                    ("--no-tokenizer", args.no_tokenizer), ("-v", args.verbose))
+                 if given]
+        if extra:
+            ap.error("--tokenizer-only takes no %s" % extra[0])
+        return run_cli(PROG, lambda: convert_tokenizer(args.input, args.output, args.quiet))
     progress = True if args.verbose else (False if args.quiet else None)
     tok = False if args.no_tokenizer else args.tokenizer
     return run_cli(PROG, lambda: convert(args.input, args.output, args.wtype, progress,

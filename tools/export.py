@@ -10,8 +10,10 @@ e.g. random:stories110m). OUTPUT: the .gguf file, or the folder for --format hf.
 
 GGUF: matrices get --dtype (q8_0/q4_0 are quantized with .mlb's rules, scales rounded to fp16;
 a matrix whose K is not a multiple of 32 falls back to F16), norms F32; --tokenizer embeds a
-llama2.c tokenizer.bin as tokenizer.ggml.* metadata. HF: f32/f16/bf16 safetensors with q/k rows
-in Hugging Face's half-split RoPE order, --shards N writes N files plus the index.
+llama2.c tokenizer.bin as tokenizer.ggml.* 'llama' metadata, or a byte-level BPE tokenizer
+(MLTK, tokenizer.json, encoder.json) as 'gpt2' metadata. HF: f32/f16/bf16 safetensors with q/k
+rows in Hugging Face's half-split RoPE order, --shards N writes N files plus the index; a
+byte-level BPE --tokenizer is written as the folder's tokenizer.json.
 --untie stores the classifier separately even when it is the embedding.
 """
 import sys
@@ -31,6 +33,7 @@ import mlb  # noqa: E402
 import convert  # noqa: E402
 import gguf  # noqa: E402
 import hf  # noqa: E402
+import bpe  # noqa: E402
 import rawtensor as rt  # noqa: E402
 
 PROG = "export.py"
@@ -86,9 +89,15 @@ def export(input_spec, output, fmt, dtype="f32", gguf_version=3, tokenizer=None,
         else:
             if dtype not in ("f32", "f16", "bf16"):
                 raise mlb.MlbError("--dtype %s: Hugging Face export writes f32, f16 or bf16" % dtype)
-            if tokenizer:
-                raise mlb.MlbError("--tokenizer is for GGUF export")
+            v = gguf.byte_level_vocab(tokenizer) if tokenizer else None
+            if tokenizer and v is None:
+                raise mlb.MlbError("--tokenizer: a llama2.c tokenizer.bin is for GGUF export (a "
+                                   "Hugging Face folder takes a byte-level BPE tokenizer)")
             hf.write_hf(reader, output, DTYPES[dtype], shards, untie)
+            if v is not None:
+                import json
+                with gguf._AtomicFile(os.path.join(output, "tokenizer.json")) as f:
+                    f.write(json.dumps(bpe.to_tokenizer_json(v), ensure_ascii=False).encode("utf-8"))
     finally:
         reader.close()
 
@@ -101,7 +110,9 @@ def main(argv=None):
     ap.add_argument("--format", required=True, choices=("gguf", "hf"))
     ap.add_argument("--dtype", default="f32", type=str.lower, choices=list(DTYPES))
     ap.add_argument("--gguf-version", type=int, default=3, choices=(2, 3))
-    ap.add_argument("--tokenizer", help="llama2.c tokenizer.bin to embed (GGUF)")
+    ap.add_argument("--tokenizer", help="tokenizer to embed: a llama2.c tokenizer.bin (GGUF "
+                    "'llama' metadata), or a byte-level BPE one - MLTK file, tokenizer.json, "
+                    "encoder.json (GGUF 'gpt2' metadata; tokenizer.json in an HF folder)")
     ap.add_argument("--shards", type=int, default=1, help="safetensors files (HF)")
     ap.add_argument("--untie", action="store_true", help="store the classifier separately")
     a = ap.parse_args(argv)

@@ -7,6 +7,8 @@ Standard library + numpy only; tensor data is memory-mapped, never read whole.
 - `GgufReader`: a convert.py reader for architecture `llama` with F32, F16, BF16, Q8_0 and Q4_0
   tensors (`rawtensor.RawTensor`s, so Q8_0/Q4_0 blocks can be copied into .mlb unchanged).
 - `llama2c_tokenizer(meta, vocab)`: the tokenizer in the metadata as llama2.c's tokenizer.bin.
+- `gpt2_tokenizer(meta, vocab, where)`: a `gpt2` (byte-level BPE) tokenizer as an MLTK file
+  (tools/bpe.py, docs/tokenizer-format.md).
 - `GgufWriter` / `write_gguf`: write a model as GGUF (tools/export.py, tests).
 
 Facts used (GGUF spec, ggml-org/ggml docs/gguf.md; llama.cpp's llama tensor names):
@@ -25,6 +27,7 @@ import struct
 
 import numpy as np
 
+import bpe
 import mlb
 import rawtensor as rt
 
@@ -270,7 +273,7 @@ def gguf_name(mlb_name):
 
 
 class TokenizerUnavailable(Exception):
-    """The input has no tokenizer that can be written as a llama2.c tokenizer.bin (the reason)."""
+    """The input has no tokenizer that can be written (the reason)."""
 
 
 class GgufReader:
@@ -414,7 +417,11 @@ class GgufReader:
             yield spec, self.raw[spec]
 
     def tokenizer_bin(self):
-        """llama2.c tokenizer.bin bytes, or raise TokenizerUnavailable."""
+        """llama2.c tokenizer.bin bytes (a 'llama' tokenizer) or MLTK bytes (a 'gpt2' one), or
+        raise TokenizerUnavailable."""
+        if isinstance(self.g.metadata.get("tokenizer.ggml.model"), str) and \
+                self.g.metadata["tokenizer.ggml.model"] == "gpt2":
+            return gpt2_tokenizer(self.g.metadata, self.hparams["vocab"], self.path)
         return llama2c_tokenizer(self.g.metadata, self.hparams["vocab"], self.notes)
 
     def close(self):
@@ -446,9 +453,10 @@ def llama2c_tokenizer(md, vocab, notes=None):
     if model is None:
         raise TokenizerUnavailable("the GGUF has no tokenizer (missing metadata key "
                                    "tokenizer.ggml.model)")
-    if model != "llama":
-        raise TokenizerUnavailable("tokenizer.ggml.model is '%s'; only 'llama' (SentencePiece) "
-                                   "tokenizers can be written as a llama2.c tokenizer.bin" % model)
+    if not isinstance(model, str) or model != "llama":
+        raise TokenizerUnavailable("tokenizer.ggml.model is '%s'; only 'llama' (SentencePiece, "
+                                   "written as a llama2.c tokenizer.bin) and 'gpt2' (byte-level "
+                                   "BPE, written as MLTK) tokenizers are supported" % model)
     for k in ("tokenizer.ggml.tokens", "tokenizer.ggml.scores"):
         if k not in md:
             raise TokenizerUnavailable("missing metadata key %s" % k)
@@ -489,6 +497,23 @@ def llama2c_tokenizer(md, vocab, notes=None):
     return b"".join(out)
 
 
+def gpt2_tokenizer(md, vocab, where):
+    """The GGUF's 'gpt2' tokenizer as MLTK bytes (tools/bpe.py), or raise TokenizerUnavailable.
+    vocab: the model's vocabulary (rows of token_embd), which must hold every token id."""
+    try:
+        v = bpe.from_gguf_metadata(md, where)
+    except bpe.BpeError as e:
+        raise TokenizerUnavailable(str(e))
+    return mltk_for_model(v, vocab)
+
+
+def mltk_for_model(v, vocab):
+    if vocab is not None and len(v.tokens) > vocab:
+        raise TokenizerUnavailable("the tokenizer has %d tokens but the model's vocabulary is %d"
+                                   % (len(v.tokens), vocab))
+    return v.to_mltk()
+
+
 def read_llama2c_tokenizer(path):
     """(max_token_length, [(score float32, bytes)]) of a llama2.c tokenizer.bin."""
     with open(path, "rb") as f:
@@ -507,9 +532,43 @@ def read_llama2c_tokenizer(path):
     return mtl, out
 
 
+def byte_level_vocab(path):
+    """bpe.Vocab of an MLTK file, a tokenizer.json, GPT-2's encoder.json or a folder; None for
+    anything else (a llama2.c tokenizer.bin)."""
+    if os.path.isdir(path):
+        return bpe.from_hf_folder(path)
+    if bpe.is_mltk(path):
+        with open(path, "rb") as f:
+            return bpe.read_mltk(f.read(), path)
+    if os.path.basename(path) == "encoder.json":
+        return bpe.from_gpt2_files(path, os.path.join(os.path.dirname(path), "vocab.bpe"))
+    if path.endswith(".json"):
+        return bpe.from_tokenizer_json(path)
+    return None
+
+
+def gpt2_tokenizer_metadata(v):
+    """GGUF metadata [(key, type, value)] of a bpe.Vocab, as llama.cpp's converter writes a
+    'gpt2' tokenizer (the inverse of gpt2_tokenizer)."""
+    types = {"tokenizer.ggml.tokens": (T_ARRAY, T_STRING), "tokenizer.ggml.merges": (T_ARRAY, T_STRING),
+             "tokenizer.ggml.token_type": (T_ARRAY, T_I32), "tokenizer.ggml.add_bos_token": T_BOOL}
+    out = []
+    for k, val in bpe.gguf_metadata(v):
+        t = types.get(k, T_STRING if isinstance(val, str) else T_U32)
+        if k == "tokenizer.ggml.token_type":
+            val = np.array(val, "<i4")
+        out.append((k, t, val))
+    return out
+
+
 def gguf_tokenizer_metadata(path):
-    """GGUF tokenizer metadata [(key, type, value)] from a llama2.c tokenizer.bin: the inverse of
-    llama2c_tokenizer for SentencePiece vocabularies (space -> ▁, "\\n<s>\\n" -> "<s>")."""
+    """GGUF tokenizer metadata [(key, type, value)] from a tokenizer file: a byte-level BPE one
+    (MLTK, tokenizer.json, encoder.json) as 'gpt2' metadata; a llama2.c tokenizer.bin as 'llama'
+    metadata, the inverse of llama2c_tokenizer for SentencePiece vocabularies (space -> ▁,
+    "\\n<s>\\n" -> "<s>")."""
+    v = byte_level_vocab(path)
+    if v is not None:
+        return gpt2_tokenizer_metadata(v)
     _, toks = read_llama2c_tokenizer(path)
     pieces, types = [], []
     bos = eos = None
@@ -667,7 +726,8 @@ def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=Fals
                alignment=DEFAULT_ALIGNMENT, name="legacy-ml export"):
     """Write a convert.py reader's model as a GGUF llama model. Matrices get type ftype (F32,
     F16, BF16, Q8_0, Q4_0; a matrix whose columns are not a multiple of 32 falls back to F16 for
-    the quantized types), norms F32. tokenizer: a llama2.c tokenizer.bin to embed. untie: store
+    the quantized types), norms F32. tokenizer: a tokenizer to embed (a llama2.c tokenizer.bin,
+    or a byte-level BPE one: MLTK, tokenizer.json, encoder.json). untie: store
     output.weight even for a shared classifier (a copy of token_embd.weight)."""
     hp = reader.hparams
     w = GgufWriter(path, version, alignment)

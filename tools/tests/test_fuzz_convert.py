@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Fuzz harness of the Python converter (tools/convert.py with tools/gguf.py, tools/hf.py): its
-readers on truncated and mutated llama2.c checkpoints, GGUF files and Hugging Face folders
-(config.json, model.safetensors, sharded index). Every input must either convert to a valid .mlb
+"""Fuzz harness of the Python converter (tools/convert.py with tools/gguf.py, tools/hf.py,
+tools/bpe.py): its readers on truncated and mutated llama2.c checkpoints, GGUF files, Hugging Face
+folders (config.json, model.safetensors, sharded index) and tokenizers (`--tokenizer-only` on a
+tokenizer.json folder, GPT-2's encoder.json + vocab.bpe, a GGUF with a 'gpt2' tokenizer). Every input must either convert to a valid .mlb
 (checked by mlb.MlbFile) or fail with an mlb.MlbError: one line, no output file, no temporary
 file left behind. Anything else (IndexError, ValueError, struct.error, a MemoryError from a size
 taken on trust, a run over 20 s ...) is a bug: the test fails and names the case, its mutation
@@ -36,6 +37,7 @@ sys.path.insert(0, TOOLS)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
+import bpe  # noqa: E402
 import mlb  # noqa: E402
 import convert  # noqa: E402
 import gguf  # noqa: E402
@@ -211,6 +213,38 @@ def make_seeds(d):
     return seeds
 
 
+def make_tokenizer_seeds(d):
+    """[(kind, folder or file)] of small byte-level BPE tokenizers: a tokenizer.json folder (with
+    tokenizer_config.json and generation_config.json), GPT-2's encoder.json + vocab.bpe, and a
+    GGUF holding only 'gpt2' tokenizer metadata."""
+    texts = ["Hello world, it's 2024!  x\n\ty 中文 😀 <|im_end|>", "the theory of the thesis 123"]
+    v = bpe.train(texts, 24, bpe.PRE_SMOLLM, ["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
+    folder = os.path.join(d, "tok_hf")
+    os.makedirs(folder)
+    for name, doc in (("tokenizer.json", bpe.to_tokenizer_json(v)),
+                      ("tokenizer_config.json", {"bos_token": "<|im_start|>", "eos_token": "<|im_end|>",
+                                                 "add_bos_token": False, "chat_template": "{{ x }}"}),
+                      ("generation_config.json", {"eos_token_id": [0, 2]})):
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+            json.dump(doc, f, ensure_ascii=False)
+    g2 = os.path.join(d, "tok_gpt2")
+    os.makedirs(g2)
+    v2 = bpe.train(texts, 16, bpe.PRE_GPT2)
+    enc = {bpe.remap(b): i for i, (k, b) in enumerate(v2.tokens)}
+    enc["<|endoftext|>"] = len(enc)
+    with open(os.path.join(g2, "encoder.json"), "w", encoding="utf-8") as f:
+        json.dump(enc, f)
+    with open(os.path.join(g2, "vocab.bpe"), "w", encoding="utf-8") as f:
+        f.write("#version: 0.2\n" + "".join("%s %s\n" % (bpe.remap(v2.tokens[a][1]), bpe.remap(v2.tokens[b][1]))
+                                            for a, b, _ in v2.merges))
+    gg = os.path.join(d, "tok.gguf")
+    w = gguf.GgufWriter(gg)
+    for k, t, val in gguf.gpt2_tokenizer_metadata(v):
+        w.add(k, t, val)
+    w.write(lambda n: [])
+    return [("hf", folder), ("gpt2", g2), ("gguf", gg)]
+
+
 def gguf_header_end(b):
     """Offset where a GGUF's tensor data starts (the parsed part ends), found with gguf.py's
     own parse of the unmutated seed."""
@@ -231,6 +265,7 @@ class FuzzConvert(unittest.TestCase):
         seed_dir = os.path.join(cls.tmp, "seeds")
         os.makedirs(seed_dir)
         cls.seeds = make_seeds(seed_dir)
+        cls.seeds["tokenizer"] = make_tokenizer_seeds(seed_dir)
         cls.cli_samples = []  # (format, input, message) of refused inputs, for the CLI test
 
     @classmethod
@@ -388,6 +423,98 @@ class FuzzConvert(unittest.TestCase):
 
         self.check(self.run_format("hf", case))
 
+    def tokenizer_case(self, desc, input_path):
+        """convert.py --tokenizer-only in-process: an MLTK file (read back by bpe.read_mltk) or
+        one MlbError line, nothing left behind."""
+        out_dir = tempfile.mkdtemp(dir=self.tmp, prefix="out_")
+        out = os.path.join(out_dir, "t.bin")
+        old = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.alarm(CASE_SECONDS)
+        try:
+            convert.convert_tokenizer(input_path, out, quiet=True)
+            kind, msg = "ok", ""
+        except mlb.MlbError as e:
+            kind, msg = "error", str(e)
+        except Exception as e:  # noqa: BLE001 - every other exception is a finding
+            kind, msg = "bug", "%s: %s\n%s" % (type(e).__name__, e, "".join(
+                traceback.format_exception(type(e), e, e.__traceback__)[-4:]))
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+        problem = None
+        if kind == "bug":
+            problem = msg
+        elif kind == "error":
+            if not msg or "\n" in msg:
+                problem = "MlbError message is not one line: %r" % msg
+            elif os.listdir(out_dir):
+                problem = "failed but left files: %s" % os.listdir(out_dir)
+        else:
+            try:
+                with open(out, "rb") as f:
+                    bpe.read_mltk(f.read(), out)
+            except mlb.MlbError as e:
+                problem = "converted to an invalid MLTK file: %s" % e
+            if os.listdir(out_dir) != ["t.bin"]:
+                problem = "temporary files left: %s" % os.listdir(out_dir)
+        if problem:
+            saved = ""
+            if SAVE:
+                os.makedirs(SAVE, exist_ok=True)
+                src = os.path.join(self.tmp, "case", "tok")
+                dst = os.path.join(SAVE, "tokenizer-%d" % len(self.failures))
+                shutil.copytree(src, dst)
+                saved = " (saved as %s)" % dst
+            self.failures.append("tokenizer [%s]%s: %s" % (desc, saved, problem))
+        elif kind == "error" and sum(s[0] == "tokenizer" for s in self.cli_samples) < 2:
+            keep = os.path.join(self.tmp, "cli_%d" % len(self.cli_samples))
+            shutil.copytree(os.path.dirname(input_path) if os.path.isfile(input_path) else input_path, keep)
+            rel = os.path.basename(input_path) if os.path.isfile(input_path) else ""
+            self.cli_samples.append(("tokenizer", os.path.join(keep, rel) if rel else keep, msg))
+        shutil.rmtree(out_dir, ignore_errors=True)
+        return kind
+
+    def test_tokenizers(self):
+        seeds = self.seeds["tokenizer"]
+        rng = random.Random("tokenizer-%d" % SEED)
+        self.failures = []
+        counts = {"ok": 0, "error": 0, "bug": 0}
+        for i in range(N):
+            case_dir = os.path.join(self.tmp, "case")
+            shutil.rmtree(case_dir, ignore_errors=True)
+            os.makedirs(case_dir)
+            kind, src = rng.choice(seeds)
+            d = os.path.join(case_dir, "tok")
+            if os.path.isdir(src):
+                shutil.copytree(src, d)
+            else:
+                os.makedirs(d)
+                shutil.copy(src, d)
+            target = rng.choice(sorted(os.listdir(d)))
+            p = os.path.join(d, target)
+            with open(p, "rb") as f:
+                b = f.read()
+            if target.endswith(".json") and rng.random() < 0.7:
+                obj, desc = mutate_json(rng, json.loads(b))
+                if rng.random() < 0.3:  # a second edit
+                    obj, d2 = mutate_json(rng, obj)
+                    desc += "; " + d2
+                m = json.dumps(obj, ensure_ascii=rng.random() < 0.5).encode()
+            else:
+                m, desc = mutate_bytes(rng, b)
+            with open(p, "wb") as f:
+                f.write(m)
+            if kind == "hf":
+                which = d if rng.random() < 0.5 else os.path.join(d, "tokenizer.json")
+            elif kind == "gpt2":
+                which = os.path.join(d, "encoder.json")
+            else:
+                which = p
+            counts[self.tokenizer_case("case %d: %s: %s %s" % (i, kind, target, desc), which)] += 1
+        sys.stderr.write("\nfuzz convert tokenizer: %d cases (seed %d): %d converted, %d clean errors, "
+                         "%d bugs\n" % (N, SEED, counts["ok"], counts["error"], counts["bug"]))
+        self.check(counts)
+
     def test_regressions(self):
         """Every input that found a converter bug (fuzz/regressions/convert/: a file, or a Hugging
         Face folder) converts or fails cleanly, for every output type."""
@@ -407,7 +534,8 @@ class FuzzConvert(unittest.TestCase):
         for fmt, path, msg in self.cli_samples:
             out_dir = tempfile.mkdtemp(dir=self.tmp)
             out = os.path.join(out_dir, "m.mlb")
-            r = subprocess.run([sys.executable, os.path.join(TOOLS, "convert.py"), path, out, "-q"],
+            flag = ["--tokenizer-only"] if fmt == "tokenizer" else []
+            r = subprocess.run([sys.executable, os.path.join(TOOLS, "convert.py")] + flag + [path, out, "-q"],
                                capture_output=True, text=True, timeout=120)
             err = r.stderr
             self.assertIn(r.returncode, (1, 2), "%s %s: %s" % (fmt, path, err))

@@ -1,0 +1,264 @@
+// ml_tokenize: encode text to token ids (or decode ids to text) with a tokenizer file of either
+// kind (docs/tokenizer-format.md), so outside tools can compare ids with their own tokenizers.
+// stdout carries only the result; errors go to stderr as one line; the exit status is the
+// ml_status of the failure (0 on success).
+#include <cerrno>
+#include <charconv>
+#include <ctime>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "native/cli.h"
+#include "runtime/error.h"
+#include "runtime/file_map.h"
+#include "runtime/ml.h"
+#include "runtime/tokenizer.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: ml_tokenize TOKENIZER [-i TEXT | -f FILE | --batch FILE] [--no-bos] [--no-special] [--decode]\n"
+    "\n"
+    "Encodes UTF-8 text with TOKENIZER, a byte-level BPE file (MLTK, written by tools/convert.py) or a\n"
+    "llama2.c tokenizer.bin (its vocabulary is the tokens it holds), and prints the token ids on one\n"
+    "line, separated by spaces (as llama.cpp's llama-tokenize --ids, without brackets).\n"
+    "\n"
+    "options:\n"
+    "  -i, --text TEXT   the text to encode\n"
+    "  -f, --file FILE   the text to encode is FILE's bytes (llama2.c: no NUL byte in it)\n"
+    "      --batch FILE  FILE holds texts separated by NUL bytes (n NULs: n + 1 texts, an empty file\n"
+    "                    is one empty text); prints one line of ids per text, in order\n"
+    "      --no-bos      do not put BOS first (default: llama2.c always; byte-level when the file's\n"
+    "                    add_bos flag says so)\n"
+    "      --no-special  byte-level: do not split special tokens (<|im_start|>, ...) out of the text:\n"
+    "                    encode them as plain text (added non-special tokens are always split out)\n"
+    "      --decode      the input is token ids (separated by spaces, commas or newlines) and the\n"
+    "                    output their text, byte for byte with no newline added; llama2.c: a leading\n"
+    "                    BOS is skipped. With --batch, each line of FILE is one text's ids and the\n"
+    "                    texts are printed separated by NUL bytes\n"
+    "      --time        print the encoding time (wall and CPU) to stderr\n"
+    "  -h, --help        this text\n"
+    "\n"
+    "Exit status: 0, or the ml_status code of the failure (1 I/O, 2 format, 4 memory, 6 bad argument,\n"
+    "e.g. text that is not valid UTF-8).\n";
+
+struct Args {
+  const char *tokenizer = nullptr, *text = nullptr, *file = nullptr, *batch = nullptr;
+  bool bos = true, special = true, decode = false, time = false;
+};
+
+int usage_error(const char *fmt, const char *a = "") {
+  std::fprintf(stderr, "ml_tokenize: ");
+  std::fprintf(stderr, fmt, a);
+  std::fprintf(stderr, " (ml_tokenize --help for usage)\n");
+  return ML_E_ARG;
+}
+
+int fail_status(ml_status s) {
+  std::fprintf(stderr, "ml_tokenize: %s\n", ml_last_error());
+  return s;
+}
+
+int parse_args(int argc, char **argv, Args *a) {
+  for (int i = 1; i < argc; ++i) {
+    const char *o = argv[i];
+    auto value = [&](const char **dst) {
+      if (i + 1 >= argc) return false;
+      *dst = argv[++i];
+      return true;
+    };
+    if (!std::strcmp(o, "-h") || !std::strcmp(o, "--help")) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (!std::strcmp(o, "--no-bos")) {
+      a->bos = false;
+    } else if (!std::strcmp(o, "--no-special")) {
+      a->special = false;
+    } else if (!std::strcmp(o, "--decode")) {
+      a->decode = true;
+    } else if (!std::strcmp(o, "--time")) {
+      a->time = true;
+    } else if (!std::strcmp(o, "-i") || !std::strcmp(o, "--text")) {
+      if (!value(&a->text)) return usage_error("option %s needs a value", o);
+    } else if (!std::strcmp(o, "-f") || !std::strcmp(o, "--file")) {
+      if (!value(&a->file)) return usage_error("option %s needs a value", o);
+    } else if (!std::strcmp(o, "--batch")) {
+      if (!value(&a->batch)) return usage_error("option %s needs a value", o);
+    } else if (o[0] == '-' && o[1] != '\0') {
+      return usage_error("unknown option %s", o);
+    } else if (!a->tokenizer) {
+      a->tokenizer = o;
+    } else {
+      return usage_error("unexpected argument %s", o);
+    }
+  }
+  if (!a->tokenizer) return usage_error("no tokenizer given");
+  if ((a->text != nullptr) + (a->file != nullptr) + (a->batch != nullptr) != 1)
+    return usage_error("give exactly one of -i TEXT, -f FILE, --batch FILE");
+  return -1;
+}
+
+bool read_all(const char *path, std::string *out) {
+  ml::FileMap f;
+  if (f.open(path, "input") != ML_OK) return false;
+  out->assign(reinterpret_cast<const char *>(f.data()), static_cast<size_t>(f.size()));
+  return true;
+}
+
+// Token ids from text: integers separated by spaces, tabs, commas (and newlines).
+int parse_ids(const std::string &s, int vocab, std::vector<int> *ids) {
+  ids->clear();
+  const char *p = s.c_str(), *end = p + s.size();
+  while (p < end) {
+    if (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '[' || *p == ']') {
+      ++p;
+      continue;
+    }
+    char *e = nullptr;
+    errno = 0;
+    const long v = std::strtol(p, &e, 10);
+    if (e == p || errno != 0 || v < 0 || v >= vocab) {
+      std::fprintf(stderr, "ml_tokenize: --decode: entry %zu (\"%.12s\") is not a token id in [0, %d)\n",
+                   ids->size() + 1, p, vocab);
+      return ML_E_ARG;
+    }
+    ids->push_back(static_cast<int>(v));
+    p = e;
+  }
+  return 0;
+}
+
+void append_text(const ml::Tokenizer &tok, const std::vector<int> &ids, std::string *out) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (tok.kind() == ml::Tokenizer::kByteLevel) {
+      size_t len = 0;
+      const char *b = tok.bpe().decode(ids[i], &len);
+      out->append(b, len);
+    } else {
+      if (i == 0 && ids[i] == 1) continue;  // BOS starts the text, it is not part of it
+      out->append(tok.decode(i > 0 ? ids[i - 1] : -1, ids[i]));
+    }
+  }
+}
+
+void append_ids(const int *ids, int n, std::string *out) {
+  char buf[16];
+  for (int i = 0; i < n; ++i) {
+    if (i) out->push_back(' ');
+    const auto r = std::to_chars(buf, buf + sizeof buf, ids[i]);
+    out->append(buf, static_cast<size_t>(r.ptr - buf));
+  }
+  out->push_back('\n');
+}
+
+bool write_out(const std::string &s) {
+  if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size() || std::fflush(stdout) != 0) {
+    std::fprintf(stderr, "ml_tokenize: writing the output failed: %s\n", std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" int ml_main(int argc, char **argv) {
+  Args a;
+  if (const int rc = parse_args(argc, argv, &a); rc >= 0) return rc;
+  try {
+    const double t0 = ml::cli::now_ms();
+    ml::FileMap f;
+    if (const ml_status s = f.open(a.tokenizer, "tokenizer")) return fail_status(s);
+    ml::Tokenizer tok;
+    if (const ml_status s = tok.load(f.data(), f.size(), 0, a.tokenizer)) return fail_status(s);
+    const double t_load = ml::cli::now_ms() - t0;
+
+    // The input texts.
+    std::vector<std::string> texts;
+    if (a.text) {
+      texts.emplace_back(a.text);
+    } else {
+      std::string all;
+      const char *path = a.file ? a.file : a.batch;
+      if (!read_all(path, &all)) return fail_status(ML_E_IO);
+      if (a.batch && !a.decode) {
+        size_t start = 0;
+        for (;;) {
+          const size_t z = all.find('\0', start);
+          texts.push_back(all.substr(start, z == std::string::npos ? std::string::npos : z - start));
+          if (z == std::string::npos) break;
+          start = z + 1;
+        }
+      } else if (a.batch) {  // --decode --batch: one text's ids per line
+        size_t start = 0;
+        while (start < all.size()) {
+          size_t nl = all.find('\n', start);
+          if (nl == std::string::npos) nl = all.size();
+          texts.push_back(all.substr(start, nl - start));
+          start = nl + 1;
+        }
+      } else {
+        const size_t z = all.find('\0');
+        if (z != std::string::npos && tok.kind() != ml::Tokenizer::kByteLevel) {
+          std::fprintf(stderr, "ml_tokenize: -f %s: byte %zu is NUL; a text cannot hold NUL (--batch separates texts by NUL)\n",
+                       path, z);
+          return ML_E_ARG;
+        }
+        texts.push_back(std::move(all));
+      }
+    }
+
+    std::string out;
+    if (a.decode) {
+      std::vector<int> ids;
+      for (size_t t = 0; t < texts.size(); ++t) {
+        if (const int rc = parse_ids(texts[t], tok.vocab(), &ids)) return rc;
+        if (a.batch && t > 0) out.push_back('\0');
+        append_text(tok, ids, &out);
+      }
+      return write_out(out) ? 0 : ML_E_IO;
+    }
+
+    std::vector<int> ids;
+    ml::BpeTokenizer &bpe = tok.bpe_mut();
+    size_t bytes = 0, n_total = 0;
+    const double t1 = ml::cli::now_ms();
+    const std::clock_t c1 = std::clock();
+    for (size_t t = 0; t < texts.size(); ++t) {
+      const std::string &text = texts[t];
+      int n = 0;
+      ml::clear_error();
+      ml_status s;
+      if (tok.kind() == ml::Tokenizer::kByteLevel) {  // the text may hold NUL bytes (-f)
+        s = bpe.encode(text.c_str(), text.size(), a.bos, a.special, &ids);
+        n = static_cast<int>(ids.size());
+      } else {
+        ids.resize(tok.max_tokens(text.size()));
+        s = tok.encode(text.c_str(), a.bos, a.special, ids.data(), static_cast<int>(ids.size()), &n);
+      }
+      if (s != ML_OK) {
+        if (texts.size() > 1) {
+          std::fprintf(stderr, "ml_tokenize: --batch text %zu: %s\n", t + 1, ml_last_error());
+          return s;
+        }
+        return fail_status(s);
+      }
+      append_ids(ids.data(), n, &out);
+      bytes += text.size();
+      n_total += static_cast<size_t>(n);
+    }
+    const double t_enc = ml::cli::now_ms() - t1;
+    const double c_enc = double(std::clock() - c1) * 1000.0 / CLOCKS_PER_SEC;  // CPU time: shared machines
+    if (!write_out(out)) return ML_E_IO;
+    if (a.time)
+      std::fprintf(stderr, "ml_tokenize: loaded %s in %.1f ms; encoded %zu bytes in %zu text%s to %zu tokens in %.1f ms, "
+                   "%.1f ms of CPU (%.2f MB/s of CPU)\n",
+                   a.tokenizer, t_load, bytes, texts.size(), texts.size() == 1 ? "" : "s", n_total, t_enc, c_enc,
+                   c_enc > 0 ? bytes / c_enc / 1000.0 : 0.0);
+    return 0;
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "ml_tokenize: out of memory\n");
+    return ML_E_NOMEM;
+  }
+}

@@ -1,0 +1,1225 @@
+#!/usr/bin/env python3
+"""Byte-level BPE tokenizers (GPT-2 style: Qwen2, SmolLM2, Llama 3, GPT-2) for tools/convert.py.
+
+Standard library only.
+
+- `from_tokenizer_json(path)`, `from_hf_folder(folder)`: a Hugging Face `tokenizer.json` (with
+  `tokenizer_config.json`, `generation_config.json`, `config.json`, `chat_template.jinja` beside
+  it when present).
+- `from_gguf_metadata(md, where)`: GGUF `tokenizer.ggml.model = "gpt2"` metadata (tools/gguf.py's
+  parsed dict).
+- `from_gpt2_files(encoder_json, vocab_bpe)`: OpenAI's GPT-2 `encoder.json` + `vocab.bpe`.
+- `Vocab.to_mltk()` / `read_mltk(data)`: the `MLTK` version 1 file (docs/tokenizer-format.md).
+- `Vocab.encode(text)` / `Vocab.decode(ids)`: a naive reference encoder (O(n^2) BPE per
+  pre-token, pre-tokenizers written out over unicodedata), used by the tests and as a second
+  implementation to compare the C++ runtime against.
+- `gguf_metadata(vocab)`: the GGUF metadata llama.cpp's converter would write for a vocabulary.
+- `train(texts, n_merges, ...)`: a small BPE trainer (tests: a vocabulary with SmolLM2's schema).
+
+Anything the MLTK format cannot represent (another pre-tokenizer regex, a Unigram/WordPiece
+model, byte_fallback, a normalizer other than NFC, a decoder other than ByteLevel, a
+post-processor that appends tokens, ...) raises BpeError with one line naming it.
+
+Facts used: GPT-2's byte-to-unicode table (printable bytes 33-126, 161-172, 174-255 stand for
+themselves, the other 68 bytes map to U+0100 upwards in byte order); Hugging Face tokenizers'
+tokenizer.json schema; llama.cpp's GGUF token types (1 normal, 2 unknown, 3 control, 4 user
+defined, 5 unused, 6 byte) and its pre-tokenizer names (llama-bpe: ignore_merges and add_bos by
+default).
+"""
+import heapq
+import json
+import os
+import struct
+import sys
+import unicodedata
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+try:  # an MlbError when numpy (and so tools/mlb.py) is there: convert.py's one-line handling
+    from mlb import MlbError as _ErrorBase
+except ImportError:  # standard library only
+    class _ErrorBase(Exception):
+        exit_code = 1
+        MAX_MESSAGE = 600
+
+        def __init__(self, message=""):
+            text = str(message)
+            if any(ord(c) < 32 or ord(c) == 127 for c in text):
+                text = "".join(c if 32 <= ord(c) != 127 else "\\x%02x" % ord(c) for c in text)
+            if len(text) > self.MAX_MESSAGE:
+                half = self.MAX_MESSAGE // 2
+                text = "%s ... [%d characters] ... %s" % (text[:half], len(text) - 2 * half,
+                                                          text[-half:])
+            super().__init__(text)
+
+
+class BpeError(_ErrorBase):
+    """A tokenizer that cannot be read or represented (one line)."""
+
+
+MAGIC = b"MLTK"
+VERSION = 1
+HEADER = struct.Struct("<4sIIIBBBBiiiiII20s")  # 64 bytes
+assert HEADER.size == 64
+
+PRE_GPT2, PRE_LLAMA3, PRE_QWEN2, PRE_SMOLLM = range(4)
+PRE_NAMES = ("gpt2", "llama3", "qwen2", "smollm")
+NORM_NONE, NORM_NFC = 0, 1
+KIND_NORMAL, KIND_SPECIAL, KIND_ADDED, KIND_ABSENT = range(4)
+FLAG_ADD_BOS, FLAG_IGNORE_MERGES = 1, 2
+MAX_TOKENS = 1 << 24
+MAX_STOP = 64
+MAX_TEMPLATE = 1 << 20
+
+# The pre-tokenizer regexes of the families, exactly as tokenizer.json files spell them.
+GPT2_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
+                r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"
+               r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+SPLIT_REGEXES = {LLAMA3_REGEX: PRE_LLAMA3, QWEN2_REGEX: PRE_QWEN2}
+
+# GGUF tokenizer.ggml.pre names (llama.cpp) whose regex is one of ours.
+GGUF_PRE = {"gpt-2": PRE_GPT2, "llama-bpe": PRE_LLAMA3, "llama3": PRE_LLAMA3,
+            "llama-v3": PRE_LLAMA3, "qwen2": PRE_QWEN2, "smollm": PRE_SMOLLM}
+GGUF_PRE_OUT = {PRE_GPT2: "gpt-2", PRE_LLAMA3: "llama-bpe", PRE_QWEN2: "qwen2",
+                PRE_SMOLLM: "smollm"}
+# GGUF token types
+GT_NORMAL, GT_UNKNOWN, GT_CONTROL, GT_USER_DEFINED, GT_UNUSED, GT_BYTE = 1, 2, 3, 4, 5, 6
+
+# End-of-turn tokens, in order of preference, when a tokenizer does not name one.
+EOT_NAMES = ("<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<EOT>",
+             "<end_of_utterance>")
+
+
+# ------------------------------------------------------------------ GPT-2's byte <-> unicode
+
+def _byte_chars():
+    keep = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+    table, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            table[b] = chr(b)
+        else:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return table
+
+
+BYTE_TO_CHAR = _byte_chars()
+CHAR_TO_BYTE = {c: b for b, c in BYTE_TO_CHAR.items()}
+
+
+def unmap(s):
+    """Bytes of a byte-level vocabulary string, or None when a character is not in the table."""
+    try:
+        return bytes(CHAR_TO_BYTE[c] for c in s)
+    except KeyError:
+        return None
+
+
+def remap(b):
+    return "".join(BYTE_TO_CHAR[x] for x in b)
+
+
+def _show(s, n=60):
+    if isinstance(s, (bytes, bytearray)):
+        s = bytes(s).decode("utf-8", "backslashreplace")
+    elif not isinstance(s, str):
+        return repr(s)[:n]
+    r = repr(s)
+    return r if len(r) <= n else r[:n - 4] + "...'"
+
+
+# ---------------------------------------------------------------------------- the vocabulary
+
+class Vocab:
+    """A byte-level BPE tokenizer as MLTK stores it. tokens: [(kind, bytes)] in id order;
+    merges: [(left, right, result)] in rank order; stops: [id]; template: str."""
+
+    def __init__(self, tokens, merges, pre, normalizer=NORM_NONE, add_bos=False,
+                 ignore_merges=False, bos=-1, eos=-1, eot=-1, pad=-1, stops=(), template=""):
+        self.tokens, self.merges = tokens, merges
+        self.pre, self.normalizer = pre, normalizer
+        self.add_bos, self.ignore_merges = bool(add_bos), bool(ignore_merges)
+        self.bos, self.eos, self.eot, self.pad = bos, eos, eot, pad
+        self.stops, self.template = list(stops), template or ""
+        self._enc = None
+
+    def describe(self):
+        n_special = sum(1 for k, _ in self.tokens if k == KIND_SPECIAL)
+        n_added = sum(1 for k, _ in self.tokens if k == KIND_ADDED)
+        return ("byte-level BPE: %d tokens (%d special, %d added), %d merges, pre-tokenizer %s%s"
+                % (len(self.tokens), n_special, n_added, len(self.merges), PRE_NAMES[self.pre],
+                   ", NFC" if self.normalizer == NORM_NFC else ""))
+
+    # -- checks of docs/tokenizer-format.md, before anything is written
+    def validate(self, where="tokenizer"):
+        n = len(self.tokens)
+        if not 1 <= n <= MAX_TOKENS:
+            raise BpeError("%s: %d tokens (the format holds 1 to 2^24)" % (where, n))
+        if self.pre not in range(4) or self.normalizer not in (0, 1):
+            raise BpeError("%s: internal: pre-tokenizer %r normalizer %r"
+                           % (where, self.pre, self.normalizer))
+        normal = {}
+        for i, (kind, b) in enumerate(self.tokens):
+            if kind == KIND_ABSENT:
+                if b:
+                    raise BpeError("%s: internal: absent token %d has bytes" % (where, i))
+                continue
+            if not b:
+                raise BpeError("%s: token %d is empty" % (where, i))
+            if len(b) > 65535:
+                raise BpeError("%s: token %d is %d bytes long (at most 65535)" % (where, i, len(b)))
+            if kind == KIND_NORMAL:
+                if b in normal:
+                    raise BpeError("%s: tokens %d and %d are the same bytes %s"
+                                   % (where, normal[b], i, _show(b)))
+                normal[b] = i
+            elif kind not in (KIND_SPECIAL, KIND_ADDED):
+                raise BpeError("%s: internal: token %d kind %r" % (where, i, kind))
+            else:
+                try:
+                    b.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise BpeError("%s: special/added token %d is not valid UTF-8" % (where, i))
+        for x in range(256):
+            if bytes([x]) not in normal:
+                raise BpeError("%s: no token for the byte 0x%02x (a byte-level BPE vocabulary has "
+                               "all 256)" % (where, x))
+        toks = self.tokens
+        for r, (a, b, c) in enumerate(self.merges):
+            if a < 0 or b < 0 or c < 0 or max(a, b, c) >= n:
+                raise BpeError("%s: merge %d uses id %d, outside the %d tokens"
+                               % (where, r, min(a, b, c) if min(a, b, c) < 0 else max(a, b, c), n))
+            (ka, ba), (kb, bb), (kc, bc) = toks[a], toks[b], toks[c]
+            if ka or kb or kc:
+                raise BpeError("%s: merge %d uses id %d, which is not a vocabulary token"
+                               % (where, r, a if ka else b if kb else c))
+            if ba + bb != bc:
+                raise BpeError("%s: merge %d: %s + %s is not %s"
+                               % (where, r, _show(ba), _show(bb), _show(bc)))
+        for name in ("bos", "eos", "eot", "pad"):
+            v = getattr(self, name)
+            if not -1 <= v < n:
+                raise BpeError("%s: %s id %d is outside the %d tokens" % (where, name, v, n))
+        if self.add_bos and self.bos < 0:
+            raise BpeError("%s: add_bos is set but there is no BOS token" % where)
+        if len(self.stops) > MAX_STOP:
+            raise BpeError("%s: %d stop ids (at most %d)" % (where, len(self.stops), MAX_STOP))
+        for s in self.stops:
+            if not 0 <= s < n:
+                raise BpeError("%s: stop id %d is outside the %d tokens" % (where, s, n))
+        if len(self.template.encode("utf-8")) > MAX_TEMPLATE:
+            raise BpeError("%s: the chat template is %d bytes (at most 2^20)"
+                           % (where, len(self.template.encode("utf-8"))))
+        self._valid = True
+        return self
+
+    def to_mltk(self):
+        """The MLTK version 1 file (docs/tokenizer-format.md)."""
+        if not getattr(self, "_valid", False):
+            self.validate()
+        tmpl = self.template.encode("utf-8")
+        flags = (FLAG_ADD_BOS if self.add_bos else 0) | (FLAG_IGNORE_MERGES if self.ignore_merges else 0)
+        out = [HEADER.pack(MAGIC, VERSION, len(self.tokens), len(self.merges), self.pre,
+                           self.normalizer, flags, 0, self.bos, self.eos, self.eot, self.pad,
+                           len(self.stops), len(tmpl), bytes(20))]
+        for kind, b in self.tokens:
+            out.append(struct.pack("<BH", kind, len(b)))
+            out.append(b)
+        m = struct.Struct("<iii")
+        out.extend(m.pack(*t) for t in self.merges)
+        out.extend(struct.pack("<i", s) for s in self.stops)
+        out.append(tmpl)
+        return b"".join(out)
+
+    # -- the naive reference encoder / decoder
+    def _encoder(self):
+        if self._enc is None:
+            byte_id, normal = {}, {}
+            for i, (kind, b) in enumerate(self.tokens):
+                if kind == KIND_NORMAL:
+                    normal[b] = i
+                    if len(b) == 1:
+                        byte_id[b[0]] = i
+            ranks = {}
+            for r, (a, b, c) in enumerate(self.merges):
+                ranks[(a, b)] = (r, c)  # a repeated pair: the later rank wins (as Hugging Face)
+            specials = [(b.decode("utf-8"), i, kind) for i, (kind, b) in enumerate(self.tokens)
+                        if kind in (KIND_SPECIAL, KIND_ADDED)]
+            self._enc = (byte_id, normal, ranks, specials)
+        return self._enc
+
+    def bpe(self, piece):
+        """Token ids of one pre-token (bytes): merges by rank, leftmost first among equals."""
+        byte_id, normal, ranks, _ = self._encoder()
+        if self.ignore_merges and piece in normal:
+            return [normal[piece]]
+        ids = [byte_id[x] for x in piece]
+        while len(ids) > 1:
+            best, at = None, -1
+            for j in range(len(ids) - 1):
+                r = ranks.get((ids[j], ids[j + 1]))
+                if r is not None and (best is None or r[0] < best[0]):
+                    best, at = r, j
+            if best is None:
+                break
+            ids[at:at + 2] = [best[1]]
+        return ids
+
+    def split_special(self, text, parse_special=True):
+        """[(text, None) | (None, id)]: added tokens (kind 2) always, special tokens (kind 1) when
+        parse_special, leftmost-longest."""
+        specials = [(s, i) for s, i, kind in self._encoder()[3]
+                    if kind == KIND_ADDED or parse_special]
+        if not specials:
+            return [(text, None)] if text else []
+        by_first = {}
+        for s, i in specials:
+            by_first.setdefault(s[0], []).append((s, i))
+        for v in by_first.values():
+            v.sort(key=lambda x: -len(x[0]))
+        out, start, pos = [], 0, 0
+        while pos < len(text):
+            hit = None
+            for s, i in by_first.get(text[pos], ()):
+                if text.startswith(s, pos):
+                    hit = (s, i)
+                    break
+            if hit is None:
+                pos += 1
+                continue
+            if pos > start:
+                out.append((text[start:pos], None))
+            out.append((None, hit[1]))
+            pos += len(hit[0])
+            start = pos
+        if start < len(text):
+            out.append((text[start:], None))
+        return out
+
+    def encode(self, text, add_bos=False, parse_special=True):
+        """Token ids of text (str). Added/special tokens are split out of the raw text first,
+        then each piece between them is normalized (NFC when declared), pre-tokenized and BPE'd
+        (as Hugging Face tokenizers do for tokens with normalized = false)."""
+        ids = [self.bos] if add_bos and self.add_bos and self.bos >= 0 else []
+        for seg, tid in self.split_special(text, parse_special):
+            if tid is not None:
+                ids.append(tid)
+                continue
+            if self.normalizer == NORM_NFC:
+                seg = unicodedata.normalize("NFC", seg)
+            for piece in pretokenize(self.pre, seg):
+                ids.extend(self.bpe(piece.encode("utf-8")))
+        return ids
+
+    def token_bytes(self, i):
+        return self.tokens[i][1] if 0 <= i < len(self.tokens) else b""
+
+    def decode(self, ids):
+        """Bytes of the ids (absent ids and ids past the tokenizer: nothing)."""
+        return b"".join(self.token_bytes(i) for i in ids)
+
+
+# ----------------------------------------------------------------- pre-tokenizers, by hand
+
+# \s of the regexes: Unicode White_Space (Oniguruma's and the Rust regex crate's \s)
+WHITE_SPACE = frozenset([0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0x85, 0xA0, 0x1680, 0x2028, 0x2029,
+                         0x202F, 0x205F, 0x3000] + list(range(0x2000, 0x200B)))
+
+
+def _cls(c):
+    """'s' white space, 'L' letter, 'N' number, 'o' anything else."""
+    o = ord(c)
+    if o in WHITE_SPACE:
+        return "s"
+    cat = unicodedata.category(c)[0]
+    return cat if cat in "LN" else "o"
+
+
+def _contraction(t, i, ignore_case):
+    if t[i] != "'" or i + 1 >= len(t):
+        return 0
+    nxt = t[i + 1:i + 3]
+    if ignore_case:
+        nxt = "".join(c.lower() if c in "SsTtRrEeVvMmLlDd" else "#" for c in nxt)
+    if nxt[:2] in ("re", "ve", "ll"):
+        return 3
+    if nxt[:1] in ("s", "t", "m", "d"):
+        return 2
+    return 0
+
+
+def _run(k, i, cls):
+    n = len(k)
+    j = i
+    while j < n and k[j] == cls:
+        j += 1
+    return j
+
+
+def _ws_tail(t, k, i):
+    """\\s+(?!\\S)|\\s+ at i (k[i] == 's'): the end of the match."""
+    j = _run(k, i, "s")
+    if j == len(t) or j - i == 1:
+        return j
+    return j - 1
+
+
+def _gpt2(t):
+    k = [_cls(c) for c in t]
+    n, i, out = len(t), 0, []
+    while i < n:
+        j = _contraction(t, i, False)
+        if j:
+            j += i
+        elif t[i] == " " and i + 1 < n and k[i + 1] != "s":  # ' ?\p{L}+' ' ?\p{N}+' ' ?[^...]+'
+            j = _run(k, i + 1, k[i + 1])
+        elif k[i] != "s":
+            j = _run(k, i, k[i])
+        else:  # white space
+            j = _ws_tail(t, k, i)
+        out.append(t[i:j])
+        i = j
+    return out
+
+
+def _llama3(t, max_digits):
+    k = [_cls(c) for c in t]
+    n, i, out = len(t), 0, []
+    while i < n:
+        j = _contraction(t, i, True)
+        if j:
+            j += i
+        elif k[i] == "L":
+            j = _run(k, i, "L")
+        elif t[i] not in "\r\n" and k[i] != "N" and i + 1 < n and k[i + 1] == "L":
+            j = _run(k, i + 1, "L")
+        elif k[i] == "N":
+            j = i + 1
+            while j < n and j - i < max_digits and k[j] == "N":
+                j += 1
+        elif k[i] == "o" or (t[i] == " " and i + 1 < n and k[i + 1] == "o"):
+            j = _run(k, i + 1 if k[i] != "o" else i, "o")
+            while j < n and t[j] in "\r\n":
+                j += 1
+        else:  # white space
+            e = _run(k, i, "s")
+            last = max((p for p in range(i, e) if t[p] in "\r\n"), default=-1)
+            j = last + 1 if last >= 0 else _ws_tail(t, k, i)
+        out.append(t[i:j])
+        i = j
+    return out
+
+
+def _smollm(t):
+    out, start = [], 0
+    for p, c in enumerate(t):
+        if unicodedata.category(c)[0] == "N":
+            if p > start:
+                out.extend(_gpt2(t[start:p]))
+            out.append(c)
+            start = p + 1
+    if start < len(t):
+        out.extend(_gpt2(t[start:]))
+    return out
+
+
+def pretokenize(pre, text):
+    """The pre-tokens (str) of text for pre-tokenizer kind `pre`; they tile text exactly."""
+    if pre == PRE_GPT2:
+        return _gpt2(text)
+    if pre == PRE_LLAMA3:
+        return _llama3(text, 3)
+    if pre == PRE_QWEN2:
+        return _llama3(text, 1)
+    return _smollm(text)
+
+
+# ---------------------------------------------------------------------------- MLTK reading
+
+def read_mltk(data, where="MLTK file"):
+    """A Vocab from MLTK bytes, every field validated."""
+    if len(data) < HEADER.size:
+        raise BpeError("%s: %d bytes, too short for the 64-byte MLTK header" % (where, len(data)))
+    (magic, version, n_tok, n_merge, pre, norm, flags, res0, bos, eos, eot, pad, n_stop, n_tmpl,
+     res) = HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise BpeError("%s: not an MLTK file (magic %r)" % (where, magic))
+    if version != VERSION:
+        raise BpeError("%s: MLTK version %d (this reader knows version 1)" % (where, version))
+    if pre > 3 or norm > 1 or flags & ~3 or res0 or any(res):
+        raise BpeError("%s: bad header (pre-tokenizer %d, normalizer %d, flags %d)"
+                       % (where, pre, norm, flags))
+    if not 1 <= n_tok <= MAX_TOKENS or n_stop > MAX_STOP or n_tmpl > MAX_TEMPLATE:
+        raise BpeError("%s: bad header counts (tokens %d, stops %d, template %d)"
+                       % (where, n_tok, n_stop, n_tmpl))
+    off, tokens = HEADER.size, []
+    for i in range(n_tok):
+        if off + 3 > len(data):
+            raise BpeError("%s: truncated in token %d" % (where, i))
+        kind, ln = struct.unpack_from("<BH", data, off)
+        off += 3
+        if kind > 3 or (kind == KIND_ABSENT) != (ln == 0) or off + ln > len(data):
+            raise BpeError("%s: token %d: kind %d length %d" % (where, i, kind, ln))
+        tokens.append((kind, bytes(data[off:off + ln])))
+        off += ln
+    need = off + 12 * n_merge + 4 * n_stop + n_tmpl
+    if need != len(data):
+        raise BpeError("%s: the sections end at byte %d but the file has %d"
+                       % (where, need, len(data)))
+    merges = [struct.unpack_from("<iii", data, off + 12 * r) for r in range(n_merge)]
+    off += 12 * n_merge
+    stops = list(struct.unpack_from("<%di" % n_stop, data, off))
+    off += 4 * n_stop
+    try:
+        tmpl = bytes(data[off:off + n_tmpl]).decode("utf-8")
+    except UnicodeDecodeError:
+        raise BpeError("%s: the chat template is not UTF-8" % where)
+    v = Vocab(tokens, merges, pre, norm, flags & 1, flags & 2, bos, eos, eot, pad, stops, tmpl)
+    return v.validate(where)
+
+
+def is_mltk(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == MAGIC
+    except OSError:
+        return False
+
+
+# --------------------------------------------------------------------- building a vocabulary
+
+def _find_eot(content_ids, kinds):
+    for name in EOT_NAMES:
+        i = content_ids.get(name)
+        if i is not None and kinds[i] == KIND_SPECIAL:
+            return i
+    return -1
+
+
+def build(where, vocab, merges, added, pre, normalizer=NORM_NONE, add_bos=None,
+          ignore_merges=False, bos=None, eos=None, eot=None, pad=None, stop_ids=(),
+          template="", n_tokens=None):
+    """A Vocab from byte-level strings.
+
+    vocab: {byte-level string: id} (the BPE model's vocabulary); merges: [(left, right)] as
+    byte-level strings; added: [(id, content, special)]; bos/eos/pad: a token content (str), an
+    id (int) or None; stop_ids: ids that end generation (eos/eot among them are dropped)."""
+    ids = {}
+    for s, i in vocab.items():
+        if not isinstance(s, str) or isinstance(i, bool) or not isinstance(i, int):
+            raise BpeError("%s: vocabulary entry %s: %r is not a token id" % (where, _show(str(s)), i))
+        if not 0 <= i < MAX_TOKENS:
+            raise BpeError("%s: vocabulary entry %s has id %d (outside [0, 2^24))"
+                           % (where, _show(s), i))
+        if i in ids:
+            raise BpeError("%s: id %d is given to %s and to %s" % (where, i, _show(ids[i]), _show(s)))
+        ids[i] = s
+    added_by_id = {}
+    for i, content, special in added:
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < MAX_TOKENS:
+            raise BpeError("%s: added token %s has id %r" % (where, _show(str(content)), i))
+        if not isinstance(content, str) or not content:
+            raise BpeError("%s: added token %d has no content" % (where, i))
+        if i in added_by_id and added_by_id[i][0] != content:
+            raise BpeError("%s: added tokens %s and %s share id %d"
+                           % (where, _show(added_by_id[i][0]), _show(content), i))
+        if i in ids and ids[i] != content:
+            raise BpeError("%s: added token %s has id %d, which the vocabulary gives to %s"
+                           % (where, _show(content), i, _show(ids[i])))
+        added_by_id[i] = (content, bool(special))
+    n = max(list(ids) + list(added_by_id) + [-1]) + 1 if n_tokens is None else n_tokens
+    if n == 0:
+        raise BpeError("%s: the vocabulary is empty" % where)
+    if n > MAX_TOKENS:
+        raise BpeError("%s: %d tokens (the format holds at most 2^24)" % (where, n))
+    tokens = [(KIND_ABSENT, b"")] * n
+    for i, s in ids.items():
+        if i >= n:
+            raise BpeError("%s: token id %d is past the %d tokens" % (where, i, n))
+        if i in added_by_id:
+            continue
+        b = unmap(s)
+        if b is None:
+            raise BpeError("%s: vocabulary entry %s (id %d) is not a byte-level string (a character "
+                           "outside GPT-2's byte-to-unicode table)" % (where, _show(s), i))
+        if not b:
+            raise BpeError("%s: vocabulary entry %d is empty" % (where, i))
+        tokens[i] = (KIND_NORMAL, b)
+    for i, (content, special) in added_by_id.items():
+        if i >= n:
+            raise BpeError("%s: added token id %d is past the %d tokens" % (where, i, n))
+        tokens[i] = (KIND_SPECIAL if special else KIND_ADDED, content.encode("utf-8"))
+    string_id = {s: i for i, s in ids.items()}
+    out_merges = []
+    seen = {}
+    kinds = [k for k, _ in tokens]
+    for r, (a, b) in enumerate(merges):
+        ia, ib, ic = string_id.get(a), string_id.get(b), string_id.get(a + b)
+        if ia is None or ib is None or ic is None or kinds[ia] or kinds[ib] or kinds[ic]:
+            for s, x in ((a, ia), (b, ib), (a + b, ic)):
+                if x is None:
+                    raise BpeError("%s: merge %d (%s %s): %s is not in the vocabulary"
+                                   % (where, r, _show(a), _show(b), _show(s)))
+                if kinds[x] != KIND_NORMAL:
+                    raise BpeError("%s: merge %d (%s %s) involves the added token %s"
+                                   % (where, r, _show(a), _show(b), _show(s)))
+        key = (ia, ib)
+        if key in seen:  # Hugging Face keeps the later rank of a repeated merge
+            out_merges[seen[key]] = None
+        seen[key] = len(out_merges)
+        out_merges.append((ia, ib, ic))
+    out_merges = [m for m in out_merges if m is not None]
+
+    content_ids = {}
+    for i, (k, b) in enumerate(tokens):
+        if k in (KIND_SPECIAL, KIND_ADDED):
+            content_ids.setdefault(b.decode("utf-8"), i)
+
+    def resolve(what, v):
+        if v is None:
+            return -1
+        if isinstance(v, bool):
+            raise BpeError("%s: %s token %r is not a token" % (where, what, v))
+        if isinstance(v, int):
+            if not 0 <= v < n:
+                raise BpeError("%s: %s id %d is outside the %d tokens" % (where, what, v, n))
+            return v
+        if not isinstance(v, str):
+            raise BpeError("%s: %s token %s is not a token" % (where, what, _show(v)))
+        if v in content_ids:
+            return content_ids[v]
+        if v in string_id:
+            return string_id[v]
+        raise BpeError("%s: %s token %s is not in the vocabulary" % (where, what, _show(v)))
+
+    bos_id, eos_id, pad_id = resolve("BOS", bos), resolve("EOS", eos), resolve("PAD", pad)
+    kinds = [k for k, _ in tokens]
+    eot_id = resolve("EOT", eot) if eot is not None else _find_eot(content_ids, kinds)
+    stops = []
+    for s in stop_ids:
+        s = resolve("stop", s)
+        if s not in (eos_id, eot_id) and s not in stops:
+            stops.append(s)
+    if add_bos and bos_id < 0:
+        raise BpeError("%s: add_bos_token is true but there is no BOS token" % where)
+    v = Vocab(tokens, out_merges, pre, normalizer, bool(add_bos), ignore_merges, bos_id, eos_id,
+              eot_id, pad_id, stops, template)
+    return v.validate(where)
+
+
+# ------------------------------------------------------------------------- tokenizer.json
+
+def _load_json(path, what=None):
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise BpeError("%s: no such file" % path)
+    except IsADirectoryError:
+        raise BpeError("%s: is a directory" % path)
+    except OSError as e:
+        raise BpeError("cannot read %s: %s" % (path, e.strerror or e))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BpeError("%s: not UTF-8 (byte %d)" % (path, e.start))
+    if text.startswith("\ufeff"):
+        text = text[1:]
+
+    def no_constants(c):
+        raise ValueError("%s is not JSON" % c)
+
+    try:
+        return json.loads(text, parse_constant=no_constants)
+    except RecursionError:
+        raise BpeError("%s: invalid JSON: nested too deeply" % path)
+    except ValueError as e:
+        raise BpeError("%s: invalid JSON%s: %s" % (path, " (%s)" % what if what else "",
+                                                  str(e).splitlines()[0]))
+
+
+def _obj(v, where, what):
+    if not isinstance(v, dict):
+        raise BpeError("%s: %s is not a JSON object" % (where, what))
+    return v
+
+
+def _type(v):
+    return v.get("type") if isinstance(v, dict) else None
+
+
+def _describe(node):
+    """A short name of a tokenizer.json component: Split(regex ...), Sequence[A, B]."""
+    if node is None:
+        return "none"
+    if not isinstance(node, dict):
+        return "%s" % type(node).__name__
+    t = node.get("type")
+    if t == "Sequence":
+        items = None
+        for k in ("pretokenizers", "normalizers", "decoders", "processors"):
+            if isinstance(node.get(k), list):
+                items = node[k]
+        if items is not None:
+            return "Sequence[%s]" % ", ".join(_describe(x) for x in items)
+    if t == "Split":
+        pat = node.get("pattern")
+        if isinstance(pat, dict) and "Regex" in pat:
+            return "Split(regex %s)" % json.dumps(pat["Regex"], ensure_ascii=False)
+        if isinstance(pat, dict) and "String" in pat:
+            return "Split(string %s)" % json.dumps(pat["String"], ensure_ascii=False)
+    if t == "ByteLevel":
+        return "ByteLevel(add_prefix_space=%s, use_regex=%s)" % (
+            json.dumps(node.get("add_prefix_space")), json.dumps(node.get("use_regex", True)))
+    if t == "Digits":
+        return "Digits(individual_digits=%s)" % json.dumps(node.get("individual_digits"))
+    return str(t)
+
+
+def _byte_level(node, use_regex):
+    """A ByteLevel pre-tokenizer with add_prefix_space false and the given use_regex."""
+    return (_type(node) == "ByteLevel" and node.get("add_prefix_space", False) is False
+            and node.get("use_regex", True) is use_regex)
+
+
+def pre_tokenizer_kind(pt, where):
+    """Our pre-tokenizer kind for a tokenizer.json pre_tokenizer, or BpeError naming it."""
+    items = pt.get("pretokenizers") if _type(pt) == "Sequence" else [pt]
+    if isinstance(items, list):
+        if len(items) == 1 and _byte_level(items[0], True):
+            return PRE_GPT2
+        if len(items) == 2 and _byte_level(items[1], False) and _type(items[0]) == "Split":
+            sp = items[0]
+            pat = sp.get("pattern")
+            if (isinstance(pat, dict) and list(pat) == ["Regex"] and pat["Regex"] in SPLIT_REGEXES
+                    and sp.get("behavior") == "Isolated" and sp.get("invert", False) is False):
+                return SPLIT_REGEXES[pat["Regex"]]
+        if (len(items) == 2 and _type(items[0]) == "Digits"
+                and items[0].get("individual_digits") is True and _byte_level(items[1], True)):
+            return PRE_SMOLLM
+    raise BpeError("%s: pre-tokenizer %s is not one this runtime implements (GPT-2's ByteLevel, "
+                   "Llama 3's or Qwen2's Split regex + ByteLevel, SmolLM2's Digits + ByteLevel)"
+                   % (where, _describe(pt)))
+
+
+def _normalizer(node, where):
+    if node is None:
+        return NORM_NONE
+    items = node.get("normalizers") if _type(node) == "Sequence" else [node]
+    if isinstance(items, list):
+        types = [_type(x) for x in items]
+        if types == []:
+            return NORM_NONE
+        if types == ["NFC"]:
+            return NORM_NFC
+    raise BpeError("%s: normalizer %s is not supported (none or NFC are)" % (where, _describe(node)))
+
+
+def _decoder(node, where):
+    items = node.get("decoders") if _type(node) == "Sequence" else [node]
+    if isinstance(items, list) and len(items) == 1 and _type(items[0]) == "ByteLevel":
+        return
+    raise BpeError("%s: decoder %s is not supported (ByteLevel is)" % (where, _describe(node)))
+
+
+def _post_processor(node, where):
+    """BOS content that the post-processor puts first, or None."""
+    if node is None:
+        return None
+    items = node.get("processors") if _type(node) == "Sequence" else [node]
+    if not isinstance(items, list):
+        raise BpeError("%s: post-processor %s is not supported" % (where, _describe(node)))
+    bos = None
+    for p in items:
+        t = _type(p)
+        if t == "ByteLevel":
+            continue
+        if t != "TemplateProcessing":
+            raise BpeError("%s: post-processor %s is not supported (ByteLevel and TemplateProcessing "
+                           "are)" % (where, _describe(node)))
+        single = p.get("single")
+        if not isinstance(single, list):
+            raise BpeError("%s: TemplateProcessing without a 'single' template" % where)
+        before, seen_a, after = [], False, []
+        for item in single:
+            if isinstance(item, dict) and "Sequence" in item:
+                seen_a = True
+            elif isinstance(item, dict) and isinstance(item.get("SpecialToken"), dict):
+                (after if seen_a else before).append(item["SpecialToken"].get("id"))
+            else:
+                raise BpeError("%s: TemplateProcessing item %s is not understood"
+                               % (where, json.dumps(item)[:80]))
+        if after or len(before) > 1:
+            raise BpeError("%s: post-processor TemplateProcessing adds %s; only one BOS token "
+                           "before the text is supported"
+                           % (where, ", ".join(map(str, before + ["$A"] + after))))
+        if before:
+            name = before[0]
+            st = p.get("special_tokens")
+            if isinstance(st, dict) and isinstance(st.get(name), dict):
+                tids = st[name].get("ids")
+                if isinstance(tids, list) and len(tids) == 1:
+                    return tids[0]
+            bos = name
+    return bos
+
+
+def _token_content(v):
+    """A tokenizer_config token value: a string, an AddedToken dict, or None."""
+    if isinstance(v, dict):
+        v = v.get("content")
+    return v if isinstance(v, str) else None
+
+
+def _chat_template(cfg, folder):
+    t = cfg.get("chat_template") if isinstance(cfg, dict) else None
+    if isinstance(t, list):  # [{"name": ..., "template": ...}]
+        named = {x.get("name"): x.get("template") for x in t if isinstance(x, dict)}
+        t = named.get("default", next(iter(named.values()), None))
+    if not isinstance(t, str) and folder:
+        p = os.path.join(folder, "chat_template.jinja")
+        if os.path.isfile(p):
+            try:
+                with open(p, "rb") as f:
+                    t = f.read().decode("utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise BpeError("%s: cannot read: %s" % (p, e))
+    return t if isinstance(t, str) else ""
+
+
+def from_tokenizer_json(path, folder=None):
+    """Vocab of a Hugging Face tokenizer.json; folder: where tokenizer_config.json,
+    generation_config.json, config.json and chat_template.jinja are looked for (default: the
+    file's own folder)."""
+    if folder is None:
+        folder = os.path.dirname(os.path.abspath(path))
+    j = _obj(_load_json(path), path, "the document")
+    where = path
+    model = _obj(j.get("model"), where, "model")
+    mt = model.get("type", "BPE" if "merges" in model else None)
+    if mt != "BPE":
+        what = {"Unigram": " (SentencePiece unigram)", "WordPiece": " (BERT)"}.get(mt, "")
+        raise BpeError("%s: model type %s%s is not a byte-level BPE" % (where, mt, what))
+    if model.get("byte_fallback"):
+        raise BpeError("%s: a BPE model with byte_fallback (SentencePiece style, <0x..> byte "
+                       "tokens) is not a byte-level BPE" % where)
+    if model.get("dropout") not in (None, 0, 0.0):
+        raise BpeError("%s: BPE dropout %r is not supported" % (where, model.get("dropout")))
+    for k in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(k) not in (None, ""):
+            raise BpeError("%s: BPE %s %r is not supported" % (where, k, model.get(k)))
+    pt = j.get("pre_tokenizer")
+    if not isinstance(pt, dict):
+        raise BpeError("%s: pre-tokenizer %s is not one this runtime implements" % (where, _describe(pt)))
+    pre = pre_tokenizer_kind(pt, where)
+    norm = _normalizer(j.get("normalizer"), where)
+    _decoder(j.get("decoder"), where)
+    post_bos = _post_processor(j.get("post_processor"), where)
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict):
+        raise BpeError("%s: model.vocab is not a JSON object" % where)
+    raw_merges = model.get("merges", [])
+    if not isinstance(raw_merges, list):
+        raise BpeError("%s: model.merges is not a list" % where)
+    merges = []
+    for r, m in enumerate(raw_merges):
+        parts = m.split(" ") if isinstance(m, str) else m
+        if (not isinstance(parts, list) or len(parts) != 2 or type(parts[0]) is not str
+                or type(parts[1]) is not str or not parts[0] or not parts[1]):
+            raise BpeError("%s: merge %d %s is not two tokens" % (where, r, json.dumps(m)[:60]))
+        merges.append((parts[0], parts[1]))
+    added = []
+    at = j.get("added_tokens", [])
+    if not isinstance(at, list):
+        raise BpeError("%s: added_tokens is not a list" % where)
+    for t in at:
+        if not isinstance(t, dict):
+            raise BpeError("%s: an added token is not a JSON object" % where)
+        content = t.get("content")
+        for flag in ("lstrip", "rstrip", "single_word"):
+            if t.get(flag):
+                raise BpeError("%s: added token %s has %s = true (not supported)"
+                               % (where, _show(str(content)), flag))
+        added.append((t.get("id"), content, t.get("special") is True))
+
+    cfg, gen, conf = {}, {}, {}
+    if folder:
+        for name in ("tokenizer_config.json", "generation_config.json", "config.json"):
+            p = os.path.join(folder, name)
+            if os.path.isfile(p):
+                d = _load_json(p)
+                if not isinstance(d, dict):
+                    raise BpeError("%s: not a JSON object" % p)
+                {"tokenizer_config.json": cfg, "generation_config.json": gen,
+                 "config.json": conf}[name].update(d)
+
+    def pick(key, what):
+        v = cfg.get(key + "_token")  # tokenizer_config: a string, an AddedToken, or null
+        if v is not None:
+            c = _token_content(v)
+            if c is None:
+                raise BpeError("%s: tokenizer_config.json %s_token %r is not a token"
+                               % (folder, key, v))
+            return c
+        for d in (gen, conf):
+            v = d.get(key + "_token_id")
+            if isinstance(v, list):
+                v = v[0] if v else None
+            if v is not None:
+                if isinstance(v, bool) or not isinstance(v, int):
+                    raise BpeError("%s: %s_token_id %r is not an id" % (folder, key, v))
+                return v
+        return None
+
+    bos = pick("bos", "BOS")
+    if bos is None and post_bos is not None:
+        bos = post_bos
+    eos, pad = pick("eos", "EOS"), pick("pad", "PAD")
+    if "add_bos_token" in cfg:
+        add_bos = cfg["add_bos_token"]
+        if not isinstance(add_bos, bool):
+            raise BpeError("%s: tokenizer_config.json add_bos_token %r is not true/false"
+                           % (folder, add_bos))
+    else:
+        add_bos = post_bos is not None
+    if add_bos and post_bos is not None:
+        bos = post_bos  # the token the post-processor actually puts first
+    stops = []
+    for d in (gen,):
+        v = d.get("eos_token_id")
+        for s in (v if isinstance(v, list) else [v] if v is not None else []):
+            if isinstance(s, bool) or not isinstance(s, int):
+                raise BpeError("%s: generation_config.json eos_token_id %r is not an id" % (folder, s))
+            stops.append(s)
+    if eos is None and stops:
+        eos = stops[0]
+    ignore = model.get("ignore_merges", False)
+    if not isinstance(ignore, bool):
+        raise BpeError("%s: model.ignore_merges %r is not true/false" % (where, ignore))
+    return build(where, vocab, merges, added, pre, norm, add_bos, ignore, bos, eos, None, pad,
+                 stops, _chat_template(cfg, folder))
+
+
+def from_gpt2_files(encoder_json, vocab_bpe):
+    """OpenAI's GPT-2 encoder.json ({byte-level string: id}) + vocab.bpe ("#version" line, then
+    one merge "a b" per line): pre-tokenizer gpt2, <|endoftext|> special and BOS = EOS."""
+    vocab = _load_json(encoder_json)
+    if not isinstance(vocab, dict):
+        raise BpeError("%s: not a JSON object" % encoder_json)
+    try:
+        with open(vocab_bpe, "rb") as f:
+            text = f.read().decode("utf-8")
+    except FileNotFoundError:
+        raise BpeError("%s: no such file (encoder.json needs vocab.bpe beside it)" % vocab_bpe)
+    except (OSError, UnicodeDecodeError) as e:
+        raise BpeError("cannot read %s: %s" % (vocab_bpe, getattr(e, "strerror", None) or e))
+    merges = []
+    for ln, line in enumerate(text.split("\n")):
+        line = line.rstrip("\r")
+        if not line or (ln == 0 and line.startswith("#version")):
+            continue
+        parts = line.split(" ")
+        if len(parts) != 2 or not all(parts):
+            raise BpeError("%s: line %d %s is not a merge (two tokens)" % (vocab_bpe, ln + 1, _show(line)))
+        merges.append((parts[0], parts[1]))
+    eot = "<|endoftext|>"
+    added = [(vocab[eot], eot, True)] if isinstance(vocab.get(eot), int) else []
+    special = eot if added else None
+    return build(encoder_json, vocab, merges, added, PRE_GPT2, bos=special, eos=special)
+
+
+def from_hf_folder(folder):
+    """Vocab of a folder: tokenizer.json (+ configs), or encoder.json + vocab.bpe."""
+    p = os.path.join(folder, "tokenizer.json")
+    if os.path.isfile(p):
+        return from_tokenizer_json(p, folder)
+    if os.path.isfile(os.path.join(folder, "encoder.json")):
+        return from_gpt2_files(os.path.join(folder, "encoder.json"), os.path.join(folder, "vocab.bpe"))
+    if os.path.isfile(os.path.join(folder, "tokenizer.model")):
+        raise BpeError("%s: no tokenizer.json, only a SentencePiece tokenizer.model (not a "
+                       "byte-level BPE)" % folder)
+    raise BpeError("%s: no tokenizer.json (nor GPT-2's encoder.json + vocab.bpe)" % folder)
+
+
+# ------------------------------------------------------------------------------------ GGUF
+
+def from_gguf_metadata(md, where):
+    """Vocab of GGUF tokenizer.ggml.* metadata with model "gpt2". md: {key: value} as
+    tools/gguf.py parses it (string arrays as lists of bytes, numeric arrays as sequences)."""
+    model = md.get("tokenizer.ggml.model")
+    if model is None:
+        raise BpeError("%s: the GGUF has no tokenizer (missing metadata key tokenizer.ggml.model)"
+                       % where)
+    if not isinstance(model, str) or model != "gpt2":
+        raise BpeError("%s: tokenizer.ggml.model is '%s', not 'gpt2' (byte-level BPE)"
+                       % (where, model))
+    pre_name = md.get("tokenizer.ggml.pre")
+    if pre_name is None:
+        raise BpeError("%s: missing metadata key tokenizer.ggml.pre (which pre-tokenizer)" % where)
+    if not isinstance(pre_name, str) or pre_name not in GGUF_PRE:
+        raise BpeError("%s: tokenizer.ggml.pre '%s' is not a pre-tokenizer this runtime implements "
+                       "(%s)" % (where, pre_name, ", ".join(sorted(GGUF_PRE))))
+    pre = GGUF_PRE[pre_name]
+    tokens = md.get("tokenizer.ggml.tokens")
+    merges = md.get("tokenizer.ggml.merges")
+    types = md.get("tokenizer.ggml.token_type")
+    if not isinstance(tokens, list) or not tokens or not all(isinstance(t, bytes) for t in tokens):
+        raise BpeError("%s: tokenizer.ggml.tokens is missing or not an array of strings" % where)
+    if merges is None:
+        merges = []
+    if not isinstance(merges, list) or not all(isinstance(m, bytes) for m in merges):
+        raise BpeError("%s: tokenizer.ggml.merges is not an array of strings" % where)
+    n = len(tokens)
+    if types is None:
+        types = [GT_NORMAL] * n
+    try:
+        types = [int(t) for t in types]
+    except (TypeError, ValueError):
+        raise BpeError("%s: tokenizer.ggml.token_type is not an array of integers" % where)
+    if len(types) != n:
+        raise BpeError("%s: tokenizer.ggml.token_type has %d entries, tokenizer.ggml.tokens %d"
+                       % (where, len(types), n))
+    if n > MAX_TOKENS:
+        raise BpeError("%s: %d tokens (the format holds at most 2^24)" % (where, n))
+    vocab, added = {}, []
+    for i, (t, tt) in enumerate(zip(tokens, types)):
+        try:
+            s = t.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BpeError("%s: token %d is not UTF-8" % (where, i))
+        if tt in (GT_NORMAL, GT_BYTE):
+            if s in vocab:
+                raise BpeError("%s: tokens %d and %d are both %s" % (where, vocab[s], i, _show(s)))
+            vocab[s] = i
+        elif tt in (GT_CONTROL, GT_USER_DEFINED):
+            added.append((i, s, tt == GT_CONTROL))
+        elif tt in (GT_UNUSED, GT_UNKNOWN):
+            pass  # no token (llama.cpp pads a larger model vocabulary with [PAD<i>] unused ones)
+        else:
+            raise BpeError("%s: token %d has token type %d" % (where, i, tt))
+    pairs = []
+    for r, m in enumerate(merges):
+        try:
+            parts = m.decode("utf-8").split(" ")
+        except UnicodeDecodeError:
+            raise BpeError("%s: merge %d is not UTF-8" % (where, r))
+        if len(parts) != 2 or not all(parts):
+            raise BpeError("%s: merge %d %s is not two tokens" % (where, r, _show(m)))
+        pairs.append((parts[0], parts[1]))
+
+    def key_id(k):
+        v = md.get(k)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise BpeError("%s: metadata %s = %r is not a token id" % (where, k, v))
+        if not 0 <= v < n:
+            raise BpeError("%s: metadata %s = %d is outside the %d tokens" % (where, k, v, n))
+        return v
+
+    def key_bool(k, default):
+        v = md.get(k)
+        if v is None:
+            return default
+        if not isinstance(v, bool):
+            raise BpeError("%s: metadata %s = %r is not a bool" % (where, k, v))
+        return v
+
+    tmpl = md.get("tokenizer.chat_template", "")
+    if not isinstance(tmpl, str):
+        raise BpeError("%s: metadata tokenizer.chat_template is not a string" % where)
+    llama3 = pre == PRE_LLAMA3  # llama.cpp: llama-bpe ignores merges and adds BOS by default
+    eom = key_id("tokenizer.ggml.eom_token_id")
+    # Qwen2's tokenizer.json declares NFC; GGUF has no normalizer key, so the family implies it
+    norm = NORM_NFC if pre == PRE_QWEN2 else NORM_NONE
+    ids = [key_id("tokenizer.ggml.%s_token_id" % k) for k in ("bos", "eos", "eot", "padding")]
+    # llama.cpp pads the tokens to the model's vocabulary with unused [PAD<i>] entries: trailing
+    # ones are left out (ids past n_tokens are absent anyway), so the file equals the one made
+    # from the model's tokenizer.json
+    used = [i for i in ids + [eom] if i is not None]
+    n_keep = max([i for i, tt in enumerate(types) if tt not in (GT_UNUSED, GT_UNKNOWN)] + used + [-1]) + 1
+    return build(where, vocab, pairs, added, pre, norm, key_bool("tokenizer.ggml.add_bos_token", llama3),
+                 llama3, ids[0], ids[1], ids[2], ids[3], [eom] if eom is not None else [], tmpl,
+                 n_tokens=max(n_keep, 1))
+
+
+def gguf_metadata(v):
+    """[(key, value)] of GGUF tokenizer metadata for Vocab v, as llama.cpp's converter writes it
+    (normal tokens byte-level mapped, special/added tokens as their text, absent ids [PAD<i>])."""
+    toks, types = [], []
+    for i, (kind, b) in enumerate(v.tokens):
+        if kind == KIND_NORMAL:
+            toks.append(remap(b))
+            types.append(GT_NORMAL)
+        elif kind == KIND_ABSENT:
+            toks.append("[PAD%d]" % i)
+            types.append(GT_UNUSED)
+        else:
+            toks.append(b.decode("utf-8"))
+            types.append(GT_CONTROL if kind == KIND_SPECIAL else GT_USER_DEFINED)
+    md = [("tokenizer.ggml.model", "gpt2"), ("tokenizer.ggml.pre", GGUF_PRE_OUT[v.pre]),
+          ("tokenizer.ggml.tokens", toks), ("tokenizer.ggml.token_type", types),
+          ("tokenizer.ggml.merges", ["%s %s" % (remap(v.tokens[a][1]), remap(v.tokens[b][1]))
+                                     for a, b, _ in v.merges])]
+    for k, x in (("bos", v.bos), ("eos", v.eos), ("eot", v.eot), ("padding", v.pad)):
+        if x >= 0:
+            md.append(("tokenizer.ggml.%s_token_id" % k, x))
+    md.append(("tokenizer.ggml.add_bos_token", v.add_bos))
+    if v.template:
+        md.append(("tokenizer.chat_template", v.template))
+    return md
+
+
+def to_tokenizer_json(v):
+    """A Hugging Face tokenizer.json document (dict) for Vocab v (pre-tokenizers as the families
+    spell them; used by the tests to write trained vocabularies)."""
+    bl = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    if v.pre == PRE_GPT2:
+        pt = bl
+    elif v.pre == PRE_SMOLLM:
+        pt = {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": True}, bl]}
+    else:
+        rx = LLAMA3_REGEX if v.pre == PRE_LLAMA3 else QWEN2_REGEX
+        pt = {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": rx}, "behavior": "Isolated", "invert": False},
+            dict(bl, use_regex=False, trim_offsets=False)]}
+    added = [{"id": i, "content": b.decode("utf-8"), "single_word": False, "lstrip": False,
+              "rstrip": False, "normalized": False, "special": k == KIND_SPECIAL}
+             for i, (k, b) in enumerate(v.tokens) if k in (KIND_SPECIAL, KIND_ADDED)]
+    vocab = {}
+    for i, (k, b) in enumerate(v.tokens):
+        if k == KIND_NORMAL:
+            vocab[remap(b)] = i
+        elif k in (KIND_SPECIAL, KIND_ADDED):
+            vocab[b.decode("utf-8")] = i
+    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+            "normalizer": {"type": "NFC"} if v.normalizer == NORM_NFC else None,
+            "pre_tokenizer": pt,
+            "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False,
+                               "use_regex": True},
+            "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                        "use_regex": True},
+            "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                      "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                      "fuse_unk": False, "byte_fallback": False, "ignore_merges": v.ignore_merges,
+                      "vocab": vocab,
+                      "merges": [[remap(v.tokens[a][1]), remap(v.tokens[b][1])]
+                                 for a, b, _ in v.merges]}}
+
+
+# ------------------------------------------------------------------------------- training
+
+def train(texts, n_merges, pre=PRE_SMOLLM, specials=(), normalizer=NORM_NONE):
+    """A byte-level BPE vocabulary learnt from texts (deterministic): ids 0.. the special tokens,
+    then the 256 bytes in byte order, then one token per new merge result. Each step merges the
+    most frequent adjacent pair of the pre-tokens (ties: the smaller pair of ids)."""
+    words = {}
+    for t in texts:
+        if normalizer == NORM_NFC:
+            t = unicodedata.normalize("NFC", t)
+        for p in pretokenize(pre, t):
+            b = p.encode("utf-8")
+            words[b] = words.get(b, 0) + 1
+    tokens = [(KIND_SPECIAL, s.encode("utf-8")) for s in specials]
+    base = len(tokens)
+    tokens += [(KIND_NORMAL, bytes([x])) for x in range(256)]
+    by_bytes = {b: i for i, (k, b) in enumerate(tokens) if k == KIND_NORMAL}
+    seqs = [[base + x for x in w] for w in words]
+    counts = list(words.values())
+    pair_count, where = {}, {}
+    for wi, s in enumerate(seqs):
+        for j in range(len(s) - 1):
+            p = (s[j], s[j + 1])
+            pair_count[p] = pair_count.get(p, 0) + counts[wi]
+            where.setdefault(p, set()).add(wi)
+    heap = [(-c, p) for p, c in pair_count.items()]
+    heapq.heapify(heap)
+    merges = []
+    while len(merges) < n_merges and heap:
+        negc, (a, b) = heapq.heappop(heap)
+        if pair_count.get((a, b), 0) != -negc or negc == 0:
+            continue  # a stale entry (its count changed since it was pushed)
+        nb = tokens[a][1] + tokens[b][1]
+        if nb in by_bytes:
+            c = by_bytes[nb]
+        else:
+            c = len(tokens)
+            tokens.append((KIND_NORMAL, nb))
+            by_bytes[nb] = c
+        merges.append((a, b, c))
+        changed = set()
+        for wi in sorted(where.get((a, b), ())):
+            s, cnt = seqs[wi], counts[wi]
+            for j in range(len(s) - 1):  # remove the word's old pairs
+                p = (s[j], s[j + 1])
+                pair_count[p] -= cnt
+                changed.add(p)
+            out, j = [], 0
+            while j < len(s):
+                if j + 1 < len(s) and s[j] == a and s[j + 1] == b:
+                    out.append(c)
+                    j += 2
+                else:
+                    out.append(s[j])
+                    j += 1
+            seqs[wi] = out
+            for j in range(len(out) - 1):
+                p = (out[j], out[j + 1])
+                pair_count[p] = pair_count.get(p, 0) + cnt
+                where.setdefault(p, set()).add(wi)
+                changed.add(p)
+        pair_count.pop((a, b), None)
+        where.pop((a, b), None)
+        for p in changed:
+            k = pair_count.get(p, 0)
+            if k > 0:
+                heapq.heappush(heap, (-k, p))
+            else:
+                pair_count.pop(p, None)
+    v = Vocab(tokens, merges, pre, normalizer)
+    return v.validate("trained vocabulary")
+
+
+# ------------------------------------------------------------------------------------ CLI
+
+def main(argv=None):
+    """bpe.py encode|decode TOKENIZER ...: the naive reference encoder on a tokenizer file
+    (MLTK, tokenizer.json, a folder); prints ids or writes bytes."""
+    import argparse
+    ap = argparse.ArgumentParser(prog="bpe.py", description="The reference byte-level BPE "
+                                 "encoder/decoder of tools/bpe.py (slow; for tests).")
+    ap.add_argument("command", choices=["encode", "decode", "info"])
+    ap.add_argument("tokenizer", help="an MLTK file, a tokenizer.json or a Hugging Face folder")
+    ap.add_argument("text", nargs="?", help="encode: the text (default: stdin); decode: ids")
+    ap.add_argument("--bos", action="store_true", help="add BOS when the tokenizer says so")
+    ap.add_argument("--no-special", action="store_true", help="do not split special tokens")
+    args = ap.parse_args(argv)
+    try:
+        t = args.tokenizer
+        if os.path.isdir(t):
+            v = from_hf_folder(t)
+        elif is_mltk(t):
+            with open(t, "rb") as f:
+                v = read_mltk(f.read(), t)
+        else:
+            v = from_tokenizer_json(t)
+        if args.command == "info":
+            print(v.describe())
+        elif args.command == "encode":
+            text = args.text if args.text is not None else sys.stdin.buffer.read().decode("utf-8")
+            print(" ".join(map(str, v.encode(text, args.bos, not args.no_special))))
+        else:
+            ids = [int(x) for x in (args.text or sys.stdin.read()).split()]
+            sys.stdout.buffer.write(v.decode(ids))
+    except (BpeError, ValueError, UnicodeDecodeError) as e:
+        sys.stderr.write("bpe.py: %s\n" % e)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
