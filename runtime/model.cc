@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "kernels/mutants.h"
 #include "runtime/error.h"
 
 namespace ml {
@@ -209,6 +210,8 @@ ml_status validate_model(Model *m) {
   if (const ml_status s = cur.vector("final_norm", -1, D, &m->final_norm)) return s;
   if (c.shared_classifier) {
     m->wcls = m->tok_emb;
+    if (ML_MUTANT("shared_cls"))  // mutant: the classifier taken from the wrong tensor (rows capped to stay in it)
+      m->wcls = m->layers.back().w1, m->wcls.rows = c.vocab < c.hidden_dim ? c.vocab : c.hidden_dim;
   } else if (const ml_status s = cur.matrix("wcls", -1, t, c.vocab, D, &m->wcls)) {
     return s;
   }

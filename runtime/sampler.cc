@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels/kernels.h"
+#include "kernels/mutants.h"
 #include "runtime/error.h"
 
 extern "C" void ml_k_softmax_scalar(float *x, int n);
@@ -58,7 +59,7 @@ int Sampler::sample_topp(float coin) {
   int last = n0 - 1;
   for (int i = 0; i < n0; ++i) {
     cumulative += cand_[i].prob;
-    if (cumulative > topp_) {
+    if (cumulative > topp_ || (ML_MUTANT("topp_boundary") && cumulative == topp_)) {  // mutant: >=
       last = i;
       break;
     }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/mutants.h"
+
 namespace ml {
 
 void layout_state(Arena &a, State &s, const Config &c, int max_seq, int batch, int threads) {
@@ -43,7 +45,7 @@ void bind_activations(State &s, const Config &c) {
 void fill_rope_tables(State &s, const Config &c) {
   const int hd = c.head_dim(), half = hd / 2;
   for (int i = 0; i < half; ++i) {
-    const float e = float(2 * i) / float(hd);
+    const float e = float((ML_MUTANT("rope_freq") ? 1 : 2) * i) / float(hd);  // mutant: exponent i/hd
     const float freq = 1.0f / static_cast<float>(std::pow(double(c.rope_theta), double(e)));
     for (int pos = 0; pos < s.max_seq; ++pos) {
       const float val = float(pos) * freq;

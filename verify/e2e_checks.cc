@@ -37,25 +37,32 @@ const char *base_name(const char *p) {
 
 }  // namespace
 
+// Logits rows: F32 models within 1e-3 (max |a − b| / max |b| per position: matvec_f32 sums in a
+// per-ISA order); Q8_0/Q4_0 models bit for bit (tolerance 0; the error counted is the number of
+// logits whose bits differ at a position, the detail names the first one).
 extern "C" int ml_verify_e2e(const char *model_path, int logit_steps, int greedy_steps, ml_check_sink sink, void *user,
                              double tol_scale) {
   Reporter rep(sink, user, tol_scale);
-  char shape[96];
-  std::snprintf(shape, sizeof shape, "%s, %d teacher-forced positions", base_name(model_path), logit_steps);
-  ml_check lc = rep.begin("e2e", "logits vs scalar forward", shape, 1e-3);
-  std::snprintf(shape, sizeof shape, "%s, %d greedy tokens", base_name(model_path), greedy_steps);
-  ml_check gc = rep.begin("e2e", "greedy tokens vs scalar forward", shape, 0.0);
   const int steps = logit_steps > greedy_steps ? logit_steps : greedy_steps;
   Ctx ref, isa;
-  if (!ref.open(model_path, 1, 1, steps) || !isa.open(model_path, 0, 0, steps)) {
+  const bool opened = ref.open(model_path, 1, 1, steps) && isa.open(model_path, 0, 0, steps);
+  ml_model_info info;
+  std::memset(&info, 0, sizeof info);
+  if (opened) ml_get_info(ref.c, &info);
+  const bool exact = opened && info.wtype != 0;  // quantized weights: exact integer sums, the same float steps
+  char shape[96];
+  std::snprintf(shape, sizeof shape, "%s, %d teacher-forced positions", base_name(model_path), logit_steps);
+  ml_check lc = exact ? rep.begin("e2e", "logits bit-identical to scalar forward", shape, 0.0)
+                      : rep.begin("e2e", "logits vs scalar forward", shape, 1e-3);
+  std::snprintf(shape, sizeof shape, "%s, %d greedy tokens", base_name(model_path), greedy_steps);
+  ml_check gc = rep.begin("e2e", "greedy tokens vs scalar forward", shape, 0.0);
+  if (!opened) {
     Reporter::fail(lc, "cannot open %s: %s", model_path, ml_last_error());
     Reporter::fail(gc, "cannot open %s: %s", model_path, ml_last_error());
     rep.end(lc);
     rep.end(gc);
     return rep.failures();
   }
-  ml_model_info info;
-  ml_get_info(ref.c, &info);
   const int V = info.vocab;
   // Logits along the reference's greedy path, both contexts fed the same tokens.
   int token = 1;
@@ -65,18 +72,31 @@ extern "C" int ml_verify_e2e(const char *model_path, int logit_steps, int greedy
       Reporter::fail(lc, "eval failed at %d: %s", pos, ml_last_error());
       break;
     }
-    double max_abs = 0, max_diff = 0;
-    int at = 0;
-    for (int i = 0; i < V; ++i) {
-      max_abs = std::fmax(max_abs, std::fabs(double(a[i])));
-      const double d = std::fabs(double(a[i]) - double(b[i]));
-      if (!(d <= max_diff)) {
-        max_diff = d;
-        at = i;
+    if (exact) {
+      int differ = 0, first = -1;
+      for (int i = 0; i < V; ++i)
+        if (float_bits(a[i]) != float_bits(b[i])) {
+          ++differ;
+          if (first < 0) first = i;
+        }
+      const int f = first < 0 ? 0 : first;
+      Reporter::observe(lc, differ, "position %d: %d logits differ; the first, logit %d: %.9g (0x%08x) vs scalar %.9g "
+                        "(0x%08x)", pos, differ, f, double(b[f]), unsigned(float_bits(b[f])), double(a[f]),
+                        unsigned(float_bits(a[f])));
+    } else {
+      double max_abs = 0, max_diff = 0;
+      int at = 0;
+      for (int i = 0; i < V; ++i) {
+        max_abs = std::fmax(max_abs, std::fabs(double(a[i])));
+        const double d = std::fabs(double(a[i]) - double(b[i]));
+        if (!(d <= max_diff)) {
+          max_diff = d;
+          at = i;
+        }
       }
+      Reporter::observe(lc, max_abs > 0 ? max_diff / max_abs : max_diff, "position %d, logit %d: %.7g vs scalar %.7g",
+                        pos, at, double(b[at]), double(a[at]));
     }
-    Reporter::observe(lc, max_abs > 0 ? max_diff / max_abs : max_diff, "position %d, logit %d: %.7g vs scalar %.7g", pos,
-                      at, double(b[at]), double(a[at]));
     token = argmax(a, V);
   }
   // Greedy generation from BOS in each context independently.

@@ -6,7 +6,9 @@
   make_fixtures.py random MODELS               gen_random: random_gqa_{f32,q8_0,q4_0}.mlb (dim 256,
                                                8 heads / 2 kv heads), their 16-row-panel twins
                                                (*_panel16.mlb), random_odd_* (panels with padding
-                                               rows) and tiny_q8_0.mlb
+                                               rows), random_shared_f32.mlb (shared
+                                               classifier, for verify/ref_forward.py) and
+                                               tiny_q8_0.mlb
 Exits 77 (CTest: skipped) with a loud message when the shared folder is absent.
 """
 import os
@@ -52,6 +54,12 @@ def main():
             run(gen, os.path.join(models, "random_gqa_%s_panel16.mlb" % w), *gqa, "--wtype", w, "--layout", "panel16", "-q")
             run(gen, os.path.join(models, "random_odd_%s.mlb" % w), *odd, "--wtype", w, "--layout", "rows", "-q")
             run(gen, os.path.join(models, "random_odd_%s_panel16.mlb" % w), *odd, "--wtype", w, "--layout", "panel16", "-q")
+        # For the float64 NumPy forward (verify/ref_forward.py): F32 with a shared classifier, 3 layers,
+        # GQA 8/4 with head_dim 16, hidden 200 (padded to 224), a non-default RoPE theta, and an eps
+        # (1e-3) large enough that a forward without it is visibly wrong.
+        run(gen, os.path.join(models, "random_shared_f32.mlb"), "--dim", "128", "--hidden", "200", "--layers", "3",
+            "--heads", "8", "--kv-heads", "4", "--vocab", "300", "--seq", "64", "--seed", "5", "--shared-classifier",
+            "--rope-theta", "1000", "--norm-eps", "1e-3", "--wtype", "f32", "--layout", "rows", "-q")
         run(gen, os.path.join(models, "tiny_q8_0.mlb"), "--dim", "64", "--hidden", "64", "--layers", "1", "--heads",
             "4", "--kv-heads", "2", "--vocab", "64", "--seq", "16", "--seed", "3", "--wtype", "q8_0", "--layout", "rows",
             "-q")

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/binding.h"
 #include "kernels/kernels.h"
 #include "runtime/model.h"
 #include "verify/harness.h"
@@ -123,6 +124,81 @@ extern "C" int ml_verify_quant(ml_check_sink sink, void *user, double tol_scale)
     Reporter::observe(c, d == 0.25f ? 0 : 1, "d = %g, expected 0.25", double(d));
     Reporter::observe(c, (q[5] & 0x0F) == 0 ? 0 : 1, "element 5 nibble %d, expected 0", q[5] & 0x0F);
     Reporter::observe(c, (q[9] & 0x0F) == 15 ? 0 : 1, "element 9 nibble %d, expected 15 (clamped)", q[9] & 0x0F);
+    rep.end(c);
+  }
+  {  // Exact ties ±(k + 0.5) at amax 127: d = 127/127 = 1 and id = 1 exactly, so x·id is the tie
+     // itself and only the rounding rule decides. Q8_0 rounds half away from zero (−2.5 → −3,
+     // −0.5 → −1; floor(v + 0.5) would give −2 and 0). Checked for the weight quantizer and for
+     // every quantize_q8 (activation) kernel variant of this build.
+    ml_check c = rep.begin("quant", "q8_0 ties round half away from zero", "amax ±127 (d = 1), x = ±(k + 0.5)", 0.0);
+    const float ties[] = {0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, 63.5f, -63.5f, 125.5f, -125.5f, 126.5f, -126.5f};
+    for (float sign : {1.0f, -1.0f}) {
+      float xb[ML_QK] = {};
+      int8_t want[ML_QK] = {};
+      xb[0] = 127.0f * sign;  // amax 127 either way: d = 1
+      want[0] = static_cast<int8_t>(127 * int(sign));
+      for (size_t j = 0; j < sizeof ties / sizeof ties[0]; ++j) {
+        xb[j + 1] = ties[j];
+        want[j + 1] = static_cast<int8_t>(ties[j] > 0 ? int(ties[j]) + 1 : int(ties[j]) - 1);  // away from zero
+      }
+      xb[20] = -0.0f;  // a zero stays 0
+      auto check_block = [&](const char *who, const int8_t *q, float d) {
+        Reporter::observe(c, d == 1.0f ? 0 : 1, "%s, amax %g: d = %.9g, expected 1", who, double(xb[0]), double(d));
+        for (int j = 0; j < ML_QK; ++j)
+          Reporter::observe(c, q[j] == want[j] ? 0 : 1, "%s: x = %g -> q %d, expected %d (round half away from zero)",
+                            who, double(xb[j]), q[j], want[j]);
+      };
+      int8_t q[ML_QK];
+      float d = -1;
+      ml_quantize_row_q8_0(q, &d, xb, ML_QK);
+      check_block("ml_quantize_row_q8_0", q, d);
+      for_each_variant<kn_quantize_q8>([&](const char *impl, ml_k_quantize_q8_fn *fn) {
+        alignas(64) float xa[ML_QK];
+        alignas(64) int8_t qa[ML_QK];
+        alignas(64) float da[1];
+        alignas(64) int32_t sa[1];
+        std::memcpy(xa, xb, sizeof xa);
+        ml_qact out{qa, da, sa, 0};
+        fn(&out, xa, ML_QK);
+        char who[48];
+        std::snprintf(who, sizeof who, "quantize_q8 [%s]", impl);
+        check_block(who, qa, da[0]);
+        int32_t sum = 0;
+        for (int j = 0; j < ML_QK; ++j) sum += want[j];
+        Reporter::observe(c, sa[0] == sum ? 0 : 1, "%s: block sum %d, expected %d", who, sa[0], sum);
+      });
+    }
+    rep.end(c);
+  }
+  {  // Q4_0 ties (GGUF's rule q = trunc(x·id + 8.5) with x·id + 8.5 ≥ 0.5: round half UP, toward
+     // +inf, in units of d). m = −8 gives d = 1, id = 1: −2.5 → nibble 6 (−2), 2.5 → 11 (3), −0.5 → 8
+     // (0), −7.5 → 1 (−7), 7.5 → 16 clamped to 15 (7). m = +8 gives d = −1, id = −1: x = 2.5 →
+     // −2.5 + 8.5 → 6, x = −2.5 → 11. Round half away from zero would give nibbles 5, 7, 0 for −2.5, −0.5, −7.5.
+    ml_check c = rep.begin("quant", "q4_0 ties round half up (x·id + 8.5 truncated)", "m = ∓8 (d = ±1), x = ±(k + 0.5)", 0.0);
+    struct Tie { float x; int nibble_neg_m, nibble_pos_m; };  // expected nibble with m = −8 and with m = +8
+    const Tie ties[] = {{-7.5f, 1, 15}, {-2.5f, 6, 11}, {-1.5f, 7, 10}, {-0.5f, 8, 9}, {0.5f, 9, 8},
+                        {1.5f, 10, 7},  {2.5f, 11, 6},  {6.5f, 15, 2},  {7.5f, 15, 1}};
+    for (float m : {-8.0f, 8.0f}) {
+      float xb[ML_QK] = {};
+      int want[ML_QK];
+      xb[0] = m;
+      want[0] = 0;  // m·id = m·(−8/m) = −8: trunc(0.5) = 0, for either sign of m
+      for (int j = 1; j < ML_QK; ++j) want[j] = 8;  // the zeros
+      for (size_t j = 0; j < sizeof ties / sizeof ties[0]; ++j) {
+        xb[j + 1] = ties[j].x;
+        want[j + 1] = m < 0 ? ties[j].nibble_neg_m : ties[j].nibble_pos_m;
+      }
+      uint8_t q[ML_QK / 2];
+      float d = 0;
+      ml_quantize_row_q4_0(q, &d, xb, ML_QK);
+      Reporter::observe(c, d == m / -8.0f ? 0 : 1, "m = %g: d = %.9g, expected %g", double(m), double(d),
+                        double(m / -8.0f));
+      for (int j = 0; j < ML_QK; ++j) {
+        const int nib = j < ML_QK / 2 ? q[j] & 0x0F : q[j - ML_QK / 2] >> 4;
+        Reporter::observe(c, nib == want[j] ? 0 : 1, "m = %g: x = %g -> nibble %d, expected %d", double(m), double(xb[j]),
+                          nib, want[j]);
+      }
+    }
     rep.end(c);
   }
   return rep.failures();

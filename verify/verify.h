@@ -8,7 +8,8 @@
  *   integer block sums       bit-exact (0)
  *   quantize_q8              bit-identical q and d (0)
  *   FP32 kernel outputs      1e-5, relative to the magnitude of what was summed (see each check)
- *   end-to-end logits        1e-3, max |a − b| / max |b| over the vocabulary, per position
+ *   end-to-end logits, F32   1e-3, max |a − b| / max |b| over the vocabulary, per position
+ *   end-to-end logits, Q8_0/Q4_0  bit-identical (0; the error is the count of differing logits)
  *   end-to-end greedy text   identical token ids
  */
 #ifndef LEGACY_ML_VERIFY_H
@@ -42,7 +43,8 @@ int ml_verify_kernels(ml_check_sink sink, void *user, double tol_scale);
  * these produce must fail; returns the number of failed rows. */
 int ml_verify_selftest(ml_check_sink sink, void *user);
 
-/* Quantization properties of the scalar quantizers (error <= d/2, zero block, clamp, nibble order). */
+/* Quantization properties of the scalar quantizers (error <= d/2, zero block, clamp, nibble order) and the
+ * exact ties ±(k + 0.5) that pin each rounding rule (Q8_0 also for every quantize_q8 kernel variant). */
 int ml_verify_quant(ml_check_sink sink, void *user, double tol_scale);
 
 /* Converter parity: every quantized tensor of q_path equals the C++ quantizer applied to the same
@@ -50,7 +52,8 @@ int ml_verify_quant(ml_check_sink sink, void *user, double tol_scale);
 int ml_verify_converter_parity(const char *f32_path, const char *q_path, ml_check_sink sink, void *user);
 
 /* The build's forward pass against the scalar reference forward on one model:
- * logits over `logit_steps` teacher-forced positions, then `greedy_steps` greedy tokens from each. */
+ * logits over `logit_steps` teacher-forced positions (F32 within 1e-3, quantized bit for bit),
+ * then `greedy_steps` greedy tokens from each. */
 int ml_verify_e2e(const char *model_path, int logit_steps, int greedy_steps, ml_check_sink sink, void *user,
                   double tol_scale);
 

@@ -4,12 +4,14 @@
 //   exp_f32:  y[i] = exp(x[i]) with simd/exp.h's polynomial, the exp of softmax and silu on every
 //             ISA (a kernel of its own so its bits and its accuracy bound are tested)
 #include "kernels/kernels.h"
+#include "kernels/mutants.h"
 #include "simd/exp.h"
 
 extern "C" void ml_k_silu_mul_scalar(float *g, const float *u, int n) {
   for (int i = 0; i < n; ++i) {
     float v = g[i];
     v *= 1.0f / (1.0f + ml::simd::exp_scalar(-v));
+    if (ML_MUTANT("silu")) v = 1.0f / (1.0f + ml::simd::exp_scalar(-g[i]));  // mutant: sigmoid only
     g[i] = v * u[i];
   }
 }

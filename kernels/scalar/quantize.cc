@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "kernels/kernels.h"
+#include "kernels/mutants.h"
 #include "kernels/scalar/panel.h"
 
 extern "C" void ml_quantize_row_q8_0(int8_t *q, float *d, const float *x, int k) {
@@ -25,7 +26,8 @@ extern "C" void ml_quantize_row_q8_0(int8_t *q, float *d, const float *x, int k)
     const float id = 127.0f / amax;
     d[b] = amax / 127.0f;
     for (int j = 0; j < ML_QK; ++j) {
-      const float v = std::trunc(xb[j] * id + std::copysign(0.5f, xb[j]));
+      float v = std::trunc(xb[j] * id + std::copysign(0.5f, xb[j]));
+      if (ML_MUTANT("q8_tie")) v = std::floor(xb[j] * id + 0.5f);  // mutant: halves round toward +inf
       q[b * ML_QK + j] = static_cast<int8_t>(std::fmin(std::fmax(v, -127.0f), 127.0f));  // NaN x → −127
     }
   }

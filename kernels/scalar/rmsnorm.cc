@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels/kernels.h"
+#include "kernels/mutants.h"
 #include "kernels/scalar/sum4.h"
 
 extern "C" void ml_k_rmsnorm_scalar(float *o, const float *x, const float *w, int n, float eps) {
@@ -11,7 +12,7 @@ extern "C" void ml_k_rmsnorm_scalar(float *o, const float *x, const float *w, in
   for (int j = 0; j < n; ++j) sum.add(j, x[j] * x[j]);
   float ss = sum.total();
   ss /= float(n);
-  ss += eps;
+  if (!ML_MUTANT("rmsnorm_eps")) ss += eps;  // mutant: eps dropped
   ss = 1.0f / std::sqrt(ss);
   for (int j = 0; j < n; ++j) o[j] = w[j] * (ss * x[j]);
 }

@@ -4,12 +4,14 @@
 //   (v0, v1) = (v[2i], v[2i+1]);  v[2i] = v0·c − v1·s;  v[2i+1] = v0·s + v1·c.
 // Products and sums are separate roundings, so SIMD versions (no FMA) are bit-identical.
 #include "kernels/kernels.h"
+#include "kernels/mutants.h"
 
 namespace {
 void rotate(float *v, const float *cos_t, const float *sin_t, int head_dim, int n) {
   for (int h = 0; h < n; ++h, v += head_dim)
     for (int i = 0; i < head_dim / 2; ++i) {
-      const float v0 = v[2 * i], v1 = v[2 * i + 1], c = cos_t[i], s = sin_t[i];
+      const float v0 = v[2 * i], v1 = v[2 * i + 1], c = cos_t[i];
+      const float s = ML_MUTANT("rope_sin") ? -sin_t[i] : sin_t[i];  // mutant: sin sign flipped
       v[2 * i] = v0 * c - v1 * s;
       v[2 * i + 1] = v0 * s + v1 * c;
     }

@@ -244,6 +244,34 @@ class QuantizerTests(unittest.TestCase):
         self.assertEqual(d, 1.0)
         self.assertEqual(q[:9].tolist(), [127, 3, -3, 1, -1, 2, -2, 127, -127])
 
+    def test_q8_ties_with_negative_amax(self):
+        # amax 127 from a negative element: d = 1 still; the ties round away from zero as above.
+        x = np.zeros(32, np.float32)
+        x[0] = -127.0
+        x[1:7] = [63.5, -63.5, 125.5, -125.5, 0.5, -0.5]
+        q, d = self.q8(x)
+        self.assertEqual(d, 1.0)
+        self.assertEqual(q[:7].tolist(), [-127, 64, -64, 126, -126, 1, -1])  # floor(v + .5): -63, -125, 0
+
+    def test_q4_ties_round_half_up(self):
+        # GGUF's rule q = trunc(x * id + 8.5): x * id + 8.5 >= 0.5, so ties round up (toward +inf
+        # in units of d), not away from zero. m = -8: d = 1, id = 1 exactly.
+        ties = [-7.5, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 6.5, 7.5]
+        x = np.zeros(32, np.float32)
+        x[0] = -8.0
+        x[1:10] = ties
+        q, d = self.q4(x)
+        self.assertEqual(d, 1.0)
+        nib = [int(b) & 15 for b in q] + [int(b) >> 4 for b in q]
+        #                   -7.5 -2.5 -1.5 -0.5 0.5 1.5 2.5 6.5 7.5 (clamped)
+        self.assertEqual(nib[:10], [0, 1, 6, 7, 8, 9, 10, 11, 15, 15])
+        # m = +8: d = -1, id = -1; x = 2.5 -> -2.5 + 8.5 -> 6 (value -2, times d: 2)
+        x[0] = 8.0
+        q, d = self.q4(x)
+        self.assertEqual(d, -1.0)
+        nib = [int(b) & 15 for b in q] + [int(b) >> 4 for b in q]
+        self.assertEqual(nib[:10], [0, 15, 11, 10, 9, 8, 7, 6, 2, 1])
+
     def test_q8_float32_semantics(self):
         # 0.49999997 + 0.5 is 0.99999997 in float64 but rounds to 1.0 in float32 → q = 1.
         x = np.zeros(32, np.float32)

@@ -1,7 +1,7 @@
 // Quantization properties and converter/C++ quantizer parity (verify/quant_checks.cc).
 #include "verify/tests/common.h"
 
-TEST_CASE("quantize -> dequantize error, zero blocks, clamp, nibble order", "[quant]") {
+TEST_CASE("quantize -> dequantize error, zero blocks, clamp, exact ties, nibble order", "[quant]") {
   test::Rows r;
   ml_verify_quant(&test::Rows::sink, &r, 1.0);
   test::expect_all_pass(r);

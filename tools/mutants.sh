@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# The mutation audit (issue 20, "mutants caught"): does the suite notice a deliberate one-line bug
+# in the scalar reference or the runtime?
+#
+#   tools/mutants.sh [NAME...]      from the repository root; no argument = every mutant below
+#
+# Configures ONE extra build, the scalar preset with -DML_MUTANTS=ON (kernels/mutants.h compiles
+# each mutant point as `if (ML_MUTANT("name")) <bug>`), in build/mutants (or $ML_MUTANTS_BUILD),
+# builds it, runs its suite once unmutated (it must pass: a broken baseline would "catch"
+# everything), then once per mutant with ML_MUTANT=<name>. Prints per mutant the ctest tests that
+# failed (caught it) or NOT CAUGHT, the total time, and as its last line `mutants caught: A/B`.
+# Exit status 0 only if every mutant was caught (1: some not caught, 2: build or baseline failed).
+#
+# Left out of the mutant runs, because no mutant can change their outcome (the baseline runs the
+# same selection plus the fixture setups):
+#   - pure Python/node, no C++ of ours: fixture.* (write the test models; run once, by the
+#     baseline), tools.python (the converter's tests), tokenizer.{corpus_current,
+#     unicode_tables_current,pretokenize_oracle} (generated files are current);
+#   - on the scalar preset the build IS the reference, so these compare the mutant with itself:
+#     e2e.random, e2e.stories260K (forward<BuildKernels> vs forward<ScalarKernels>, one type
+#     here) and logits.identical (ml_run vs ml_run --reference);
+#   - numbers not checked: bench.* (speeds), isa.flags_vs_guard (compiler flags);
+#   - tokenizer.oracle (byte-level BPE against npm tokenizers, ~20 s): it skips without node or
+#     tools/npm/node_modules, and the count must not depend on what is installed; the byte-level
+#     mutants must be caught by tests that always run (tokenizer.unicode, tokenizer.bpe).
+# Environment: ML_MUTANTS_JOBS (ctest -j, default 2), ML_MUTANTS_TIMEOUT (per test, default 300 s).
+set -u
+cd "$(dirname "$0")/.." || exit 2
+
+# The list of mutants: the ONE place that names them (name, then what the bug is). Every
+# ML_MUTANT("...") in kernels/ and runtime/ must be listed here (checked below).
+MUTANTS=(
+  "q8_tie        kernels/scalar/quantize.cc  Q8_0 rounds halves toward +inf (floor(v + 0.5))"
+  "rmsnorm_eps   kernels/scalar/rmsnorm.cc   rmsnorm without + eps"
+  "softmax_max   kernels/scalar/softmax.cc   softmax without subtracting the maximum"
+  "rope_sin      kernels/scalar/rope.cc      RoPE with the sin sign flipped"
+  "rope_freq     runtime/state.cc            RoPE frequency exponent i/hd instead of 2i/hd"
+  "silu          kernels/scalar/elementwise.cc  silu(x) = sigmoid(x), the x· dropped"
+  "gqa_head      runtime/forward.cc          query head h reads kv head h % n_kv instead of h / kv_mul"
+  "kv_pos        runtime/forward.cc          attention reads the KV cache one position short"
+  "att_scale     runtime/forward.cc          attention scores divided by sqrt(dim) instead of sqrt(head_dim)"
+  "ffn_residual  runtime/forward.cc          the FFN residual add dropped (x = W2·hb)"
+  "shared_cls    runtime/model.cc            shared classifier bound to the wrong tensor (last w1)"
+  "bpe_priority  runtime/tokenizer.cc        llama2.c BPE merges the rightmost of equal scores first"
+  "topp_boundary runtime/sampler.cc          top-p cuts at cumulative >= p (drops the boundary candidate)"
+  "utf8_stream   runtime/api.cc              text stream emits 3 bytes of a 4-byte UTF-8 character"
+  # byte-level tokenizer (runtime/bpe_tokenizer.cc, runtime/pretokenize.cc)
+  "pretok_contraction runtime/pretokenize.cc  Llama 3/Qwen2 pre-tokenizer matches contractions ('s 't ...) case-sensitively"
+)
+
+BUILD=${ML_MUTANTS_BUILD:-build/mutants}
+JOBS=${ML_MUTANTS_JOBS:-2}
+TIMEOUT=${ML_MUTANTS_TIMEOUT:-300}
+EXCLUDE='^(tools\.python|tokenizer\.(corpus_current|unicode_tables_current|pretokenize_oracle|oracle)|e2e\.random|e2e\.stories260K|logits\.identical|bench\..*|isa\.flags_vs_guard)$'
+LOG="$BUILD/mutants-log"
+t_start=$(date +%s)
+
+names=()
+for m in "${MUTANTS[@]}"; do names+=("${m%% *}"); done
+
+# Every mutant point in the sources is listed, and every listed name exists in the sources.
+in_src=$(grep -rhoE 'ML_MUTANT\("[a-z0-9_]+"\)' kernels runtime | sed -E 's/.*\("([a-z0-9_]+)"\)/\1/' | sort -u)
+for n in $in_src; do
+  if ! printf '%s\n' "${names[@]}" | grep -qx "$n"; then
+    echo "mutants.sh: ML_MUTANT(\"$n\") in the sources is not in the list of tools/mutants.sh" >&2
+    exit 2
+  fi
+done
+for n in "${names[@]}"; do
+  if ! printf '%s\n' $in_src | grep -qx "$n"; then
+    echo "mutants.sh: mutant $n is listed but no ML_MUTANT(\"$n\") is in kernels/ or runtime/" >&2
+    exit 2
+  fi
+done
+
+selected=("${names[@]}")
+if [ $# -gt 0 ]; then
+  selected=()
+  for a in "$@"; do
+    if ! printf '%s\n' "${names[@]}" | grep -qx "$a"; then
+      echo "mutants.sh: unknown mutant '$a' (known: ${names[*]})" >&2
+      exit 2
+    fi
+    selected+=("$a")
+  done
+fi
+
+mkdir -p "$BUILD"
+echo "mutants: configuring and building $BUILD (scalar preset, -DML_MUTANTS=ON)"
+if ! cmake --preset scalar -B "$BUILD" -DML_MUTANTS=ON >"$BUILD/mutants-configure.log" 2>&1; then
+  tail -n 30 "$BUILD/mutants-configure.log"; echo "mutants: configure FAILED" >&2; exit 2
+fi
+if ! cmake --build "$BUILD" -j "$JOBS" >"$BUILD/mutants-build.log" 2>&1; then
+  tail -n 30 "$BUILD/mutants-build.log"; echo "mutants: build FAILED" >&2; exit 2
+fi
+mkdir -p "$LOG"
+
+# run_suite <log> <exclude regex> [extra ctest args...]: runs the suite, echoes the failing tests.
+run_suite() {
+  local log=$1 exclude=$2; shift 2
+  ctest --test-dir "$BUILD" -j "$JOBS" --timeout "$TIMEOUT" -E "$exclude" --output-on-failure "$@" >"$log" 2>&1
+  local rc=$?
+  # "The following tests FAILED:" then lines "\t  8 - e2e.random (Failed)"
+  sed -n '/The following tests FAILED:/,$p' "$log" | sed -nE 's/^[[:space:]]+[0-9]+ - ([^ ]+) \(.*/\1/p'
+  return $rc
+}
+
+t0=$(date +%s)
+unset ML_MUTANT
+failed=$(run_suite "$LOG/baseline.log" "$EXCLUDE")
+rc=$?
+if [ $rc -ne 0 ] || [ -n "$failed" ]; then
+  echo "mutants: the UNMUTATED suite fails (${failed:-ctest exit $rc}); see $LOG/baseline.log" >&2
+  echo "mutants caught: 0/${#selected[@]}"
+  exit 2
+fi
+echo "baseline (no mutant): passed ($(( $(date +%s) - t0 )) s)"
+
+caught=0
+for name in "${selected[@]}"; do
+  t0=$(date +%s)
+  failed=$(ML_MUTANT="$name" run_suite "$LOG/$name.log" "^fixture\\.|$EXCLUDE" --fixture-exclude-setup '.*')
+  rc=$?
+  dt=$(( $(date +%s) - t0 ))
+  if [ -n "$failed" ]; then
+    caught=$((caught + 1))
+    printf '%-18s caught by: %s (%d s)\n' "$name" "$(echo $failed)" "$dt"
+  elif [ $rc -ne 0 ]; then  # ctest failed without naming a test (e.g. no tests): count it as not caught
+    printf '%-18s NOT CAUGHT (ctest exit %d without a failing test; see %s) (%d s)\n' "$name" "$rc" "$LOG/$name.log" "$dt"
+  else
+    printf '%-18s NOT CAUGHT (%d s)\n' "$name" "$dt"
+  fi
+done
+
+echo "total time: $(( $(date +%s) - t_start )) s (logs in $LOG)"
+echo "mutants caught: $caught/${#selected[@]}"
+[ "$caught" -eq "${#selected[@]}" ]
