@@ -2,9 +2,10 @@
 # target is defined, so every translation unit, library and program gets the flags.
 #
 #   ML_SANITIZE   a -fsanitize= list: address (ASan + LeakSanitizer), undefined (UBSan), both
-#                 (address,undefined), or thread (TSan, alone: the tsan preset, for the thread
-#                 pool; not in CI). Every report is fatal (-fno-sanitize-recover=all), so a
-#                 finding fails the test that triggered it.
+#                 (address,undefined), or thread (TSan, alone). Every report is fatal
+#                 (-fno-sanitize-recover=all), so a finding fails the test that triggered it.
+#                 CI's workflows: sanitize-avx2 (ASan+UBSan, AVX2), fuzz (ASan+UBSan, scalar,
+#                 libFuzzer), tsan (TSan, AVX2: the tests that run the thread pool).
 #   ML_FUZZ       also instrument for libFuzzer (-fsanitize=fuzzer-no-link; needs clang) and build
 #                 the fuzzers (cmake/fuzz.cmake).
 set(ML_SANITIZE "" CACHE STRING "sanitizers for every target: address, undefined, address,undefined or thread")

@@ -1,24 +1,47 @@
 #!/bin/sh
 # Builds and tests every preset (cmake --workflow --preset <p>), one line per preset at the end.
-#   tools/test_matrix.sh              every workflow preset (what CI runs); first installs what is
-#                                     missing for all of them (tools/setup.sh --all)
+#   tools/test_matrix.sh              every workflow preset (what CI runs), then the mutation audit
+#                                     (tools/mutants.sh); first installs what is missing for all of
+#                                     them (tools/setup.sh --all)
 #   tools/test_matrix.sh avx2 neon    just those presets; installs only the native tools
-#                                     (tools/setup.sh), so a cross preset needs `setup.sh --all` once
-# Logs: build/<preset>.log. Exit status: non-zero if any preset failed.
+#                                     (tools/setup.sh), so a cross preset needs `setup.sh --all` once;
+#                                     the pseudo-preset `mutants` runs the mutation audit
+# Logs: build/<preset>.log, build/mutants.log. Exit status: non-zero if any preset failed.
+#
+# Skips: a test that did not run (exit 77 / SKIP_RETURN_CODE, a Python unittest skip reported by
+# verify/run_unittest.py, a Disabled test) must be listed in verify/allowed_skips.txt for that
+# preset (verify/check_skips.py); the summary line prints the allowed ones with their reasons.
+# Under CI=true any other skip fails the preset; outside CI it is printed as "would fail CI".
+# ML_ALLOWED_SKIPS=<file> replaces the allow-list (to see the gate fail: ML_ALLOWED_SKIPS=/dev/null).
 set -u
 cd "$(dirname "$0")/.."
 if [ $# -eq 0 ]; then tools/setup.sh --all; else tools/setup.sh; fi || { echo "test_matrix.sh: setup failed" >&2; exit 1; }
 # Every workflow preset (CMakePresets.json and the files it includes), in their order.
 all=$(cmake --workflow --list-presets 2>/dev/null | sed -n 's/^ *"\([^"]*\)".*/\1/p')
-presets=${*:-$all}
-if [ -z "$presets" ]; then
+if [ -z "$all" ]; then
   echo "test_matrix.sh: cmake lists no workflow presets (is cmake >= 3.25 installed?)" >&2
   exit 1
 fi
+mutants=no
+if [ $# -eq 0 ]; then
+  presets=$all mutants=yes
+else
+  presets=""
+  for p in "$@"; do
+    if [ "$p" = mutants ]; then mutants=yes; else presets="$presets $p"; fi
+  done
+fi
+allow=${ML_ALLOWED_SKIPS:-verify/allowed_skips.txt}
 mkdir -p build
 summary=""
 failed=0
 start_all=$(date +%s)
+report() {  # name status seconds text
+  line=$(printf "%-14s %s  %4ss  %s" "$1" "$2" "$3" "$4")
+  echo "$line"
+  summary="$summary$line
+"
+}
 for p in $presets; do
   start=$(date +%s)
   log="build/$p.log"
@@ -26,18 +49,36 @@ for p in $presets; do
     status=PASS
   else
     status=FAIL
-    failed=1
   fi
   secs=$(( $(date +%s) - start ))
   tests=$(grep -E "tests passed|tests failed" "$log" | tail -n 1)
-  skipped=$(grep -c "\*\*\*Skipped\|(Skipped)" "$log" || true)
-  line=$(printf "%-14s %s  %4ss  %s%s" "$p" "$status" "$secs" "${tests:-no test summary (see $log)}" \
-    "$([ "$skipped" -gt 0 ] && echo "  [$skipped SKIPPED]")")
-  echo "$line"
-  summary="$summary$line
-"
+  # The preset's build folder, as ctest names it ("Test project <dir>").
+  dir=$(sed -n 's/^Test project //p' "$log" | tail -n 1)
+  skips=$(python3 verify/check_skips.py "$p" "$log" "${dir:-build/$p}" "$allow") || status=FAIL
+  [ "$status" = FAIL ] && failed=1
+  report "$p" "$status" "$secs" "${tests:-no test summary (see $log)}${skips:+  $skips}"
   [ "$status" = FAIL ] && tail -n 40 "$log"
 done
+
+# The mutation audit: one ML_MUTANTS=ON scalar build, the suite once per deliberate bug; its last
+# line is `mutants caught: A/B`.
+if [ "$mutants" = yes ]; then
+  start=$(date +%s)
+  log=build/mutants.log
+  if [ ! -x tools/mutants.sh ]; then
+    echo "tools/mutants.sh is missing" >"$log"
+    status=FAIL
+    [ "${CI:-}" = true ] || [ $# -gt 0 ] || status="SKIP"  # full matrix outside CI: a note, not a failure
+  elif tools/mutants.sh >"$log" 2>&1; then
+    status=PASS
+  else
+    status=FAIL
+  fi
+  [ "$status" = FAIL ] && failed=1
+  caught=$(grep "mutants caught:" "$log" | tail -n 1)
+  report mutants "$status" "$(( $(date +%s) - start ))" "${caught:-$(tail -n 1 "$log")}"
+  [ "$status" = FAIL ] && tail -n 40 "$log"
+fi
 echo
 echo "=== legacy-ml test matrix ($(( $(date +%s) - start_all ))s) ==="
 printf "%s" "$summary"
