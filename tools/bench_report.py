@@ -58,6 +58,9 @@ def median(v):
     return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
 
 
+KEEP_MARK = "<!-- Measured by hand below this line: tools/bench_report.py keeps it as it is. -->"
+
+
 def tsv(out, kind):
     return [l.split("\t") for l in out.splitlines() if l.startswith(kind + "\t")]
 
@@ -161,8 +164,18 @@ def main():
               "    build/%s/ml_bench roofline M.mlb -t 1,2" % best,
               "    build/%s/ml_bench prefill M.mlb -t 1,2 -n 64" % best,
               "    tools/bench_isas.py --markdown", ""]
-    with open(a.out, "w") as f:
+    # Sections measured by hand (e.g. the tokenizer against llama.cpp) sit below KEEP_MARK in the
+    # page and are carried over unchanged.
+    kept = ""
+    if os.path.exists(a.out):
+        old = open(a.out, encoding="utf-8").read()
+        at = old.find(KEEP_MARK)
+        if at >= 0:
+            kept = old[at:]
+    with open(a.out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
+        if kept:
+            f.write("\n" + kept)
     print("wrote", a.out, file=sys.stderr)
 
 
