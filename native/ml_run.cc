@@ -61,6 +61,8 @@ int usage_error(const char *fmt, const char *a, const char *b = "") {
 
 int print_version() {
   std::printf("legacy-ml ml_run, ISA %s (Highway static target %s)\n", ml_build_isa(), ml_hwy_target());
+  std::printf("model files: .mlb versions 1-2; architectures llama (llama2.c, Llama 2/3, TinyLlama, SmolLM2), "
+              "qwen2 (q/k/v biases); RoPE scaling llama3\n");
   std::printf("kernel implementations (kernels/kernel_table.h):\n");
   for (int i = 0; i < ml_kernel_count(); ++i) std::printf("  %-12s %s\n", ml_kernel_name(i), ml_kernel_impl(i));
   return 0;
@@ -251,9 +253,9 @@ extern "C" int ml_main(int argc, char **argv) {
 
   static const char *const kType[] = {"F32", "?", "Q4_0", "?", "?", "?", "?", "?", "Q8_0"};
   std::fprintf(stderr,
-               "ml_run: %s: dim %d, %d layers, %d/%d heads, vocab %d, %s, context %d; %s build%s, %d thread%s; "
+               "ml_run: %s: %s, dim %d, %d layers, %d/%d heads, vocab %d, %s, context %d; %s build%s, %d thread%s; "
                "loaded in %.1f ms\n",
-               a.model, info.dim, info.n_layers, info.n_heads, info.n_kv_heads, info.vocab,
+               a.model, info.arch, info.dim, info.n_layers, info.n_heads, info.n_kv_heads, info.vocab,
                info.wtype >= 0 && info.wtype <= 8 ? kType[info.wtype] : "?", info.max_seq, info.isa,
                a.reference ? " (scalar reference kernels)" : "", info.n_threads, info.n_threads == 1 ? "" : "s",
                load_ms);
@@ -265,6 +267,7 @@ extern "C" int ml_main(int argc, char **argv) {
   std::vector<char> out_buf(4096);
   auto emit = [&](int prev, int next) {
     const char *piece = ml_decode(ctx, prev, next);
+    if (!piece) piece = "";  // an id past the tokenizer (n_tokens < vocab: padding rows) has no text
     const size_t need = std::strlen(piece) + 8;
     if (out_buf.size() < need) out_buf.resize(need);
     const size_t n = ml_text_stream_feed(&stream, piece, out_buf.data());

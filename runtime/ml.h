@@ -60,10 +60,13 @@ typedef struct ml_model_info {
   uint64_t file_bytes;    /* size of the .mlb */
   uint64_t weight_bytes;  /* weight bytes one decode step reads */
   uint64_t arena_bytes;   /* runtime memory: KV cache, activations, tables */
+  const char *arch;       /* the model's architecture: "llama" or "qwen2" (.mlb version 2) */
+  int n_tokens;           /* tokens the tokenizer has: vocab, or fewer (Qwen2.5: 151665 < 151936) */
 } ml_model_info;
 
 /* Opens MODEL (.mlb) and, if tokenizer_path is not NULL, its tokenizer.bin (which must have
- * exactly the model's vocab size). opts may be NULL (defaults). */
+ * exactly the model's n_tokens entries: its vocab unless the header says fewer). opts may be NULL
+ * (defaults). */
 ml_status ml_open(ml_ctx **out, const char *model_path, const char *tokenizer_path,
                   const ml_options *opts);
 void ml_close(ml_ctx *ctx); /* NULL is fine */

@@ -404,7 +404,8 @@ class FormatTests(unittest.TestCase, FileChecks):
     def test_reader_rejects_bad_files(self):
         path = self.write_small("ok.mlb", wtype=Q8)
         raw = read_bytes(path)
-        cases = {"magic": b"MLB2" + raw[4:], "version": raw[:4] + b"\x02" + raw[5:],
+        cases = {"magic": b"MLB2" + raw[4:], "version": raw[:4] + b"\x03" + raw[5:],
+                 "v2 field in v1": raw[:60] + b"\x01" + raw[61:],
                  "reserved": raw[:100] + b"\x01" + raw[101:], "truncated": raw[:-1],
                  "size": raw + b"\x00", "short": raw[:100],
                  "dim": raw[:8] + struct.pack("<I", 40) + raw[12:]}
