@@ -68,8 +68,7 @@ def open_input(spec):
             raise mlb.MlbError("%s: expected random:PRESET[:SEED], PRESET one of %s"
                                % (spec, ", ".join(sorted(gen_random.PRESETS))))
         seed = int(parts[2]) if len(parts) == 3 else 0
-        shape = dict(zip(gen_random._KEYS, gen_random.PRESETS[parts[1]]))
-        return gen_random.RandomReader(seed=seed, **shape)
+        return gen_random.RandomReader(seed=seed, **gen_random.preset_args(parts[1]))
     if os.path.isfile(spec):
         with open(spec, "rb") as f:
             if f.read(4) == mlb.MAGIC:

@@ -6,7 +6,8 @@
   make_fixtures.py random MODELS               gen_random: random_gqa_{f32,q8_0,q4_0}.mlb (dim 256,
                                                8 heads / 2 kv heads), their 16-row-panel twins
                                                (*_panel16.mlb), random_odd_* (panels with padding
-                                               rows) and tiny_q8_0.mlb
+                                               rows), {qwen2,llama3}_tiny_{f32,q8_0,q4_0}.mlb
+                                               (+ _panel16 twins; .mlb version 2) and tiny_q8_0.mlb
 Exits 77 (CTest: skipped) with a loud message when the shared folder is absent.
 """
 import os
@@ -52,6 +53,14 @@ def main():
             run(gen, os.path.join(models, "random_gqa_%s_panel16.mlb" % w), *gqa, "--wtype", w, "--layout", "panel16", "-q")
             run(gen, os.path.join(models, "random_odd_%s.mlb" % w), *odd, "--wtype", w, "--layout", "rows", "-q")
             run(gen, os.path.join(models, "random_odd_%s_panel16.mlb" % w), *odd, "--wtype", w, "--layout", "panel16", "-q")
+        # .mlb version 2: Qwen2 (q/k/v biases, n_tokens < vocab) and Llama 3 (llama3 RoPE scaling)
+        # shapes; F32 for verify/hf_forward.py, Q8_0/Q4_0 in both layouts for the bit-identity tests.
+        for preset, stem in (("qwen2-tiny", "qwen2_tiny"), ("llama3-tiny", "llama3_tiny")):
+            run(gen, os.path.join(models, stem + "_f32.mlb"), "--preset", preset, "--seed", "5", "-q")
+            for w in ("q8_0", "q4_0"):
+                for lay, suffix in (("rows", ""), ("panel16", "_panel16")):
+                    run(gen, os.path.join(models, "%s_%s%s.mlb" % (stem, w, suffix)), "--preset", preset,
+                        "--seed", "5", "--wtype", w, "--layout", lay, "-q")
         run(gen, os.path.join(models, "tiny_q8_0.mlb"), "--dim", "64", "--hidden", "64", "--layers", "1", "--heads",
             "4", "--kv-heads", "2", "--vocab", "64", "--seq", "16", "--seed", "3", "--wtype", "q8_0", "--layout", "rows",
             "-q")
