@@ -1,6 +1,7 @@
 #include "runtime/state.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 namespace ml {
@@ -45,11 +46,13 @@ namespace {
 float llama3_scaled(float freq, const Config &c) {
   const double pi = 3.14159265358979323846, f = freq, L = c.rope_original_max_seq, factor = c.rope_factor;
   const double low = c.rope_low_freq_factor, high = c.rope_high_freq_factor;
+  // A hostile file may hold a tiny factor: keep the double -> float conversion defined.
+  auto to_float = [](double v) { return static_cast<float>(std::fmin(v, double(FLT_MAX))); };
   const double wavelen = 2 * pi / f;
   if (wavelen < L / high) return freq;
-  if (wavelen > L / low) return static_cast<float>(f / factor);
+  if (wavelen > L / low) return to_float(f / factor);
   const double smooth = (L / wavelen - low) / (high - low);
-  return static_cast<float>((1 - smooth) * f / factor + smooth * f);
+  return to_float((1 - smooth) * f / factor + smooth * f);
 }
 }  // namespace
 
