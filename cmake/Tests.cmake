@@ -121,6 +121,14 @@ set_tests_properties(cli PROPERTIES
   ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR};ML_ISA=${ML_ISA};ML_THREADS=${ML_THREADS}"
   FIXTURES_REQUIRED "stories260K;random" SKIP_RETURN_CODE 77)
 
+# Our F32 logits (scalar reference and build kernels) against a float64 NumPy forward written from
+# Hugging Face's Qwen2 / Llama 3 equations (verify/hf_forward.py), on the qwen2-tiny and llama3-tiny
+# fixtures: max abs <= 1e-4 over 32 positions; Q8_0/Q4_0 top-1 agreement printed.
+add_test(NAME reference.hf COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/tests/test_hf_reference.py -v)
+set_tests_properties(reference.hf PROPERTIES
+  ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR}"
+  FIXTURES_REQUIRED random)
+
 # ml_bench runs (numbers are not checked: performance is measured, not tested): every kernel of
 # the table gets a row, decode runs at 1 and 2 threads.
 add_test(NAME bench.kernels COMMAND ml_bench kernels --seconds 0.001 --pool-mb 32 --tsv)

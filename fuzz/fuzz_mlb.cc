@@ -56,6 +56,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const ml_type t = c.wtype;
   const uint32_t lay = c.layout;
   ML_FUZZ_CHECK(lay == 0 || (lay == 1 && t != ML_TYPE_F32), "layout");
+  ML_FUZZ_CHECK(c.version == 1 || c.version == 2, "version");
+  ML_FUZZ_CHECK(c.version == 2 || (c.arch == 0 && !c.qkv_bias && c.rope_scaling == 0 && c.n_tokens == c.vocab),
+                "version 1 has no version-2 features");
+  ML_FUZZ_CHECK(c.n_tokens >= 1 && c.n_tokens <= c.vocab, "n_tokens");
+  ML_FUZZ_CHECK(c.rope_scaling == 0 ||
+                    (c.rope_scaling == 1 && c.rope_factor > 0 && c.rope_low_freq_factor > 0 &&
+                     c.rope_low_freq_factor < c.rope_high_freq_factor && c.rope_original_max_seq >= 1),
+                "rope scaling parameters");
   const int D = c.dim, KV = c.kv_dim(), H = c.hidden_dim, V = c.vocab;
   std::vector<Span> spans;
   add_tensor(spans, m.tok_emb, V, D, t, lay);
@@ -64,6 +72,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     add_tensor(spans, w.wq, D, D, t, lay);
     add_tensor(spans, w.wk, KV, D, t, lay);
     add_tensor(spans, w.wv, KV, D, t, lay);
+    ML_FUZZ_CHECK(c.qkv_bias == (w.bq != nullptr) && c.qkv_bias == (w.bk != nullptr) &&
+                      c.qkv_bias == (w.bv != nullptr), "q/k/v biases exactly when qkv_bias");
+    if (c.qkv_bias) {  // .mlb version 2: bq, bk, bv after wv
+      add_vector(spans, w.bq, D);
+      add_vector(spans, w.bk, KV);
+      add_vector(spans, w.bv, KV);
+    }
     add_tensor(spans, w.wo, D, D, t, lay);
     add_vector(spans, w.ffn_norm, D);
     add_tensor(spans, w.w1, H, D, t, lay);

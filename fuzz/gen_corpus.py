@@ -83,13 +83,17 @@ def tensor_arrays(wtype, rows, cols, rng, layout=0):
 
 
 def mlb_model(dim, n_layers, n_heads, n_kv_heads, hidden, vocab, max_seq, wtype, shared,
-              seed=1, theta=10000.0, eps=1e-5, layout=0):
-    """A complete .mlb file with random weights (layout 0: rows, 1: 16-row panels)."""
+              seed=1, theta=10000.0, eps=1e-5, layout=0, arch=0, qkv_bias=0, n_tokens=0):
+    """A complete .mlb file with random weights (layout 0: rows, 1: 16-row panels); version 2
+    when arch, qkv_bias or n_tokens is set."""
     rng = Rng(seed)
-    header = struct.pack("<4s12I", b"MLB1", 1, dim, n_layers, n_heads, n_kv_heads, hidden, vocab,
+    version = 2 if (arch or qkv_bias or n_tokens) else 1
+    header = struct.pack("<4s12I", b"MLB1", version, dim, n_layers, n_heads, n_kv_heads, hidden, vocab,
                          max_seq, 0, 0, wtype, 1 if shared else 0)
     header = header[:36] + struct.pack("<ff", theta, eps) + header[44:]
     header += struct.pack("<I", layout)
+    if version == 2:
+        header += struct.pack("<3I3f2I", arch, qkv_bias, 0, 0.0, 0.0, 0.0, 0, n_tokens)
     header += bytes(256 - len(header))
     assert len(header) == 256
     kv_dim = n_kv_heads * (dim // n_heads)
@@ -107,6 +111,9 @@ def mlb_model(dim, n_layers, n_heads, n_kv_heads, hidden, vocab, max_seq, wtype,
         matrix(dim, dim)
         matrix(kv_dim, dim)
         matrix(kv_dim, dim)
+        if qkv_bias:  # bq, bk, bv: F32 vectors
+            for n in (dim, kv_dim, kv_dim):
+                arrays.append(f32_bytes([rng.uniform(-2) for _ in range(n)]))
         matrix(dim, dim)
         norm()
         matrix(hidden, dim)
@@ -153,7 +160,30 @@ def mlb_corpus():
     out["bad-short-header.mlb"] = good[:100]
     out["bad-header-only.mlb"] = good[:256]
     out["bad-magic.mlb"] = b"GGUF" + good[4:]
-    out["bad-version.mlb"] = put_u32(good, 4, 2)
+    out["bad-version.mlb"] = put_u32(good, 4, 3)
+    # version 2 (bytes 56..87): arch, qkv_bias (+ bq/bk/bv F32 after wv), llama3 RoPE scaling, n_tokens
+    v2 = put_u32(good, 4, 2)
+    llama3 = put_u32(put_f32(put_f32(put_f32(put_u32(put_u32(v2, 56, 0), 64, 1), 68, 32.0), 72, 1.0),
+                             76, 4.0), 80, 8192)
+    out["ok-v2-zero-fields.mlb"] = v2
+    out["ok-v2-llama3-rope.mlb"] = put_u32(llama3, 84, 5)
+    out["ok-v2-qwen2-bias.mlb"] = mlb_model(32, 2, 4, 2, 32, 7, 4, Q8_0, True, seed=10, arch=1, qkv_bias=1,
+                                            n_tokens=6)
+    out["ok-v2-qwen2-bias-f32.mlb"] = mlb_model(8, 1, 2, 1, 6, 5, 3, F32, False, seed=11, arch=1, qkv_bias=1)
+    out["bad-v1-arch.mlb"] = put_u32(good, 56, 1)
+    out["bad-v2-arch.mlb"] = put_u32(v2, 56, 2)
+    out["bad-v2-qkv-bias-2.mlb"] = put_u32(v2, 60, 2)
+    out["bad-v2-qkv-bias-absent.mlb"] = put_u32(v2, 60, 1)
+    out["bad-v2-qkv-bias-dropped.mlb"] = put_u32(out["ok-v2-qwen2-bias.mlb"], 60, 0)
+    out["bad-v2-rope-scaling.mlb"] = put_u32(v2, 64, 2)
+    out["bad-v2-rope-params-without-scaling.mlb"] = put_f32(v2, 68, 8.0)
+    out["bad-v2-rope-factor-nan.mlb"] = put_f32(llama3, 68, float("nan"))
+    out["bad-v2-rope-factor-zero.mlb"] = put_f32(llama3, 68, 0.0)
+    out["bad-v2-rope-low-not-below-high.mlb"] = put_f32(llama3, 72, 4.0)
+    out["bad-v2-rope-high-inf.mlb"] = put_f32(llama3, 76, float("inf"))
+    out["bad-v2-rope-original-zero.mlb"] = put_u32(llama3, 80, 0)
+    out["bad-v2-n-tokens-over-vocab.mlb"] = put_u32(v2, 84, 7)
+    out["bad-v2-reserved.mlb"] = v2[:88] + b"\x01" + v2[89:]
     for name, off in (("dim", 8), ("n_layers", 12), ("n_heads", 16), ("n_kv_heads", 20),
                       ("hidden_dim", 24), ("vocab", 28), ("max_seq", 32)):
         out["bad-%s-zero.mlb" % name] = put_u32(good, off, 0)

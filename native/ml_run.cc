@@ -26,8 +26,8 @@ const char kUsage[] =
     "\n"
     "options:\n"
     "  -z, --tokenizer PATH  the model's tokenizer (required): a llama2.c tokenizer.bin with exactly\n"
-    "                        the model's vocabulary, or a byte-level BPE file (MLTK, tools/convert.py)\n"
-    "                        with at most the model's vocabulary\n"
+    "                        the model's n_tokens (its vocab unless the .mlb says fewer), or a\n"
+    "                        byte-level BPE file (MLTK, tools/convert.py) with at most its vocab\n"
     "  -i, --prompt TEXT     prompt (UTF-8; special tokens such as <|im_start|> are parsed); default:\n"
     "                        empty, i.e. start from BOS alone (byte-level without BOS: from EOS)\n"
     "      --token-ids IDS   prompt as token ids instead, e.g. \"1 403 407\" (no BOS is added)\n"
@@ -64,6 +64,8 @@ int usage_error(const char *fmt, const char *a, const char *b = "") {
 
 int print_version() {
   std::printf("legacy-ml ml_run, ISA %s (Highway static target %s)\n", ml_build_isa(), ml_hwy_target());
+  std::printf("model files: .mlb versions 1-2; architectures llama (llama2.c, Llama 2/3, TinyLlama, SmolLM2), "
+              "qwen2 (q/k/v biases); RoPE scaling llama3\n");
   std::printf("kernel implementations (kernels/kernel_table.h):\n");
   for (int i = 0; i < ml_kernel_count(); ++i) std::printf("  %-12s %s\n", ml_kernel_name(i), ml_kernel_impl(i));
   return 0;
@@ -267,9 +269,9 @@ extern "C" int ml_main(int argc, char **argv) {
 
   static const char *const kType[] = {"F32", "?", "Q4_0", "?", "?", "?", "?", "?", "Q8_0"};
   std::fprintf(stderr,
-               "ml_run: %s: dim %d, %d layers, %d/%d heads, vocab %d, %s, context %d; %s build%s, %d thread%s; "
+               "ml_run: %s: %s, dim %d, %d layers, %d/%d heads, vocab %d, %s, context %d; %s build%s, %d thread%s; "
                "loaded in %.1f ms\n",
-               a.model, info.dim, info.n_layers, info.n_heads, info.n_kv_heads, info.vocab,
+               a.model, info.arch, info.dim, info.n_layers, info.n_heads, info.n_kv_heads, info.vocab,
                info.wtype >= 0 && info.wtype <= 8 ? kType[info.wtype] : "?", info.max_seq, info.isa,
                a.reference ? " (scalar reference kernels)" : "", info.n_threads, info.n_threads == 1 ? "" : "s",
                load_ms);
@@ -282,6 +284,7 @@ extern "C" int ml_main(int argc, char **argv) {
   std::vector<char> out_buf(4096);
   auto emit = [&](int prev, int next) {
     const char *piece = ml_decode(ctx, prev, next);
+    if (!piece) piece = "";  // an id past the tokenizer (n_tokens < vocab: padding rows) has no text
     const size_t need = std::strlen(piece) + 8;
     if (out_buf.size() < need) out_buf.resize(need);
     const size_t n = ml_text_stream_feed(&stream, piece, out_buf.data());

@@ -41,7 +41,9 @@ extern "C" ml_status ml_open(ml_ctx **out, const char *model_path, const char *t
   if (tokenizer_path) {
     FileMap f;
     if (const ml_status s = f.open(tokenizer_path, "tokenizer")) return bail(s);
-    if (const ml_status s = ctx->tokenizer.load(f.data(), f.size(), c.vocab, tokenizer_path)) return bail(s);
+    // llama2.c files carry no count: exactly n_tokens entries; MLTK files state theirs: at most vocab.
+    const int want = BpeTokenizer::is_mltk(f.data(), f.size()) ? c.vocab : c.n_tokens;
+    if (const ml_status s = ctx->tokenizer.load(f.data(), f.size(), want, tokenizer_path)) return bail(s);
     ctx->has_tokenizer = true;
   }
   int max_seq = c.max_seq;
@@ -90,6 +92,8 @@ extern "C" ml_status ml_get_info(const ml_ctx *ctx, ml_model_info *info) {
   info->file_bytes = ctx->model.file.size();
   info->weight_bytes = ctx->model.weight_bytes_per_token();
   info->arena_bytes = ctx->arena.size();
+  info->arch = arch_name(c.arch);
+  info->n_tokens = c.n_tokens;
   return ML_OK;
 }
 

@@ -120,6 +120,13 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
       matmul_share<K>(k, kv_dim, w.wk, xb_in, tid, nth);
       matmul_share<K>(v, kv_dim, w.wv, xb_in, tid, nth);
     });
+    // q += bq, k += bk, v += bv (Qwen2's biases; before RoPE)              (n, dim) (n, kv_dim)
+    if (c.qkv_bias)
+      for (int t = 0; t < n; ++t) {
+        K::add(s.q + t * D, w.bq, dim);
+        if (!ML_MUTANT("qkv_bias")) K::add(k + size_t(t) * kv_dim, w.bk, kv_dim);  // mutant: bk skipped
+        K::add(v + size_t(t) * kv_dim, w.bv, kv_dim);
+      }
     // rotate q and k by position
     for (int t = 0; t < n; ++t)
       K::rope(s.q + t * D, k + size_t(t) * kv_dim, s.rope_cos + size_t(pos + t) * half,

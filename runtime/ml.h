@@ -60,11 +60,14 @@ typedef struct ml_model_info {
   uint64_t file_bytes;    /* size of the .mlb */
   uint64_t weight_bytes;  /* weight bytes one decode step reads */
   uint64_t arena_bytes;   /* runtime memory: KV cache, activations, tables */
+  const char *arch;       /* the model's architecture: "llama" or "qwen2" (.mlb version 2) */
+  int n_tokens;           /* tokens the tokenizer has: vocab, or fewer (Qwen2.5: 151665 < 151936) */
 } ml_model_info;
 
 /* Opens MODEL (.mlb) and, if tokenizer_path is not NULL, its tokenizer: a llama2.c tokenizer.bin
- * must have exactly the model's vocab size, a byte-level MLTK file at most the model's vocab
- * (docs/tokenizer-format.md). opts may be NULL (defaults). */
+ * must have exactly the model's n_tokens entries (its vocab unless the .mlb header says fewer), a
+ * byte-level MLTK file at most the model's vocab (docs/tokenizer-format.md). opts may be NULL
+ * (defaults). */
 ml_status ml_open(ml_ctx **out, const char *model_path, const char *tokenizer_path,
                   const ml_options *opts);
 void ml_close(ml_ctx *ctx); /* NULL is fine */

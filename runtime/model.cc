@@ -35,6 +35,49 @@ ml_status check_range(const char *field, uint32_t v, uint32_t lo, uint32_t hi) {
 
 bool is_quantized(ml_type t) { return t == ML_TYPE_Q8_0 || t == ML_TYPE_Q4_0; }
 
+constexpr uint64_t kV2HeaderEnd = 88;  // version 2 fields are bytes 56..87; the rest is reserved
+
+// Version 2's fields (docs/mlb-format.md): architecture, q/k/v biases, RoPE scaling, tokenizer size.
+ml_status parse_v2_fields(const uint8_t *p, Config *c) {
+  c->arch = rd_u32(p + 56);
+  if (c->arch > 1) return fail(ML_E_FORMAT, "header field arch = %u is not an architecture (0 = llama, 1 = qwen2)", c->arch);
+  const uint32_t bias = rd_u32(p + 60);
+  if (bias > 1) return fail(ML_E_FORMAT, "header field qkv_bias = %u must be 0 or 1", bias);
+  c->qkv_bias = bias == 1;
+  c->rope_scaling = rd_u32(p + 64);
+  c->rope_factor = rd_f32(p + 68);
+  c->rope_low_freq_factor = rd_f32(p + 72);
+  c->rope_high_freq_factor = rd_f32(p + 76);
+  c->rope_original_max_seq = rd_u32(p + 80);
+  if (c->rope_scaling == 0) {
+    for (int off = 68; off < 84; ++off)
+      if (p[off] != 0)
+        return fail(ML_E_FORMAT, "header field %s is not zero but rope_scaling = 0 (none)",
+                    off < 72 ? "rope_factor" : off < 76 ? "rope_low_freq_factor" : off < 80 ? "rope_high_freq_factor"
+                                                                                      : "rope_original_max_seq");
+  } else if (c->rope_scaling == 1) {
+    const struct { const char *name; float v; } f[] = {{"rope_factor", c->rope_factor},
+                                                      {"rope_low_freq_factor", c->rope_low_freq_factor},
+                                                      {"rope_high_freq_factor", c->rope_high_freq_factor}};
+    for (const auto &x : f)
+      if (!(std::isfinite(x.v) && x.v > 0))
+        return fail(ML_E_FORMAT, "header field %s = %g must be finite and > 0 (rope_scaling = 1, llama3)", x.name,
+                    double(x.v));
+    if (!(c->rope_low_freq_factor < c->rope_high_freq_factor))
+      return fail(ML_E_FORMAT, "header field rope_low_freq_factor = %g must be < rope_high_freq_factor = %g",
+                  double(c->rope_low_freq_factor), double(c->rope_high_freq_factor));
+    if (const ml_status s = check_range("rope_original_max_seq", c->rope_original_max_seq, 1, kMaxSeq)) return s;
+  } else {
+    return fail(ML_E_FORMAT, "header field rope_scaling = %u is not a RoPE scaling (0 = none, 1 = llama3)",
+                c->rope_scaling);
+  }
+  const uint32_t n_tokens = rd_u32(p + 84);
+  if (n_tokens > uint32_t(c->vocab))
+    return fail(ML_E_FORMAT, "header field n_tokens = %u is larger than vocab = %d", n_tokens, c->vocab);
+  c->n_tokens = n_tokens == 0 ? c->vocab : static_cast<int>(n_tokens);
+  return ML_OK;
+}
+
 // Walks the tensor arrays in file order, handing out aligned views.
 class Cursor {
  public:
@@ -95,6 +138,8 @@ class Cursor {
 
 }  // namespace
 
+const char *arch_name(uint32_t arch) { return arch == 1 ? "qwen2" : arch == 0 ? "llama" : "?"; }
+
 const char *type_name(ml_type t) {
   switch (t) {
     case ML_TYPE_F32: return "F32";
@@ -127,8 +172,9 @@ ml_status parse_header(const uint8_t *p, uint64_t n, Config *c) {
     return fail(ML_E_FORMAT, "bad magic %s (expected \"MLB1\"): not a .mlb model file", m);
   }
   const uint32_t version = rd_u32(p + 4);
-  if (version != kMlbVersion)
-    return fail(ML_E_FORMAT, "header field version = %u, this build reads version %u", version, kMlbVersion);
+  if (version < 1 || version > kMlbVersion)
+    return fail(ML_E_FORMAT, "header field version = %u, this build reads versions 1 to %u", version, kMlbVersion);
+  c->version = version;
 
   struct Field { const char *name; uint32_t lo, hi; int *dst; };
   const Field fields[] = {
@@ -148,6 +194,7 @@ ml_status parse_header(const uint8_t *p, uint64_t n, Config *c) {
     return fail(ML_E_FORMAT, "header field rope_theta = %g must be finite and > 0", double(c->rope_theta));
   if (!(std::isfinite(c->norm_eps) && c->norm_eps > 0))
     return fail(ML_E_FORMAT, "header field norm_eps = %g must be finite and > 0", double(c->norm_eps));
+  c->n_tokens = c->vocab;
   const uint32_t wtype = rd_u32(p + 44);
   if (wtype != ML_TYPE_F32 && wtype != ML_TYPE_Q8_0 && wtype != ML_TYPE_Q4_0)
     return fail(ML_E_FORMAT, "header field wtype = %u is not a weight type (0 = F32, 8 = Q8_0, 2 = Q4_0)", wtype);
@@ -161,7 +208,9 @@ ml_status parse_header(const uint8_t *p, uint64_t n, Config *c) {
                 c->layout);
   if (c->layout == ML_LAYOUT_PANEL16 && c->wtype == ML_TYPE_F32)
     return fail(ML_E_FORMAT, "header field layout = 1 (16-row panels) needs a quantized wtype, not F32");
-  for (uint64_t i = 56; i < kHeaderBytes; ++i)
+  if (version >= 2)
+    if (const ml_status s = parse_v2_fields(p, c)) return s;
+  for (uint64_t i = version >= 2 ? kV2HeaderEnd : 56; i < kHeaderBytes; ++i)
     if (p[i] != 0)
       return fail(ML_E_FORMAT, "reserved header byte %llu is %u, must be 0", static_cast<unsigned long long>(i), p[i]);
 
@@ -201,8 +250,13 @@ ml_status validate_model(Model *m) {
     LayerWeights &w = m->layers[static_cast<size_t>(l)];
     ml_status s;
     if ((s = cur.vector("attn_norm", l, D, &w.attn_norm)) || (s = cur.matrix("wq", l, t, D, D, &w.wq)) ||
-        (s = cur.matrix("wk", l, t, KV, D, &w.wk)) || (s = cur.matrix("wv", l, t, KV, D, &w.wv)) ||
-        (s = cur.matrix("wo", l, t, D, D, &w.wo)) || (s = cur.vector("ffn_norm", l, D, &w.ffn_norm)) ||
+        (s = cur.matrix("wk", l, t, KV, D, &w.wk)) || (s = cur.matrix("wv", l, t, KV, D, &w.wv)))
+      return s;
+    w.bq = w.bk = w.bv = nullptr;
+    if (c.qkv_bias && ((s = cur.vector("bq", l, D, &w.bq)) || (s = cur.vector("bk", l, KV, &w.bk)) ||
+                       (s = cur.vector("bv", l, KV, &w.bv))))
+      return s;
+    if ((s = cur.matrix("wo", l, t, D, D, &w.wo)) || (s = cur.vector("ffn_norm", l, D, &w.ffn_norm)) ||
         (s = cur.matrix("w1", l, t, H, D, &w.w1)) || (s = cur.matrix("w2", l, t, D, H, &w.w2)) ||
         (s = cur.matrix("w3", l, t, H, D, &w.w3)))
       return s;
@@ -243,7 +297,8 @@ uint64_t Model::weight_bytes_per_token() const {
                    bytes(tok_emb) / uint64_t(cfg.vocab) /* one embedding row */;
   for (const LayerWeights &w : layers)
     total += bytes(w.wq) + bytes(w.wk) + bytes(w.wv) + bytes(w.wo) + bytes(w.w1) + bytes(w.w2) +
-             bytes(w.w3) + 2 * uint64_t(cfg.dim) * 4;
+             bytes(w.w3) + 2 * uint64_t(cfg.dim) * 4 +
+             (cfg.qkv_bias ? (uint64_t(cfg.dim) + 2 * uint64_t(cfg.kv_dim())) * 4 : 0);
   return total;
 }
 

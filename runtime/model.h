@@ -10,7 +10,7 @@
 
 namespace ml {
 
-inline constexpr uint32_t kMlbVersion = 1;
+inline constexpr uint32_t kMlbVersion = 2;  // the newest version this build reads (1 and 2)
 inline constexpr uint64_t kHeaderBytes = 256;
 inline constexpr uint64_t kAlign = 64;
 
@@ -20,6 +20,14 @@ struct Config {
   ml_type wtype = ML_TYPE_F32;
   bool shared_classifier = false;
   uint32_t layout = 0;
+  // Version 2 (all zero / false in a version-1 file):
+  uint32_t version = 1;
+  uint32_t arch = 0;           // 0 llama, 1 qwen2 (descriptive)
+  bool qkv_bias = false;       // per layer bq (dim), bk, bv (kv_dim) after wv
+  uint32_t rope_scaling = 0;   // 0 none, 1 llama3 (applied in the RoPE tables)
+  float rope_factor = 0, rope_low_freq_factor = 0, rope_high_freq_factor = 0;
+  uint32_t rope_original_max_seq = 0;
+  int n_tokens = 0;            // the tokenizer's size (== vocab when the header says 0)
 
   int head_dim() const { return dim / n_heads; }
   int kv_dim() const { return head_dim() * n_kv_heads; }
@@ -29,6 +37,7 @@ struct Config {
 struct LayerWeights {
   const float *attn_norm;      // (dim)
   ml_qtensor wq, wk, wv, wo;   // (dim, dim) (kv_dim, dim) (kv_dim, dim) (dim, dim)
+  const float *bq, *bk, *bv;   // (dim) (kv_dim) (kv_dim), or all nullptr without qkv_bias
   const float *ffn_norm;       // (dim)
   ml_qtensor w1, w2, w3;       // (hidden, dim) (dim, hidden) (hidden, dim)
 };
@@ -60,5 +69,6 @@ uint64_t tensor_q_bytes(ml_type t, uint64_t rows, uint64_t cols);
 uint64_t tensor_d_bytes(ml_type t, uint64_t rows, uint64_t cols);
 
 const char *type_name(ml_type t);
+const char *arch_name(uint32_t arch);  // "llama", "qwen2"
 
 }  // namespace ml

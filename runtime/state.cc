@@ -1,6 +1,7 @@
 #include "runtime/state.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 #include "kernels/mutants.h"
@@ -39,14 +40,34 @@ void bind_activations(State &s, const Config &c) {
     s.xq[t] = ml_qact{s.xq_q + size_t(t) * qn, s.xq_d + size_t(t) * nb, s.xq_s + size_t(t) * nb, 0};
 }
 
+// Llama 3's RoPE frequency scaling (rope_scaling = 1, Hugging Face's `llama3` rope type): with
+// wavelength λ = 2π/freq and the original context L, high frequencies (λ < L/high) stay, low ones
+// (λ > L/low) are divided by `factor`, and in between s = (L/λ − low)/(high − low) blends them:
+// freq·((1 − s)/factor + s). Double arithmetic (no libm call), rounded once to float.
+namespace {
+float llama3_scaled(float freq, const Config &c) {
+  const double pi = 3.14159265358979323846, f = freq, L = c.rope_original_max_seq, factor = c.rope_factor;
+  const double low = c.rope_low_freq_factor, high = c.rope_high_freq_factor;
+  // A hostile file may hold a tiny factor: keep the double -> float conversion defined.
+  auto to_float = [](double v) { return static_cast<float>(std::fmin(v, double(FLT_MAX))); };
+  const double wavelen = 2 * pi / f;
+  if (wavelen < L / high) return freq;
+  if (wavelen > L / low) return to_float(f / factor);
+  const double smooth = (L / wavelen - low) / (high - low);
+  return to_float((1 - smooth) * f / factor + smooth * f);
+}
+}  // namespace
+
 // llama2.c's float arithmetic (exponent 2i/hd in float, freq = 1/θ^e, angle = pos·freq in float),
 // with pow/cos/sin evaluated in double and rounded once: every libm (glibc, musl, Emscripten's)
-// then gives the same table, so builds on different platforms compute the same bits.
+// then gives the same table, so builds on different platforms compute the same bits. RoPE scaling
+// (version 2 files) changes freq here, once.
 void fill_rope_tables(State &s, const Config &c) {
   const int hd = c.head_dim(), half = hd / 2;
   for (int i = 0; i < half; ++i) {
     const float e = float((ML_MUTANT("rope_freq") ? 1 : 2) * i) / float(hd);  // mutant: exponent i/hd
-    const float freq = 1.0f / static_cast<float>(std::pow(double(c.rope_theta), double(e)));
+    float freq = 1.0f / static_cast<float>(std::pow(double(c.rope_theta), double(e)));
+    if (c.rope_scaling == 1) freq = llama3_scaled(freq, c);
     for (int pos = 0; pos < s.max_seq; ++pos) {
       const float val = float(pos) * freq;
       s.rope_cos[size_t(pos) * half + i] = static_cast<float>(std::cos(double(val)));

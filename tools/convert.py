@@ -227,7 +227,8 @@ def header_for(hparams, wtype, max_seq=None, layout=mlb.LAYOUT_ROWS):
                    mlb.pad_to(hparams["hidden_dim"]), hparams["vocab"],
                    max_seq if max_seq else hparams["max_seq"],
                    hparams["rope_theta"], hparams["norm_eps"], wtype,
-                   hparams["shared_classifier"], layout)
+                   hparams["shared_classifier"], layout,
+                   **{f: hparams[f] for f in mlb.V2_FIELDS if f in hparams})
     return h.validate()
 
 

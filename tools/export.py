@@ -49,7 +49,8 @@ class MlbReader:
         self.hparams = dict(dim=h.dim, n_layers=h.n_layers, n_heads=h.n_heads,
                             n_kv_heads=h.n_kv_heads, hidden_dim=h.hidden_dim, vocab=h.vocab,
                             max_seq=h.max_seq, rope_theta=h.rope_theta, norm_eps=h.norm_eps,
-                            shared_classifier=h.shared_classifier)
+                            shared_classifier=h.shared_classifier,
+                            **{f: getattr(h, f) for f in mlb.V2_FIELDS})
         self.description = ".mlb %s" % mlb.WTYPE_NAMES[h.wtype]
 
     def tensors(self):
@@ -71,8 +72,7 @@ def open_input(spec):
             raise mlb.MlbError("%s: expected random:PRESET[:SEED], PRESET one of %s"
                                % (spec, ", ".join(sorted(gen_random.PRESETS))))
         seed = int(parts[2]) if len(parts) == 3 else 0
-        shape = dict(zip(gen_random._KEYS, gen_random.PRESETS[parts[1]]))
-        return gen_random.RandomReader(seed=seed, **shape)
+        return gen_random.RandomReader(seed=seed, **gen_random.preset_args(parts[1]))
     if os.path.isfile(spec):
         with open(spec, "rb") as f:
             if f.read(4) == mlb.MAGIC:
@@ -84,6 +84,11 @@ def export(input_spec, output, fmt, dtype="f32", gguf_version=3, tokenizer=None,
            untie=False):
     reader = open_input(input_spec)
     try:
+        used = [f for f in ("arch", "qkv_bias", "rope_scaling", "n_tokens") if reader.hparams.get(f)]
+        if used:  # .mlb version 2's Qwen2 / Llama 3 features: not written to GGUF or HF yet
+            raise mlb.MlbError("%s uses %s (.mlb version 2): exporting Qwen2 biases, llama3 RoPE "
+                               "scaling or n_tokens to %s is not implemented yet"
+                               % (input_spec, ", ".join(used), fmt.upper()))
         if fmt == "gguf":
             gguf.write_gguf(reader, output, DTYPES[dtype], gguf_version, tokenizer, untie)
         else:

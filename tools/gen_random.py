@@ -5,7 +5,15 @@
                   [--kv-heads 4] [--vocab 512] [--seq 256] [--wtype f32|q8_0|q4_0]
                   [--layout rows|panel16] [--seed 0]
                   [--shared-classifier | --no-shared-classifier] [--rope-theta 10000]
-                  [--norm-eps 1e-5] [-v | -q]
+                  [--norm-eps 1e-5] [--arch llama|qwen2] [--qkv-bias] [--rope-scaling llama3
+                  --rope-factor F --rope-low-freq-factor L --rope-high-freq-factor H
+                  --rope-original-max-seq N] [--n-tokens N] [-v | -q]
+
+Presets: llama2.c's stories*, tinyllama, and the issue-14 shapes smollm2-135m, smollm2-360m,
+qwen2.5-0.5b (q/k/v biases, 151665 tokens of 151936 rows), llama3.2-1b (llama3 RoPE scaling
+32/1/4/8192), each with its model's rope_theta and norm_eps and context 2048; qwen2-tiny and
+llama3-tiny are small shapes with the same features, for tests. The q/k/v biases and llama3
+scaling need .mlb version 2 (written only then).
 
 Deterministic: tensor i of the file is drawn from its own numpy Generator,
 PCG64(SeedSequence(seed).spawn(n)[i]), in fixed row chunks, as float32. The float weights
@@ -13,7 +21,7 @@ depend only on the seed and the shape, never on --wtype, so the f32 file and the
 files of one seed differ only by quantization (and --layout only by byte order). --layout
 defaults to panel16 (.mlb layout 1, 16-row panels) for q8_0 and q4_0 and to rows (layout 0)
 for f32, as in convert.py. Matrices ~ N(0, 1/fan_in) (std 1/sqrt(cols)),
-norm weights ~ 1 + N(0, 0.05^2). hidden_dim is zero-padded to a multiple of 32 exactly as
+norm weights ~ 1 + N(0, 0.05^2), q/k/v biases ~ N(0, 0.5^2). hidden_dim is zero-padded to a multiple of 32 exactly as
 convert.py does (the padding is zeros, not random).
 """
 import sys
@@ -43,28 +51,78 @@ PRESETS = {  # dim, hidden, layers, heads, kv_heads, vocab, seq, shared
     "stories42m": (512, 1376, 8, 8, 8, 32000, 1024, True),
     "stories110m": (768, 2048, 12, 12, 12, 32000, 1024, True),
     "tinyllama": (2048, 5632, 22, 32, 4, 32000, 2048, False),
+    # the issue's table (config.json of each model); context 2048 like tinyllama (--seq for more)
+    "smollm2-135m": (576, 1536, 30, 9, 3, 49152, 2048, True),
+    "smollm2-360m": (960, 2560, 32, 15, 5, 49152, 2048, True),
+    "qwen2.5-0.5b": (896, 4864, 24, 14, 2, 151936, 2048, True),
+    "llama3.2-1b": (2048, 8192, 16, 32, 8, 128256, 2048, True),
+    # small test shapes with the same features (verify/make_fixtures.py, verify/hf_forward.py)
+    "qwen2-tiny": (256, 704, 2, 4, 1, 544, 64, True),
+    "llama3-tiny": (256, 768, 2, 8, 2, 512, 64, True),
 }
 _KEYS = ("dim", "hidden", "layers", "heads", "kv_heads", "vocab", "seq", "shared")
+
+# .mlb version-2 features and RoPE/norm constants of the presets (RandomReader keywords).
+_LLAMA3_ROPE = dict(rope_scaling="llama3", rope_factor=32.0, rope_low_freq_factor=1.0,
+                    rope_high_freq_factor=4.0, rope_original_max_seq=8192)
+PRESET_EXTRAS = {
+    "smollm2-135m": dict(rope_theta=100000.0, norm_eps=1e-5),
+    "smollm2-360m": dict(rope_theta=100000.0, norm_eps=1e-5),
+    "qwen2.5-0.5b": dict(arch="qwen2", qkv_bias=True, rope_theta=1e6, norm_eps=1e-6,
+                         n_tokens=151665),
+    "llama3.2-1b": dict(rope_theta=500000.0, norm_eps=1e-5, **_LLAMA3_ROPE),
+    "qwen2-tiny": dict(arch="qwen2", qkv_bias=True, rope_theta=1e6, norm_eps=1e-6, n_tokens=500),
+    # original context 64 (not 8192) so that all three frequency bands of the scaling occur within
+    # a short test (head_dim 32: wavelengths 6.3, 14, 32, 74, ...: kept, kept, blended, divided)
+    "llama3-tiny": dict(rope_theta=500000.0, norm_eps=1e-5,
+                        **dict(_LLAMA3_ROPE, rope_original_max_seq=64)),
+}
+BIAS_STD = 0.5  # q/k/v biases ~ N(0, 0.5^2): as large as a fair share of q, k, v themselves
+
+
+def preset_args(name):
+    """RandomReader keywords (shape and features) of a preset."""
+    args = dict(zip(_KEYS, PRESETS[name]))
+    args.update(PRESET_EXTRAS.get(name, {}))
+    return args
 
 
 class RandomReader:
     """A reader (convert.py's interface) producing seeded random weights."""
 
     def __init__(self, dim, hidden, layers, heads, kv_heads, vocab, seq, shared=True, seed=0,
-                 rope_theta=10000.0, norm_eps=1e-5):
+                 rope_theta=10000.0, norm_eps=1e-5, arch="llama", qkv_bias=False,
+                 rope_scaling="none", rope_factor=0.0, rope_low_freq_factor=0.0,
+                 rope_high_freq_factor=0.0, rope_original_max_seq=0, n_tokens=0):
         if not isinstance(seed, int) or seed < 0:
             raise mlb.MlbError("seed %r: must be a non-negative integer" % (seed,))
+        if arch not in mlb.ARCHS:
+            raise mlb.MlbError("arch %r: one of %s" % (arch, ", ".join(mlb.ARCHS)))
+        if rope_scaling not in mlb.ROPE_SCALINGS:
+            raise mlb.MlbError("rope scaling %r: one of %s" % (rope_scaling, ", ".join(mlb.ROPE_SCALINGS)))
         self.seed = seed
+        v2 = dict(arch=mlb.ARCHS[arch], qkv_bias=1 if qkv_bias else 0,
+                  rope_scaling=mlb.ROPE_SCALINGS[rope_scaling], rope_factor=rope_factor,
+                  rope_low_freq_factor=rope_low_freq_factor,
+                  rope_high_freq_factor=rope_high_freq_factor,
+                  rope_original_max_seq=rope_original_max_seq, n_tokens=n_tokens)
         self.hparams = dict(dim=dim, n_layers=layers, n_heads=heads, n_kv_heads=kv_heads,
                             hidden_dim=hidden, vocab=vocab, max_seq=seq, rope_theta=rope_theta,
-                            norm_eps=norm_eps, shared_classifier=1 if shared else 0)
+                            norm_eps=norm_eps, shared_classifier=1 if shared else 0, **v2)
+        extras = [arch] if arch != "llama" else []
+        if qkv_bias:
+            extras.append("q/k/v biases")
+        if rope_scaling != "none":
+            extras.append("%s RoPE scaling x%g" % (rope_scaling, rope_factor))
+        if n_tokens:
+            extras.append("%d tokens" % n_tokens)
         self.description = ("random seed %d: dim %d, hidden %d, layers %d, heads %d, kv heads %d, "
-                            "vocab %d%s, seq %d" % (seed, dim, hidden, layers, heads, kv_heads,
-                                                    vocab, "" if shared else " (separate classifier)",
-                                                    seq))
+                            "vocab %d%s, seq %d%s" % (seed, dim, hidden, layers, heads, kv_heads,
+                                                      vocab, "" if shared else " (separate classifier)",
+                                                      seq, "".join(", " + e for e in extras)))
         # the unpadded plan (names and source shapes); F32 so no multiple-of-32 rule applies here
         h = mlb.Header(dim, layers, heads, kv_heads, hidden, vocab, seq, rope_theta, norm_eps,
-                       mlb.F32, self.hparams["shared_classifier"])
+                       mlb.F32, self.hparams["shared_classifier"], **v2)
         h.validate()
         self.plan = mlb.tensor_plan(h)
 
@@ -73,6 +131,11 @@ class RandomReader:
         spec = self.plan[index]
         child = np.random.SeedSequence(self.seed).spawn(len(self.plan))[index]
         rng = np.random.Generator(np.random.PCG64(child))
+        if spec.base in mlb.BIAS_TENSORS:  # q/k/v biases
+            v = rng.standard_normal(spec.shape, dtype=np.float32)
+            v *= np.float32(BIAS_STD)
+            yield v.reshape(1, -1)
+            return
         if len(spec.shape) == 1:  # norm weights
             v = rng.standard_normal(spec.shape, dtype=np.float32)
             v *= np.float32(NORM_STD)
@@ -106,7 +169,7 @@ def generate(output, wtype="f32", seed=0, progress=None, layout=None, **shape):
     """Write a random .mlb; shape: keys of _KEYS (defaults: the "default" preset); layout:
     "rows" (0), "panel16" (1, quantized wtype only) or None (the default: panel16 for
     q8_0/q4_0, rows for f32)."""
-    args = dict(zip(_KEYS, PRESETS["default"]))
+    args = preset_args("default")
     args.update(shape)
     wtype, layout = convert.resolve_types(wtype, layout)
     reader = RandomReader(seed=seed, **args)
@@ -141,20 +204,35 @@ def main(argv=None):
                     "q8_0 and q4_0: every build's fast path); rows: row-major blocks (layout 0; "
                     "the default and the only one for f32)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--rope-theta", type=float, default=10000.0)
-    ap.add_argument("--norm-eps", type=float, default=1e-5)
+    ap.add_argument("--rope-theta", type=float, help="default 10000 (the presets: the model's)")
+    ap.add_argument("--norm-eps", type=float, help="default 1e-5 (the presets: the model's)")
+    ap.add_argument("--arch", choices=sorted(mlb.ARCHS), help="architecture named in the header "
+                    "(.mlb version 2; default llama)")
+    ap.add_argument("--qkv-bias", dest="qkv_bias", action="store_true", default=None,
+                    help="q/k/v biases (Qwen2)")
+    ap.add_argument("--no-qkv-bias", dest="qkv_bias", action="store_false")
+    ap.add_argument("--rope-scaling", choices=sorted(mlb.ROPE_SCALINGS),
+                    help="llama3: Llama 3's RoPE frequency scaling (with the --rope-* values)")
+    ap.add_argument("--rope-factor", type=float)
+    ap.add_argument("--rope-low-freq-factor", type=float)
+    ap.add_argument("--rope-high-freq-factor", type=float)
+    ap.add_argument("--rope-original-max-seq", type=int)
+    ap.add_argument("--n-tokens", type=int, help="tokenizer size when smaller than the vocab")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("-v", "--verbose", action="store_true", help="always show progress")
     g.add_argument("-q", "--quiet", action="store_true", help="never show progress")
     a = ap.parse_args(argv)
-    shape = dict(zip(_KEYS, PRESETS[a.preset]))
-    for k in _KEYS:
+    shape = preset_args(a.preset)
+    for k in _KEYS + _OPTIONAL:
         if getattr(a, k) is not None:
             shape[k] = getattr(a, k)
     progress = True if a.verbose else (False if a.quiet else None)
     return convert.run_cli(PROG, lambda: generate(a.output, a.wtype, a.seed, progress,
-                                                  layout=a.layout, rope_theta=a.rope_theta,
-                                                  norm_eps=a.norm_eps, **shape))
+                                                  layout=a.layout, **shape))
+
+
+_OPTIONAL = ("rope_theta", "norm_eps", "arch", "qkv_bias", "rope_scaling", "rope_factor",
+             "rope_low_freq_factor", "rope_high_freq_factor", "rope_original_max_seq", "n_tokens")
 
 
 if __name__ == "__main__":

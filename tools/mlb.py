@@ -28,7 +28,8 @@ import time
 import numpy as np
 
 MAGIC = b"MLB1"
-VERSION = 1
+VERSION = 2        # the newest version this module reads and writes
+VERSIONS = (1, 2)  # a file is written as version 1 unless it uses a version-2 field
 HEADER_SIZE = 256
 ALIGN = 64
 QK = 32  # elements per quantization block
@@ -43,10 +44,23 @@ LAYOUT_NAMES = {v: k for k, v in LAYOUTS.items()}
 PANEL = 16  # rows per panel (layout 1)
 
 # magic, version, dim, n_layers, n_heads, n_kv_heads, hidden_dim, vocab, max_seq,
-# rope_theta, norm_eps, wtype, shared_classifier, layout; then 200 reserved zero bytes.
-_HEADER_STRUCT = struct.Struct("<4s8I2f3I")
+# rope_theta, norm_eps, wtype, shared_classifier, layout (56 bytes, version 1); then, version 2:
+# arch, qkv_bias, rope_scaling, rope_factor, rope_low_freq_factor, rope_high_freq_factor,
+# rope_original_max_seq, n_tokens (88 bytes); then reserved zero bytes.
+_HEADER_STRUCT = struct.Struct("<4s8I2f3I3I3f2I")
+_V1_SIZE = 56
 _RESERVED = HEADER_SIZE - _HEADER_STRUCT.size
-assert _RESERVED == 200
+assert _RESERVED == 168
+
+ARCH_LLAMA, ARCH_QWEN2 = 0, 1  # header field `arch` (version 2)
+ARCHS = {"llama": ARCH_LLAMA, "qwen2": ARCH_QWEN2}
+ARCH_NAMES = {v: k for k, v in ARCHS.items()}
+ROPE_NONE, ROPE_LLAMA3 = 0, 1  # header field `rope_scaling` (version 2)
+ROPE_SCALINGS = {"none": ROPE_NONE, "llama3": ROPE_LLAMA3}
+V2_FIELDS = ("arch", "qkv_bias", "rope_scaling", "rope_factor", "rope_low_freq_factor",
+              "rope_high_freq_factor", "rope_original_max_seq", "n_tokens")
+_ROPE_PARAMS = ("rope_factor", "rope_low_freq_factor", "rope_high_freq_factor",
+                "rope_original_max_seq")
 
 _F32 = np.dtype("<f4")
 
@@ -93,16 +107,27 @@ _U32_FIELDS = ("dim", "n_layers", "n_heads", "n_kv_heads", "hidden_dim", "vocab"
 class Header:
     """The fixed header. Field names follow docs/mlb-format.md."""
 
-    FIELDS = _U32_FIELDS + ("rope_theta", "norm_eps", "wtype", "shared_classifier", "layout")
+    FIELDS = _U32_FIELDS + ("rope_theta", "norm_eps", "wtype", "shared_classifier",
+                            "layout") + V2_FIELDS
 
     def __init__(self, dim, n_layers, n_heads, n_kv_heads, hidden_dim, vocab, max_seq,
                  rope_theta=10000.0, norm_eps=1e-5, wtype=F32, shared_classifier=1, layout=0,
-                 version=VERSION):
-        self.version = version
+                 version=None, arch=ARCH_LLAMA, qkv_bias=0, rope_scaling=ROPE_NONE,
+                 rope_factor=0.0, rope_low_freq_factor=0.0, rope_high_freq_factor=0.0,
+                 rope_original_max_seq=0, n_tokens=0):
         self.dim, self.n_layers, self.n_heads, self.n_kv_heads = dim, n_layers, n_heads, n_kv_heads
         self.hidden_dim, self.vocab, self.max_seq = hidden_dim, vocab, max_seq
         self.rope_theta, self.norm_eps = float(rope_theta), float(norm_eps)
         self.wtype, self.shared_classifier, self.layout = wtype, shared_classifier, layout
+        self.arch, self.qkv_bias, self.rope_scaling = arch, qkv_bias, rope_scaling
+        self.rope_factor, self.rope_low_freq_factor = float(rope_factor), float(rope_low_freq_factor)
+        self.rope_high_freq_factor = float(rope_high_freq_factor)
+        self.rope_original_max_seq, self.n_tokens = rope_original_max_seq, n_tokens
+        # version 1 unless a version-2 field is used, so older files are rewritten byte-identical
+        self.version = version if version is not None else (2 if self.uses_v2() else 1)
+
+    def uses_v2(self):
+        return any(getattr(self, f) for f in V2_FIELDS)
 
     @property
     def head_dim(self):
@@ -123,8 +148,12 @@ class Header:
 
     def validate(self):
         """Raise MlbError/ShapeError naming the first field that breaks a loader rule."""
-        if self.version != VERSION:
-            raise MlbError("version %r: only version %d is known" % (self.version, VERSION))
+        if self.version not in VERSIONS:
+            raise MlbError("version %r: only versions %s are known"
+                           % (self.version, ", ".join(map(str, VERSIONS))))
+        if self.version == 1 and self.uses_v2():
+            raise MlbError("version 1 header with version-2 fields (%s) set"
+                           % ", ".join(f for f in V2_FIELDS if getattr(self, f)))
         for f in _U32_FIELDS:
             v = getattr(self, f)
             if not isinstance(v, (int, np.integer)) or not 1 <= v <= 0xFFFFFFFF:
@@ -153,6 +182,31 @@ class Header:
         if self.n_heads % self.n_kv_heads:
             raise ShapeError("n_kv_heads = %d does not divide n_heads = %d"
                              % (self.n_kv_heads, self.n_heads))
+        if self.arch not in ARCH_NAMES:
+            raise MlbError("arch = %r: must be 0 (llama) or 1 (qwen2)" % (self.arch,))
+        if self.qkv_bias not in (0, 1):
+            raise MlbError("qkv_bias = %r: must be 0 or 1" % (self.qkv_bias,))
+        if self.rope_scaling == ROPE_NONE:
+            for f in _ROPE_PARAMS:
+                if getattr(self, f):
+                    raise MlbError("%s = %r: must be 0 when rope_scaling = 0" % (f, getattr(self, f)))
+        elif self.rope_scaling == ROPE_LLAMA3:
+            for f in _ROPE_PARAMS[:3]:
+                v32 = float(np.float32(getattr(self, f)))
+                if not (math.isfinite(v32) and v32 > 0):
+                    raise MlbError("%s = %r: must be finite and > 0 as a float32"
+                                   % (f, getattr(self, f)))
+            if not np.float32(self.rope_low_freq_factor) < np.float32(self.rope_high_freq_factor):
+                raise MlbError("rope_low_freq_factor = %r must be < rope_high_freq_factor = %r"
+                               % (self.rope_low_freq_factor, self.rope_high_freq_factor))
+            v = self.rope_original_max_seq
+            if not isinstance(v, (int, np.integer)) or not 1 <= v <= 0xFFFFFFFF:
+                raise MlbError("rope_original_max_seq = %r: must be an integer in [1, 2^32)" % (v,))
+        else:
+            raise MlbError("rope_scaling = %r: must be 0 (none) or 1 (llama3)" % (self.rope_scaling,))
+        if not isinstance(self.n_tokens, (int, np.integer)) or not 0 <= self.n_tokens <= self.vocab:
+            raise ShapeError("n_tokens = %r: must be in [0, vocab = %d] (0 = vocab)"
+                             % (self.n_tokens, self.vocab))
         if self.wtype != F32:  # dim and hidden_dim multiples of 32, reported by tensor
             check_quantizable(tensor_plan(self))
         return self
@@ -162,7 +216,9 @@ class Header:
         return _HEADER_STRUCT.pack(
             MAGIC, self.version, *(int(getattr(self, f)) for f in _U32_FIELDS),
             self.rope_theta, self.norm_eps, self.wtype, self.shared_classifier,
-            self.layout) + bytes(_RESERVED)
+            self.layout, self.arch, self.qkv_bias, self.rope_scaling, self.rope_factor,
+            self.rope_low_freq_factor, self.rope_high_freq_factor, self.rope_original_max_seq,
+            self.n_tokens) + bytes(_RESERVED)
 
     @classmethod
     def unpack(cls, buf):
@@ -171,13 +227,19 @@ class Header:
             raise MlbError("file is %d bytes, shorter than the %d-byte header"
                            % (len(buf), HEADER_SIZE))
         (magic, version, dim, n_layers, n_heads, n_kv_heads, hidden_dim, vocab, max_seq,
-         rope_theta, norm_eps, wtype, shared, layout) = _HEADER_STRUCT.unpack_from(buf)
+         rope_theta, norm_eps, wtype, shared, layout, *v2) = _HEADER_STRUCT.unpack_from(buf)
         if magic != MAGIC:
             raise MlbError("magic %r: not an .mlb file (expected %r)" % (magic, MAGIC))
-        if any(buf[_HEADER_STRUCT.size:HEADER_SIZE]):
-            raise MlbError("reserved header bytes 56..255 are not all zero")
+        if version not in VERSIONS:
+            raise MlbError("version %r: only versions %s are known"
+                           % (version, ", ".join(map(str, VERSIONS))))
+        first = _V1_SIZE if version == 1 else _HEADER_STRUCT.size
+        if any(buf[first:HEADER_SIZE]):
+            raise MlbError("reserved header bytes %d..255 are not all zero" % first)
+        if version == 1:
+            v2 = [0] * len(V2_FIELDS)
         h = cls(dim, n_layers, n_heads, n_kv_heads, hidden_dim, vocab, max_seq, rope_theta,
-                norm_eps, wtype, shared, layout, version=version)
+                norm_eps, wtype, shared, layout, version, **dict(zip(V2_FIELDS, v2)))
         return h.validate()
 
 
@@ -243,6 +305,15 @@ class TensorSpec:
 
 
 LAYER_TENSORS = ("attn_norm", "wq", "wk", "wv", "wo", "ffn_norm", "w1", "w2", "w3")
+BIAS_TENSORS = ("bq", "bk", "bv")  # F32, right after wv when qkv_bias = 1 (version 2)
+
+
+def layer_tensors(h):
+    """The per-layer tensor names of a file with header h, in file order."""
+    if not getattr(h, "qkv_bias", 0):
+        return LAYER_TENSORS
+    i = LAYER_TENSORS.index("wv") + 1
+    return LAYER_TENSORS[:i] + BIAS_TENSORS + LAYER_TENSORS[i:]
 
 
 def tensor_plan(h):
@@ -250,10 +321,11 @@ def tensor_plan(h):
     D, H, KV, wt, lay = h.dim, h.hidden_dim, h.kv_dim, h.wtype, h.layout
     shapes = {"attn_norm": ((D,), F32), "wq": ((D, D), wt), "wk": ((KV, D), wt),
               "wv": ((KV, D), wt), "wo": ((D, D), wt), "ffn_norm": ((D,), F32),
-              "w1": ((H, D), wt), "w2": ((D, H), wt), "w3": ((H, D), wt)}
+              "w1": ((H, D), wt), "w2": ((D, H), wt), "w3": ((H, D), wt),
+              "bq": ((D,), F32), "bk": ((KV,), F32), "bv": ((KV,), F32)}
     plan = [TensorSpec("tok_emb", None, (h.vocab, D), wt, lay)]
     for layer in range(h.n_layers):
-        for base in LAYER_TENSORS:
+        for base in layer_tensors(h):
             shape, t = shapes[base]
             plan.append(TensorSpec(base, layer, shape, t, lay))
     plan.append(TensorSpec("final_norm", None, (D,), F32, lay))

@@ -46,6 +46,8 @@ MUTANTS=(
   "utf8_stream   runtime/api.cc              text stream emits 3 bytes of a 4-byte UTF-8 character"
   # byte-level tokenizer (runtime/bpe_tokenizer.cc, runtime/pretokenize.cc)
   "pretok_contraction runtime/pretokenize.cc  Llama 3/Qwen2 pre-tokenizer matches contractions ('s 't ...) case-sensitively"
+  # architectures (.mlb version 2)
+  "qkv_bias      runtime/forward.cc          the k bias of Qwen2-style q/k/v biases is skipped"
 )
 
 BUILD=${ML_MUTANTS_BUILD:-build/mutants}

@@ -7,8 +7,9 @@
                                                8 heads / 2 kv heads), their 16-row-panel twins
                                                (*_panel16.mlb), random_odd_* (panels with padding
                                                rows), random_shared_f32.mlb (shared
-                                               classifier, for verify/ref_forward.py) and
-                                               tiny_q8_0.mlb
+                                               classifier, for verify/ref_forward.py),
+                                               {qwen2,llama3}_tiny_{f32,q8_0,q4_0}.mlb
+                                               (+ _panel16 twins; .mlb version 2) and tiny_q8_0.mlb
 Exits 77 (CTest: skipped) with a loud message when the shared folder is absent.
 """
 import os
@@ -60,6 +61,14 @@ def main():
         run(gen, os.path.join(models, "random_shared_f32.mlb"), "--dim", "128", "--hidden", "200", "--layers", "3",
             "--heads", "8", "--kv-heads", "4", "--vocab", "300", "--seq", "64", "--seed", "5", "--shared-classifier",
             "--rope-theta", "1000", "--norm-eps", "1e-3", "--wtype", "f32", "--layout", "rows", "-q")
+        # .mlb version 2: Qwen2 (q/k/v biases, n_tokens < vocab) and Llama 3 (llama3 RoPE scaling)
+        # shapes; F32 for verify/hf_forward.py, Q8_0/Q4_0 in both layouts for the bit-identity tests.
+        for preset, stem in (("qwen2-tiny", "qwen2_tiny"), ("llama3-tiny", "llama3_tiny")):
+            run(gen, os.path.join(models, stem + "_f32.mlb"), "--preset", preset, "--seed", "5", "-q")
+            for w in ("q8_0", "q4_0"):
+                for lay, suffix in (("rows", ""), ("panel16", "_panel16")):
+                    run(gen, os.path.join(models, "%s_%s%s.mlb" % (stem, w, suffix)), "--preset", preset,
+                        "--seed", "5", "--wtype", w, "--layout", lay, "-q")
         run(gen, os.path.join(models, "tiny_q8_0.mlb"), "--dim", "64", "--hidden", "64", "--layers", "1", "--heads",
             "4", "--kv-heads", "2", "--vocab", "64", "--seq", "16", "--seed", "3", "--wtype", "q8_0", "--layout", "rows",
             "-q")

@@ -392,6 +392,34 @@ class FormatTests(unittest.TestCase, FileChecks):
                 w.write_tensor(spec.name, rng.standard_normal(spec.shape).astype(np.float32))
         return path
 
+    def test_version_2_fields(self):
+        """v1 unless a v2 field is used; v2 fields at bytes 56..87; biases after wv; round trip."""
+        self.assertEqual(small_header().version, 1)
+        self.assertFalse(any(small_header().pack()[56:]))
+        h = small_header(arch=mlb.ARCH_QWEN2, qkv_bias=1, rope_scaling=mlb.ROPE_LLAMA3,
+                         rope_factor=32.0, rope_low_freq_factor=1.0, rope_high_freq_factor=4.0,
+                         rope_original_max_seq=8192, n_tokens=63)
+        raw = h.pack()
+        self.assertEqual(struct.unpack_from("<I", raw, 4)[0], 2)
+        self.assertEqual(struct.unpack_from("<3I3f2I", raw, 56),
+                         (1, 1, 1, 32.0, 1.0, 4.0, 8192, h.n_tokens))
+        self.assertFalse(any(raw[88:]))
+        self.assertEqual(mlb.Header.unpack(raw).pack(), raw)
+        names = [t.base for t in mlb.tensor_plan(h) if t.layer == 0]
+        self.assertEqual(names[names.index("wv") + 1:names.index("wo")], ["bq", "bk", "bv"])
+        path = os.path.join(self.dir, "v2.mlb")
+        rng = np.random.default_rng(0)
+        with mlb.MlbWriter(path, h) as w:
+            for spec in mlb.tensor_plan(h):
+                w.write_tensor(spec.name, rng.standard_normal(spec.shape).astype(np.float32))
+        self.assertEqual(mlb.MlbFile(path).header.pack(), raw)
+        for bad in (dict(arch=2), dict(qkv_bias=2), dict(rope_scaling=2), dict(rope_factor=1.0),
+                    dict(rope_scaling=1, rope_factor=32.0, rope_low_freq_factor=4.0,
+                         rope_high_freq_factor=4.0, rope_original_max_seq=8192),
+                    dict(n_tokens=10 ** 6), dict(version=1, arch=1)):
+            with self.assertRaises(mlb.MlbError, msg=str(bad)):
+                small_header(**bad).validate()
+
     def test_header_pack_offsets(self):
         h = small_header(wtype=Q8, shared_classifier=0, rope_theta=500000.0, norm_eps=1e-6)
         raw = h.pack()
@@ -432,7 +460,8 @@ class FormatTests(unittest.TestCase, FileChecks):
     def test_reader_rejects_bad_files(self):
         path = self.write_small("ok.mlb", wtype=Q8)
         raw = read_bytes(path)
-        cases = {"magic": b"MLB2" + raw[4:], "version": raw[:4] + b"\x02" + raw[5:],
+        cases = {"magic": b"MLB2" + raw[4:], "version": raw[:4] + b"\x03" + raw[5:],
+                 "v2 field in v1": raw[:60] + b"\x01" + raw[61:],
                  "reserved": raw[:100] + b"\x01" + raw[101:], "truncated": raw[:-1],
                  "size": raw + b"\x00", "short": raw[:100],
                  "dim": raw[:8] + struct.pack("<I", 40) + raw[12:]}

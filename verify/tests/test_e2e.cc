@@ -17,16 +17,28 @@ TEST_CASE("ISA forward vs scalar forward: random GQA model, dim 256", "[e2e-rand
   test::expect_all_pass(r);
 }
 
+// .mlb version 2: a Qwen2-shaped model (q/k/v biases, n_tokens < vocab) and a Llama-3-shaped one
+// (llama3 RoPE scaling), quantized in both layouts (verify/make_fixtures.py).
+TEST_CASE("ISA forward vs scalar forward: random qwen2-tiny and llama3-tiny (.mlb v2)", "[e2e-random]") {
+  test::Rows r;
+  for (const char *m : {"qwen2_tiny", "llama3_tiny"})
+    for (const char *w : {"f32", "q8_0", "q4_0", "q8_0_panel16", "q4_0_panel16"})
+      ml_verify_e2e(test::models(std::string(m) + "_" + w + ".mlb").c_str(), 16, 48, &test::Rows::sink, &r, 1.0);
+  test::expect_all_pass(r);
+}
+
 TEST_CASE("logits are bit-identical for 1..4 threads", "[e2e-random]") {
   test::Rows r;
-  for (const char *m : {"random_gqa_f32", "random_gqa_q8_0", "random_gqa_q4_0", "random_odd_q4_0_panel16"})
+  for (const char *m : {"random_gqa_f32", "random_gqa_q8_0", "random_gqa_q4_0", "random_odd_q4_0_panel16",
+                        "qwen2_tiny_q8_0", "qwen2_tiny_q4_0_panel16", "llama3_tiny_q4_0", "llama3_tiny_q8_0_panel16"})
     ml_verify_threads(test::models(std::string(m) + ".mlb").c_str(), 12, 4, &test::Rows::sink, &r);
   test::expect_all_pass(r);
 }
 
 TEST_CASE("batched prefill gives the bits of one token at a time", "[e2e-random]") {
   test::Rows r;
-  for (const char *m : {"random_gqa_f32", "random_gqa_q8_0", "random_gqa_q4_0_panel16", "random_odd_q8_0_panel16"})
+  for (const char *m : {"random_gqa_f32", "random_gqa_q8_0", "random_gqa_q4_0_panel16", "random_odd_q8_0_panel16",
+                        "qwen2_tiny_q8_0_panel16", "qwen2_tiny_q4_0", "llama3_tiny_q8_0", "llama3_tiny_q4_0_panel16"})
     for (int chunk : {64, 7})
       ml_verify_batch(test::models(std::string(m) + ".mlb").c_str(), 40, chunk, &test::Rows::sink, &r);
   test::expect_all_pass(r);
@@ -34,7 +46,8 @@ TEST_CASE("batched prefill gives the bits of one token at a time", "[e2e-random]
 
 TEST_CASE("16-row panels (layout 1) give the row layout's bits", "[e2e-random]") {
   test::Rows r;
-  for (const char *m : {"random_gqa_q8_0", "random_gqa_q4_0", "random_odd_q8_0", "random_odd_q4_0"})
+  for (const char *m : {"random_gqa_q8_0", "random_gqa_q4_0", "random_odd_q8_0", "random_odd_q4_0", "qwen2_tiny_q8_0",
+                        "qwen2_tiny_q4_0", "llama3_tiny_q8_0", "llama3_tiny_q4_0"})
     ml_verify_same_logits(test::models(std::string(m) + ".mlb").c_str(), test::models(std::string(m) + "_panel16.mlb").c_str(),
                           24, &test::Rows::sink, &r);
   for (const char *m : {"random_gqa_q8_0_panel16", "random_odd_q4_0_panel16"})

@@ -43,6 +43,28 @@ TEST_CASE("a valid model opens", "[model]") {
   CHECK(info.dim == 64);
   CHECK(info.vocab == 64);
   CHECK(info.wtype == 8);
+  CHECK(std::string(info.arch) == "llama");
+  CHECK(info.n_tokens == 64);
+  ml_close(ctx);
+}
+
+TEST_CASE("a version-2 header with llama3 RoPE scaling and n_tokens opens and says so", "[model]") {
+  std::string b = test::read_file(test::models("tiny_q8_0.mlb"));
+  put_u32(b, 4, 2);
+  put_u32(b, 56, 1);  // qwen2 (descriptive: no biases stored)
+  put_u32(b, 64, 1);
+  put_f32(b, 68, 32.0f);
+  put_f32(b, 72, 1.0f);
+  put_f32(b, 76, 4.0f);
+  put_u32(b, 80, 8192);
+  put_u32(b, 84, 60);
+  ml_ctx *ctx = nullptr;
+  REQUIRE(ml_open(&ctx, write_variant("v2_ok", b).c_str(), nullptr, nullptr) == ML_OK);
+  ml_model_info info;
+  REQUIRE(ml_get_info(ctx, &info) == ML_OK);
+  CHECK(std::string(info.arch) == "qwen2");
+  CHECK(info.n_tokens == 60);
+  CHECK(info.vocab == 64);
   ml_close(ctx);
 }
 
@@ -70,8 +92,61 @@ TEST_CASE("malformed .mlb files are rejected, naming the field", "[model]") {
   }
   SECTION("bad version") {
     b = good;
-    put_u32(b, 4, 2);
-    expect_rejected(write_variant("version", b), ML_E_FORMAT, "version = 2");
+    put_u32(b, 4, 3);
+    expect_rejected(write_variant("version", b), ML_E_FORMAT, "version = 3");
+    put_u32(b, 4, 0);
+    expect_rejected(write_variant("version0", b), ML_E_FORMAT, "version = 0");
+  }
+  SECTION("a version-2 field in a version-1 file") {
+    b = good;
+    put_u32(b, 56, 1);  // arch = qwen2
+    expect_rejected(write_variant("v1_arch", b), ML_E_FORMAT, "reserved header byte 56");
+    b = good;
+    put_u32(b, 84, 10);  // n_tokens
+    expect_rejected(write_variant("v1_n_tokens", b), ML_E_FORMAT, "reserved header byte 84");
+  }
+  SECTION("version-2 fields out of range") {
+    std::string v2 = good;
+    put_u32(v2, 4, 2);
+    b = v2;
+    put_u32(b, 56, 2);
+    expect_rejected(write_variant("v2_arch", b), ML_E_FORMAT, "arch = 2");
+    b = v2;
+    put_u32(b, 60, 2);
+    expect_rejected(write_variant("v2_bias", b), ML_E_FORMAT, "qkv_bias = 2");
+    b = v2;
+    put_u32(b, 60, 1);  // biases announced but not stored: the tensors after them run past the end
+    expect_rejected(write_variant("v2_bias_absent", b), ML_E_FORMAT, "past the end");
+    b = v2;
+    put_u32(b, 64, 2);
+    expect_rejected(write_variant("v2_rope", b), ML_E_FORMAT, "rope_scaling = 2");
+    b = v2;
+    put_f32(b, 76, 4.0f);
+    expect_rejected(write_variant("v2_rope_none_params", b), ML_E_FORMAT, "rope_high_freq_factor is not zero");
+    std::string l3 = v2;  // a valid llama3 scaling, then one broken parameter at a time
+    put_u32(l3, 64, 1);
+    put_f32(l3, 68, 32.0f);
+    put_f32(l3, 72, 1.0f);
+    put_f32(l3, 76, 4.0f);
+    put_u32(l3, 80, 8192);
+    b = l3;
+    put_f32(b, 68, std::nanf(""));
+    expect_rejected(write_variant("v2_factor_nan", b), ML_E_FORMAT, "rope_factor");
+    b = l3;
+    put_f32(b, 72, 0.0f);
+    expect_rejected(write_variant("v2_low_zero", b), ML_E_FORMAT, "rope_low_freq_factor = 0");
+    b = l3;
+    put_f32(b, 72, 4.0f);
+    expect_rejected(write_variant("v2_low_high", b), ML_E_FORMAT, "must be < rope_high_freq_factor");
+    b = l3;
+    put_u32(b, 80, 0);
+    expect_rejected(write_variant("v2_orig_zero", b), ML_E_FORMAT, "rope_original_max_seq = 0");
+    b = v2;
+    put_u32(b, 84, 65);  // vocab is 64
+    expect_rejected(write_variant("v2_n_tokens", b), ML_E_FORMAT, "n_tokens = 65 is larger than vocab = 64");
+    b = v2;
+    b[88] = 1;
+    expect_rejected(write_variant("v2_reserved", b), ML_E_FORMAT, "reserved header byte 88");
   }
   SECTION("K % 32 != 0 (dim 40, quantized)") {
     b = good;
