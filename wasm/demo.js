@@ -98,7 +98,7 @@ async function generate() {
 
     // The loop of native/ml_run.cc: a BOS ends the text, and for byte-level tokenizers (MLTK) a
     // sampled EOS, EOT or stop id; their first prompt token is text when it is not BOS.
-        let token = prompt[0], pos = 0, generated = 0, text = '';
+    let token = prompt[0], pos = 0, generated = 0, text = '';
     if (info.tok_kind === 1 && token !== bos && !stops.has(token)) text += model.piece(-1, token);
     const tStart = performance.now();
     let tPromptEnd = tStart, lastYield = tStart;
