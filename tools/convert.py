@@ -11,10 +11,12 @@ the only layout for f32. Same values either way, only the byte order differs.
 
 Input formats (chosen from the input's kind and magic bytes):
   - llama2.c legacy checkpoint (karpathy/llama2.c export version 0: seven int32, then float32s)
-  - GGUF v2/v3, architecture llama, F32/F16/BF16/Q8_0/Q4_0 tensors (tools/gguf.py); its
+  - GGUF v2/v3, architecture llama (Llama 3's rope_freqs.weight included) or qwen2,
+    F32/F16/BF16/Q8_0/Q4_0 tensors (tools/gguf.py); its
     tokenizer is written beside the output: a 'llama' (SentencePiece) one as a llama2.c
     tokenizer.bin, a 'gpt2' (byte-level BPE) one as an MLTK file (docs/tokenizer-format.md)
-  - Hugging Face Llama checkpoint: a folder with config.json and model.safetensors or
+  - Hugging Face checkpoint, model_type llama (Llama 1-3 with llama3 rope_scaling, SmolLM2,
+    TinyLlama) or qwen2 (Qwen2, Qwen2.5): a folder with config.json and model.safetensors or
     model.safetensors.index.json + shards (or one of those files), F32/F16/BF16 (tools/hf.py);
     its byte-level BPE tokenizer.json, when there is one, is written beside the output as MLTK
 
@@ -24,9 +26,10 @@ GPT-2's encoder.json (+ vocab.bpe), or a GGUF ('gpt2' -> MLTK, 'llama' -> llama2
 
 A reader is an object with
   - `hparams`: dict with dim, n_layers, n_heads, n_kv_heads, hidden_dim (unpadded), vocab,
-    max_seq, rope_theta, norm_eps, shared_classifier, and `description` (for messages);
+    max_seq, rope_theta, norm_eps, shared_classifier, optionally the .mlb version-2 fields
+    (mlb.V2_FIELDS: arch, qkv_bias, rope_scaling + parameters, n_tokens), and `description`;
   - `tensors()`: yields (name, data) in .mlb order (mlb.tensor_plan names: "tok_emb",
-    "layers.<l>.<attn_norm|wq|wk|wv|wo|ffn_norm|w1|w2|w3>", "final_norm", "wcls"), with the
+    "layers.<l>.<attn_norm|wq|wk|wv|[bq|bk|bv]|wo|ffn_norm|w1|w2|w3>", "final_norm", "wcls"), with the
     source's own hidden_dim; data is a float32-convertible array, an iterable of row chunks,
     or a rawtensor.RawTensor (whose Q8_0/Q4_0 blocks are copied when the output type matches);
     `convert()` zero-pads hidden_dim to a multiple of 32;
@@ -540,7 +543,7 @@ def run_cli(prog, body):
 def main(argv=None):
     ap = OneLineParser(prog=PROG, usage="%(prog)s INPUT OUTPUT.mlb [options]\n"
                        "       %(prog)s --tokenizer-only INPUT OUT.tokenizer.bin", description="Convert a llama2.c checkpoint, a GGUF file or a "
-                       "Hugging Face Llama folder to an .mlb file, and its tokenizer beside it; "
+                       "Hugging Face Llama/Qwen2 folder to an .mlb file, and its tokenizer beside it; "
                        "or, with --tokenizer-only, just a tokenizer.")
     ap.add_argument("input", help="llama2.c legacy checkpoint (.bin), GGUF file (.gguf), or "
                     "Hugging Face folder (config.json + model.safetensors[.index.json]); with "

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Write a model as GGUF or as a Hugging Face Llama folder (for tests and measurements).
+"""Write a model as GGUF or as a Hugging Face folder (for tests and measurements).
 
     export.py INPUT OUTPUT --format gguf|hf [--dtype f32|f16|bf16|q8_0|q4_0]
               [--gguf-version 2|3] [--tokenizer TOKENIZER.bin] [--shards N] [--untie]
@@ -15,6 +15,12 @@ llama2.c tokenizer.bin as tokenizer.ggml.* 'llama' metadata, or a byte-level BPE
 rows in Hugging Face's half-split RoPE order, --shards N writes N files plus the index; a
 byte-level BPE --tokenizer is written as the folder's tokenizer.json.
 --untie stores the classifier separately even when it is the embedding.
+
+.mlb version 2 models: arch qwen2 (q/k/v biases) is written as GGUF 'qwen2' (q/k rows and biases in
+Hugging Face's half-split order, as llama.cpp stores them) and as a Qwen2ForCausalLM folder; llama3
+RoPE scaling as HF rope_scaling {rope_type: llama3, ...} and as GGUF rope_freqs.weight (llama.cpp's
+form) plus mlb.rope.llama3.* metadata carrying the four parameters; n_tokens only through the
+tokenizer (its size; GGUF pads the token list to the vocabulary with unused [PAD<i>] tokens).
 """
 import sys
 
@@ -84,11 +90,16 @@ def export(input_spec, output, fmt, dtype="f32", gguf_version=3, tokenizer=None,
            untie=False):
     reader = open_input(input_spec)
     try:
-        used = [f for f in ("arch", "qkv_bias", "rope_scaling", "n_tokens") if reader.hparams.get(f)]
-        if used:  # .mlb version 2's Qwen2 / Llama 3 features: not written to GGUF or HF yet
-            raise mlb.MlbError("%s uses %s (.mlb version 2): exporting Qwen2 biases, llama3 RoPE "
-                               "scaling or n_tokens to %s is not implemented yet"
-                               % (input_spec, ", ".join(used), fmt.upper()))
+        n_tokens = reader.hparams.get("n_tokens") or 0
+        if n_tokens:  # HF and GGUF know the tokenizer size only from the tokenizer itself
+            v = gguf.byte_level_vocab(tokenizer) if tokenizer else None
+            if v is None:
+                sys.stderr.write("%s: note: n_tokens = %d is not written without a byte-level BPE "
+                                 "--tokenizer (a converter reads it from the tokenizer's size)\n"
+                                 % (PROG, n_tokens))
+            elif len(v.tokens) != n_tokens:
+                raise mlb.MlbError("--tokenizer has %d tokens but the model's n_tokens is %d"
+                                   % (len(v.tokens), n_tokens))
         if fmt == "gguf":
             gguf.write_gguf(reader, output, DTYPES[dtype], gguf_version, tokenizer, untie)
         else:
@@ -98,7 +109,7 @@ def export(input_spec, output, fmt, dtype="f32", gguf_version=3, tokenizer=None,
             if tokenizer and v is None:
                 raise mlb.MlbError("--tokenizer: a llama2.c tokenizer.bin is for GGUF export (a "
                                    "Hugging Face folder takes a byte-level BPE tokenizer)")
-            hf.write_hf(reader, output, DTYPES[dtype], shards, untie)
+            hf.write_hf(reader, output, DTYPES[dtype], shards, untie, vocab=v)
             if v is not None:
                 import json
                 with gguf._AtomicFile(os.path.join(output, "tokenizer.json")) as f:

@@ -4,7 +4,7 @@
 Standard library + numpy only; tensor data is memory-mapped, never read whole.
 
 - `GgufFile`: parses the header, the typed metadata and the tensor directory.
-- `GgufReader`: a convert.py reader for architecture `llama` with F32, F16, BF16, Q8_0 and Q4_0
+- `GgufReader`: a convert.py reader for architectures `llama` and `qwen2` with F32, F16, BF16, Q8_0 and Q4_0
   tensors (`rawtensor.RawTensor`s, so Q8_0/Q4_0 blocks can be copied into .mlb unchanged).
 - `llama2c_tokenizer(meta, vocab)`: the tokenizer in the metadata as llama2.c's tokenizer.bin.
 - `gpt2_tokenizer(meta, vocab, where)`: a `gpt2` (byte-level BPE) tokenizer as an MLTK file
@@ -19,6 +19,9 @@ Facts used (GGUF spec, ggml-org/ggml docs/gguf.md; llama.cpp's llama tensor name
   data     starts at the next multiple of general.alignment (default 32) after the directory
 llama.cpp's converter stores llama's attn_q/attn_k rows in the interleaved-pair RoPE order
 (it undoes Hugging Face's half-split permutation), which is .mlb's order: no permutation here.
+For qwen2 it does not (llama.cpp runs qwen2 with NeoX-style RoPE), so qwen2's attn_q/attn_k rows
+and biases are in HF's half-split order and are permuted here. Llama 3's RoPE scaling is stored by
+llama.cpp only as the tensor rope_freqs.weight (one divisor per frequency), no metadata.
 """
 import math
 import mmap
@@ -260,12 +263,46 @@ LAYER_NAMES = {"attn_norm": "attn_norm", "attn_q": "wq", "attn_k": "wk", "attn_v
                "attn_output": "wo", "ffn_norm": "ffn_norm", "ffn_gate": "w1", "ffn_down": "w2",
                "ffn_up": "w3"}
 GLOBAL_NAMES = {"token_embd": "tok_emb", "output_norm": "final_norm", "output": "wcls"}
+BIAS_NAMES = {"attn_q": "bq", "attn_k": "bk", "attn_v": "bv"}
+ROPE_FREQS = "rope_freqs.weight"
+# Llama 3's RoPE scaling: llama.cpp's converter stores only the resulting per-frequency divisors
+# (tensor rope_freqs.weight, head_dim/2 float32s) and no metadata; the exporter also writes the
+# four parameters under these keys of its own (llama.cpp ignores unknown keys).
+LLAMA3_KEYS = (("mlb.rope.llama3.factor", "rope_factor"),
+               ("mlb.rope.llama3.low_freq_factor", "rope_low_freq_factor"),
+               ("mlb.rope.llama3.high_freq_factor", "rope_high_freq_factor"),
+               ("mlb.rope.llama3.original_context_length", "rope_original_max_seq"))
+# the parameters of every released Llama 3.1/3.2 model but the factor (8 for 3.1, 32 for 3.2)
+LLAMA3_DEFAULTS = dict(rope_low_freq_factor=1.0, rope_high_freq_factor=4.0,
+                       rope_original_max_seq=8192)
+
+
+def llama3_rope_factors(head_dim, theta, p):
+    """rope_freqs.weight of llama3 scaling parameters p (the .mlb field names): the divisor of
+    each frequency, as llama.cpp's converter computes it (float64, stored as float32)."""
+    out = []
+    L, lo, hi, factor = (p["rope_original_max_seq"], p["rope_low_freq_factor"],
+                         p["rope_high_freq_factor"], p["rope_factor"])
+    for i in range(head_dim // 2):
+        freq = float(np.float32(1.0 / theta ** (2 * i / head_dim)))
+        wavelen = 2 * math.pi / freq
+        if wavelen < L / hi:
+            out.append(1.0)
+        elif wavelen > L / lo:
+            out.append(factor)
+        else:
+            smooth = (L / wavelen - lo) / (hi - lo)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(out, np.float32)
 
 
 def gguf_name(mlb_name):
     """.mlb tensor name -> GGUF tensor name."""
     if mlb_name.startswith("layers."):
         _, layer, base = mlb_name.split(".")
+        if base in BIAS_NAMES.values():
+            inv = {v: k for k, v in BIAS_NAMES.items()}
+            return "blk.%s.%s.bias" % (layer, inv[base])
         inv = {v: k for k, v in LAYER_NAMES.items()}
         return "blk.%s.%s.weight" % (layer, inv[base])
     inv = {v: k for k, v in GLOBAL_NAMES.items()}
@@ -277,7 +314,9 @@ class TokenizerUnavailable(Exception):
 
 
 class GgufReader:
-    """convert.py reader for a GGUF file of architecture llama."""
+    """convert.py reader for a GGUF file of architecture llama (Llama 1-3, SmolLM2; Llama 3's
+    rope_freqs.weight) or qwen2 (q/k/v biases; q/k rows and biases in Hugging Face's half-split
+    RoPE order, which llama.cpp's qwen2 conversion keeps: permuted here)."""
 
     kind = "GGUF"
 
@@ -289,11 +328,18 @@ class GgufReader:
         arch = md.get("general.architecture")
         if arch is None:
             raise GgufError("%s: missing metadata key general.architecture" % path)
-        if arch != "llama":
-            raise GgufError("%s: architecture '%s' is not supported (only llama)" % (path, arch))
+        if not isinstance(arch, str):
+            raise GgufError("%s: metadata general.architecture is not a string" % path)
+        if arch in ("qwen3", "qwen3moe"):
+            raise GgufError("%s: general.architecture = '%s': Qwen3's q/k norm is not supported"
+                            % (path, arch))
+        if arch not in ("llama", "qwen2"):
+            raise GgufError("%s: architecture '%s' is not supported (general.architecture: "
+                            "llama or qwen2)" % (path, arch))
+        qwen2 = arch == "qwen2"
 
         def key(name, default=None, kind="int"):
-            k = "llama." + name
+            k = arch + "." + name
             if k not in md:
                 if default is None:
                     raise GgufError("%s: missing metadata key %s" % (path, k))
@@ -318,42 +364,56 @@ class GgufReader:
                      ("attention.head_count", n_heads), ("attention.head_count_kv", n_kv),
                      ("feed_forward_length", hidden), ("context_length", max_seq)):
             if not 1 <= v < 1 << 31:
-                raise GgufError("%s: metadata llama.%s = %d is out of range" % (path, k, v))
+                raise GgufError("%s: metadata %s.%s = %d is out of range" % (path, arch, k, v))
         if dim % n_heads:
-            raise GgufError("%s: llama.attention.head_count = %d does not divide "
-                            "llama.embedding_length = %d" % (path, n_heads, dim))
+            raise GgufError("%s: %s.attention.head_count = %d does not divide "
+                            "%s.embedding_length = %d" % (path, arch, n_heads, arch, dim))
         head_dim = dim // n_heads
         for k in ("rope.dimension_count", "attention.key_length", "attention.value_length"):
             v = key(k, head_dim)
             if v != head_dim:
-                raise GgufError("%s: metadata llama.%s = %d differs from the head size %d "
+                raise GgufError("%s: metadata %s.%s = %d differs from the head size %d "
                                 "(embedding_length / head_count); not supported"
-                                % (path, k, v, head_dim))
-        scaling = md.get("llama.rope.scaling.type")
+                                % (path, arch, k, v, head_dim))
+        scaling = md.get(arch + ".rope.scaling.type")
+        if scaling == "llama3" and arch == "llama" and ROPE_FREQS in g.tensors:
+            scaling = None  # named as well as given by rope_freqs.weight (read below)
         if scaling not in (None, "none"):
-            raise GgufError("%s: metadata llama.rope.scaling.type = '%s': RoPE scaling is not "
-                            "supported" % (path, scaling))
+            raise GgufError("%s: metadata %s.rope.scaling.type = '%s': RoPE scaling is not "
+                            "supported (only Llama 3's, given by rope_freqs.weight)"
+                            % (path, arch, scaling))
+        for k in ("attention.sliding_window",):
+            if qwen2 and md.get(arch + "." + k):
+                # llama.cpp's qwen2 conversion does not write it; a file that does asks for it
+                raise GgufError("%s: metadata %s.%s = %r: sliding-window attention is not "
+                                "supported" % (path, arch, k, md[arch + "." + k]))
         if key("expert_count", 0) > 0:
-            raise GgufError("%s: metadata llama.expert_count = %d: mixture-of-experts models are "
-                            "not supported" % (path, key("expert_count", 0)))
+            raise GgufError("%s: metadata %s.expert_count = %d: mixture-of-experts models are "
+                            "not supported" % (path, arch, key("expert_count", 0)))
 
         # the tensors: every one must be known, present, readable and of the right shape
         names = {}
         for gname in g.tensors:
             parts = gname.split(".")
             mname = None
+            if gname == ROPE_FREQS and not qwen2:
+                continue  # Llama 3's RoPE scaling: read below
             if len(parts) == 2 and parts[1] == "weight" and parts[0] in GLOBAL_NAMES:
                 mname = GLOBAL_NAMES[parts[0]]
             elif (len(parts) == 4 and parts[0] == "blk" and parts[1].isdigit()
                   and parts[3] == "weight" and parts[2] in LAYER_NAMES
                   and int(parts[1]) < n_layers):
                 mname = "layers.%d.%s" % (int(parts[1]), LAYER_NAMES[parts[2]])
+            elif (qwen2 and len(parts) == 4 and parts[0] == "blk" and parts[1].isdigit()
+                  and parts[3] == "bias" and parts[2] in BIAS_NAMES
+                  and int(parts[1]) < n_layers):
+                mname = "layers.%d.%s" % (int(parts[1]), BIAS_NAMES[parts[2]])
             if mname is None:
-                hint = (" (RoPE frequency factors of Llama 3.1-style rope scaling)"
-                        if gname == "rope_freqs.weight" else "")
-                raise GgufError("%s: tensor %s (%s) is not part of the llama architecture this "
+                hint = (" (Qwen3's q/k norm)" if parts[-2:-1] in (["attn_q_norm"], ["attn_k_norm"])
+                        else "")
+                raise GgufError("%s: tensor %s (%s) is not part of the %s architecture this "
                                 "converter supports%s"
-                                % (path, gname, g.tensors[gname].type_name, hint))
+                                % (path, gname, g.tensors[gname].type_name, arch, hint))
             names[mname] = gname
         self._names = names
         if "tok_emb" not in names:
@@ -363,6 +423,8 @@ class GgufReader:
         per_layer = {"attn_norm": (dim,), "wq": (dim, dim), "wk": (kv_dim, dim),
                      "wv": (kv_dim, dim), "wo": (dim, dim), "ffn_norm": (dim,),
                      "w1": (hidden, dim), "w2": (dim, hidden), "w3": (hidden, dim)}
+        if qwen2:
+            per_layer.update(bq=(dim,), bk=(kv_dim,), bv=(kv_dim,))
 
         def expect():  # generated, not listed: llama.block_count may say 2^31 - 1
             yield "tok_emb", (vocab, dim)
@@ -387,7 +449,16 @@ class GgufReader:
             if len(shape) == 1:
                 t = rt.RawTensor(t.raw.reshape(1, -1), t.type, shape, t.name)
             t.where = path + ": "
+            base = mname.rsplit(".", 1)[-1]
+            if qwen2 and base in ("wq", "wk"):  # half-split -> interleaved
+                t = t.permuted(_rope_rows_from_hf(n_heads if base == "wq" else n_kv, head_dim))
+            elif base in ("bq", "bk", "bv"):  # F32 in .mlb (widened exactly), permuted
+                t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
+                if base != "bv":
+                    t = t[_rope_rows_from_hf(n_heads if base == "bq" else n_kv, head_dim)]
+                t = t.reshape(1, -1)
             self.raw[mname] = t
+        rope = self._llama3_rope(head_dim, theta) if ROPE_FREQS in g.tensors else {}
         shared = 1
         if "wcls" in self.raw:
             if self.raw["wcls"].tobytes_equal(self.raw["tok_emb"]):
@@ -402,14 +473,83 @@ class GgufReader:
                             % (path, meta_vocab, vocab))
         self.hparams = dict(dim=dim, n_layers=n_layers, n_heads=n_heads, n_kv_heads=n_kv,
                             hidden_dim=hidden, vocab=vocab, max_seq=max_seq, rope_theta=theta,
-                            norm_eps=eps, shared_classifier=shared)
-        types = sorted({t.type for t in self.raw.values() if len(t.shape) == 2})
-        self.description = ("GGUF v%d llama: dim %d, hidden %d, layers %d, heads %d, kv heads %d, "
-                            "vocab %d%s, context %d, %s"
-                            % (g.version, dim, hidden, n_layers, n_heads, n_kv, vocab,
+                            norm_eps=eps, shared_classifier=shared, arch=mlb.ARCHS[arch],
+                            qkv_bias=1 if qwen2 else 0, **rope)
+        n_tokens = self._gpt2_tokens()
+        if n_tokens and n_tokens < vocab:
+            self.hparams["n_tokens"] = n_tokens
+        types = sorted({t.type for t in self.raw.values()
+                        if isinstance(t, rt.RawTensor) and len(t.shape) == 2})
+        extras = ["q/k/v biases"] if qwen2 else []
+        if rope:
+            extras.append("llama3 RoPE scaling x%g" % rope["rope_factor"])
+        if self.hparams.get("n_tokens"):
+            extras.append("%d tokens" % n_tokens)
+        self.description = ("GGUF v%d %s: dim %d, hidden %d, layers %d, heads %d, kv heads %d, "
+                            "vocab %d%s, context %d, %s%s"
+                            % (g.version, arch, dim, hidden, n_layers, n_heads, n_kv, vocab,
                                "" if shared else " (separate classifier)", max_seq,
-                               "/".join(types)))
-        self.source_types = {k: t.type for k, t in self.raw.items()}
+                               "/".join(types), "".join(", " + e for e in extras)))
+        self.source_types = {k: t.type for k, t in self.raw.items()
+                             if isinstance(t, rt.RawTensor)}
+
+    def _llama3_rope(self, head_dim, theta):
+        """The llama3 scaling fields from rope_freqs.weight: the parameters from the exporter's
+        mlb.rope.llama3.* keys, else Llama 3.1/3.2's (low 1, high 4, original context 8192, the
+        factor the largest divisor); either way the tensor must equal what they give."""
+        g, md, path = self.g, self.g.metadata, self.path
+        t = g.raw_tensor(ROPE_FREQS)
+        if t.shape not in ((head_dim // 2,), (1, head_dim // 2)):
+            raise GgufError("%s: tensor %s has shape %s, expected %d (head_dim / 2)"
+                            % (path, ROPE_FREQS, "x".join(map(str, t.shape)), head_dim // 2))
+        got = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float64)
+        if not np.all(np.isfinite(got)) or not np.all(got >= 1):
+            raise GgufError("%s: tensor %s: RoPE frequency divisors must be finite and >= 1"
+                            % (path, ROPE_FREQS))
+        ours = [k for k, _ in LLAMA3_KEYS if k in md]
+        if ours:
+            p = {}
+            for k, f in LLAMA3_KEYS:
+                if k not in md or g.value_types[k] not in _INT_TYPES + _FLOAT_TYPES:
+                    raise GgufError("%s: metadata %s: missing or not a number" % (path, k))
+                p[f] = int(md[k]) if f == "rope_original_max_seq" else float(md[k])
+            if p["rope_original_max_seq"] < 1 or not 0 < p["rope_low_freq_factor"] < \
+                    p["rope_high_freq_factor"] or not p["rope_factor"] > 0:
+                raise GgufError("%s: metadata mlb.rope.llama3.*: invalid llama3 RoPE scaling %r"
+                                % (path, p))
+        else:
+            p = dict(LLAMA3_DEFAULTS, rope_factor=float(np.float32(got.max())))
+            ctx = md.get("llama.rope.scaling.original_context_length")
+            if isinstance(ctx, int) and ctx > 0:
+                p["rope_original_max_seq"] = ctx
+        want = llama3_rope_factors(head_dim, theta, p).astype(np.float64)
+        if not np.allclose(got, want, rtol=1e-5, atol=0):
+            raise GgufError("%s: tensor %s: RoPE frequency divisors that are not Llama 3's scaling "
+                            "(factor %g, low_freq_factor %g, high_freq_factor %g, original context "
+                            "%d); not supported" % (path, ROPE_FREQS, p["rope_factor"],
+                                                   p["rope_low_freq_factor"],
+                                                   p["rope_high_freq_factor"],
+                                                   p["rope_original_max_seq"]))
+        if not ours:
+            self.notes.append("%s: Llama 3 RoPE scaling with factor %g, low_freq_factor %g, "
+                              "high_freq_factor %g, original context %d (Llama 3.1/3.2's; the "
+                              "divisors match)" % (ROPE_FREQS, p["rope_factor"],
+                                                   p["rope_low_freq_factor"],
+                                                   p["rope_high_freq_factor"],
+                                                   p["rope_original_max_seq"]))
+        return dict(p, rope_scaling=mlb.ROPE_LLAMA3)
+
+    def _gpt2_tokens(self):
+        """Tokens of a 'gpt2' tokenizer in the metadata (llama.cpp's [PAD<i>] rows left out), 0
+        when there is none or it cannot be read (tokenizer_bin reports why)."""
+        md = self.g.metadata
+        if not (isinstance(md.get("tokenizer.ggml.model"), str)
+                and md["tokenizer.ggml.model"] == "gpt2"):
+            return 0
+        try:
+            return len(bpe.from_gguf_metadata(md, self.path).tokens)
+        except bpe.BpeError:
+            return 0
         self.input_bytes = g.size
 
     def tensors(self):
@@ -429,11 +569,22 @@ class GgufReader:
         self.raw = {}
 
 
+def _rope_rows_from_hf(n_heads, head_dim):
+    import hf
+    return hf.rope_rows_from_hf(n_heads, head_dim)
+
+
+def _rope_rows_to_hf(n_heads, head_dim):
+    import hf
+    return hf.rope_rows_to_hf(n_heads, head_dim)
+
+
 def _plan(hp):
     """The tensors (mlb.TensorSpec) of hparams hp in .mlb order, with the unpadded hidden_dim."""
     return mlb.tensor_plan(mlb.Header(hp["dim"], hp["n_layers"], hp["n_heads"], hp["n_kv_heads"],
                                       hp["hidden_dim"], hp["vocab"], hp["max_seq"], 10000.0, 1e-5,
-                                      mlb.F32, hp["shared_classifier"]))
+                                      mlb.F32, hp["shared_classifier"],
+                                      qkv_bias=hp.get("qkv_bias", 0)))
 
 
 def _plan_names(hp):
@@ -724,33 +875,49 @@ class _AtomicFile:
 
 def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=False,
                alignment=DEFAULT_ALIGNMENT, name="legacy-ml export"):
-    """Write a convert.py reader's model as a GGUF llama model. Matrices get type ftype (F32,
+    """Write a convert.py reader's model as a GGUF llama or qwen2 model (qwen2: q/k rows and
+    biases in HF's order; llama3 RoPE scaling: rope_freqs.weight + mlb.rope.llama3.* keys). Matrices get type ftype (F32,
     F16, BF16, Q8_0, Q4_0; a matrix whose columns are not a multiple of 32 falls back to F16 for
     the quantized types), norms F32. tokenizer: a tokenizer to embed (a llama2.c tokenizer.bin,
     or a byte-level BPE one: MLTK, tokenizer.json, encoder.json). untie: store
     output.weight even for a shared classifier (a copy of token_embd.weight)."""
     hp = reader.hparams
+    arch = mlb.ARCH_NAMES[hp.get("arch", mlb.ARCH_LLAMA)]
+    if bool(hp.get("qkv_bias")) != (arch == "qwen2"):
+        raise mlb.MlbError("a %s model %s q/k/v biases cannot be written as GGUF (GGUF llama has "
+                           "none, qwen2 always has them)"
+                           % (arch, "with" if hp.get("qkv_bias") else "without"))
+    llama3 = hp.get("rope_scaling") == mlb.ROPE_LLAMA3
+    if llama3 and arch != "llama":
+        raise mlb.MlbError("llama3 RoPE scaling is written for GGUF llama only, not %s" % arch)
+    hd = hp["dim"] // hp["n_heads"]
     w = GgufWriter(path, version, alignment)
-    w.add("general.architecture", T_STRING, "llama")
+    w.add("general.architecture", T_STRING, arch)
     w.add("general.name", T_STRING, name)
     if alignment != DEFAULT_ALIGNMENT:
         w.add("general.alignment", T_U32, alignment)
     for k, v in (("context_length", hp["max_seq"]), ("embedding_length", hp["dim"]),
                  ("block_count", hp["n_layers"]), ("feed_forward_length", hp["hidden_dim"]),
-                 ("rope.dimension_count", hp["dim"] // hp["n_heads"]),
+                 ("rope.dimension_count", hd),
                  ("attention.head_count", hp["n_heads"]),
                  ("attention.head_count_kv", hp["n_kv_heads"])):
-        w.add("llama." + k, T_U32, v)
-    w.add("llama.attention.layer_norm_rms_epsilon", T_F32, hp["norm_eps"])
-    w.add("llama.rope.freq_base", T_F32, hp["rope_theta"])
+        w.add(arch + "." + k, T_U32, v)
+    w.add(arch + ".attention.layer_norm_rms_epsilon", T_F32, hp["norm_eps"])
+    w.add(arch + ".rope.freq_base", T_F32, hp["rope_theta"])
+    if llama3:
+        for k, f in LLAMA3_KEYS:
+            w.add(k, T_U32 if f == "rope_original_max_seq" else T_F32, hp[f])
     if tokenizer:
         for k, t, v in gguf_tokenizer_metadata(tokenizer):
             w.add(k, t, v)
+        _pad_tokens(w, hp["vocab"])
     shapes = {spec.name: spec.shape for spec in _plan(hp)}
     out = list(shapes)
     if untie and hp["shared_classifier"]:
         out.append("wcls")
         shapes["wcls"] = shapes["tok_emb"]
+    if llama3:  # llama.cpp's converter writes it first
+        w.add_tensor(ROPE_FREQS, rt.F32, (hd // 2,))
     for n in out:
         shape = shapes[n]
         t = rt.F32 if len(shape) == 1 else ftype
@@ -761,6 +928,8 @@ def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=Fals
     it = reader.tensors()
 
     def chunks_of(gname):
+        if gname == ROPE_FREQS:
+            return [llama3_rope_factors(hd, float(np.float32(hp["rope_theta"])), hp).reshape(1, -1)]
         want = [n for n in out if gguf_name(n) == gname][0]
         if want == "wcls" and hp["shared_classifier"]:
             return cache["tok_emb"]
@@ -768,11 +937,37 @@ def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=Fals
         if name != want:
             raise mlb.MlbError("internal: reader gave %s, expected %s" % (name, want))
         chunks = _float_chunks(arr)
+        base = name.rsplit(".", 1)[-1]
+        if arch == "qwen2" and base in ("wq", "wk", "bq", "bk"):  # interleaved -> half-split
+            rows = _rope_rows_to_hf(hp["n_heads"] if base in ("wq", "bq") else hp["n_kv_heads"], hd)
+            if base in ("bq", "bk"):
+                full = np.concatenate([np.asarray(c).reshape(-1) for c in chunks])
+                chunks = [full[rows].reshape(1, -1)]
+            else:
+                full = np.concatenate([np.asarray(c).reshape(-1, hp["dim"]) for c in chunks])
+                chunks = [full[rows]]
         if untie and name == "tok_emb":
             chunks = cache["tok_emb"] = list(chunks)
         return chunks
 
     w.write(chunks_of)
+
+
+def _pad_tokens(w, vocab):
+    """Pad a 'gpt2' token list to the model's vocabulary with unused [PAD<i>] tokens, as
+    llama.cpp's converter does (llama.cpp needs one token per embedding row); readers leave
+    trailing ones out again, so the tokenizer size (.mlb n_tokens) survives the round trip."""
+    kv = {k: i for i, (k, _, _) in enumerate(w.kv)}
+    if "tokenizer.ggml.merges" not in kv or "tokenizer.ggml.tokens" not in kv:
+        return
+    k, t, toks = w.kv[kv["tokenizer.ggml.tokens"]]
+    n = len(toks)
+    if n >= vocab:
+        return
+    w.kv[kv["tokenizer.ggml.tokens"]] = (k, t, list(toks) + ["[PAD%d]" % i for i in range(n, vocab)])
+    k, t, types = w.kv[kv["tokenizer.ggml.token_type"]]
+    w.kv[kv["tokenizer.ggml.token_type"]] = (k, t, np.concatenate(
+        [np.asarray(types, "<i4"), np.full(vocab - n, bpe.GT_UNUSED, "<i4")]))
 
 
 def _float_chunks(arr):

@@ -136,27 +136,66 @@ LAYER_NAMES = {"input_layernorm": "attn_norm", "self_attn.q_proj": "wq",
                "self_attn.k_proj": "wk", "self_attn.v_proj": "wv", "self_attn.o_proj": "wo",
                "post_attention_layernorm": "ffn_norm", "mlp.gate_proj": "w1",
                "mlp.down_proj": "w2", "mlp.up_proj": "w3"}
+BIAS_NAMES = {"self_attn.q_proj": "bq", "self_attn.k_proj": "bk", "self_attn.v_proj": "bv"}
 GLOBAL_NAMES = {"model.embed_tokens.weight": "tok_emb", "model.norm.weight": "final_norm",
                 "lm_head.weight": "wcls"}
+ARCH_CLASSES = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM"}
 
 
 def hf_name(mlb_name):
     if mlb_name.startswith("layers."):
         _, layer, base = mlb_name.split(".")
+        if base in BIAS_NAMES.values():
+            inv = {v: k for k, v in BIAS_NAMES.items()}
+            return "model.layers.%s.%s.bias" % (layer, inv[base])
         inv = {v: k for k, v in LAYER_NAMES.items()}
         return "model.layers.%s.%s.weight" % (layer, inv[base])
     return {v: k for k, v in GLOBAL_NAMES.items()}[mlb_name]
 
 
-def mlb_name(name, n_layers):
-    """.mlb name of an HF tensor name, None for an unknown one."""
+def llama3_rope(rs, where):
+    """The .mlb version-2 fields of a config's rope_scaling (None or {} = none); HfError naming
+    the key for anything but rope_type 'llama3'."""
+    if rs in (None, {}):
+        return {}
+    if not isinstance(rs, dict):
+        raise HfError("%s: rope_scaling = %s: expected an object or null" % (where, json.dumps(rs)))
+    rt_ = rs.get("rope_type", rs.get("type"))
+    if rt_ in (None, "default") and not any(k in rs for k in ("factor",)):
+        return {}
+    if rt_ != "llama3":
+        raise HfError("%s: rope_scaling = %s: rope_type %s is not supported (only 'llama3' "
+                      "RoPE scaling is)" % (where, json.dumps(rs), json.dumps(rt_)))
+    out = {"rope_scaling": mlb.ROPE_LLAMA3}
+    for k, f, kind in (("factor", "rope_factor", float), ("low_freq_factor", "rope_low_freq_factor", float),
+                       ("high_freq_factor", "rope_high_freq_factor", float),
+                       ("original_max_position_embeddings", "rope_original_max_seq", int)):
+        v = rs.get(k)
+        if kind is int and isinstance(v, float) and v.is_integer() and 1 <= v < 2 ** 32:
+            v = int(v)  # 8192.0
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or \
+                (kind is int and not isinstance(v, int)) or not (v > 0 and math.isfinite(v)) or \
+                (kind is int and v >= 2 ** 32):
+            raise HfError("%s: rope_scaling.%s = %s: expected a positive %s"
+                          % (where, k, json.dumps(v), "integer" if kind is int else "number"))
+        out[f] = kind(v)
+    if not out["rope_low_freq_factor"] < out["rope_high_freq_factor"]:
+        raise HfError("%s: rope_scaling.low_freq_factor = %r must be < high_freq_factor = %r"
+                      % (where, out["rope_low_freq_factor"], out["rope_high_freq_factor"]))
+    return out
+
+
+def mlb_name(name, n_layers, biases=False):
+    """.mlb name of an HF tensor name, None for an unknown one (q/k/v biases only if biases)."""
     if name in GLOBAL_NAMES:
         return GLOBAL_NAMES[name]
     p = name.split(".")
     if len(p) >= 5 and p[0] == "model" and p[1] == "layers" and p[2].isdigit() \
-            and p[-1] == "weight" and int(p[2]) < n_layers:
-        return ("layers.%d.%s" % (int(p[2]), LAYER_NAMES[".".join(p[3:-1])])
-                if ".".join(p[3:-1]) in LAYER_NAMES else None)
+            and int(p[2]) < n_layers:
+        names = LAYER_NAMES if p[-1] == "weight" else \
+            (BIAS_NAMES if p[-1] == "bias" and biases else {})
+        mid = ".".join(p[3:-1])
+        return "layers.%d.%s" % (int(p[2]), names[mid]) if mid in names else None
     return None
 
 
@@ -204,7 +243,8 @@ def find_model(path):
 
 
 class HfReader:
-    """convert.py reader for a Hugging Face LlamaForCausalLM checkpoint."""
+    """convert.py reader for a Hugging Face LlamaForCausalLM (Llama 1-3, SmolLM2, TinyLlama) or
+    Qwen2ForCausalLM (Qwen2, Qwen2.5) checkpoint."""
 
     kind = "Hugging Face"
 
@@ -226,9 +266,13 @@ class HfReader:
             raise HfError("%s: not a JSON object" % cfg_path)
         self.config = cfg
         mt, archs = cfg.get("model_type"), cfg.get("architectures") or []
-        if mt != "llama":
-            raise HfError("%s: architecture %s (model_type %r) is not supported (only Llama, "
-                          "model_type 'llama')" % (cfg_path, "/".join(map(str, archs)) or "?", mt))
+        if mt in ("qwen3", "qwen3_moe"):
+            raise HfError("%s: model_type = %r: Qwen3's q/k norm (q_norm/k_norm) is not supported"
+                          % (cfg_path, mt))
+        if not isinstance(mt, str) or mt not in ARCH_CLASSES:
+            raise HfError("%s: architecture %s (model_type %r) is not supported (model_type "
+                          "'llama' or 'qwen2')" % (cfg_path, "/".join(map(str, archs)) or "?", mt))
+        self.arch = mt
 
         def key(k, default=None, kind=int):
             if k not in cfg or cfg[k] is None:
@@ -260,12 +304,15 @@ class HfReader:
         if cfg.get("head_dim") not in (None, head_dim):
             raise HfError("%s: head_dim = %r differs from hidden_size / num_attention_heads = %d; "
                           "not supported" % (cfg_path, cfg["head_dim"], head_dim))
-        if cfg.get("rope_scaling") not in (None, {}):
-            raise HfError("%s: rope_scaling = %s: RoPE scaling is not supported"
-                          % (cfg_path, json.dumps(cfg["rope_scaling"])))
+        rope = llama3_rope(cfg.get("rope_scaling"), cfg_path)
+        if cfg.get("use_sliding_window"):
+            raise HfError("%s: use_sliding_window = true: sliding-window attention is not "
+                          "supported" % cfg_path)
         for k in ("attention_bias", "mlp_bias"):
             if cfg.get(k):
-                raise HfError("%s: %s = true: bias terms are not supported" % (cfg_path, k))
+                raise HfError("%s: %s = true: bias terms are not supported%s"
+                              % (cfg_path, k, " (Qwen2's q/k/v biases are)" if mt == "llama" else ""))
+        biases = mt == "qwen2"
         if cfg.get("hidden_act", "silu") != "silu":
             raise HfError("%s: hidden_act = %r: only silu is supported" % (cfg_path, cfg["hidden_act"]))
         tie = cfg.get("tie_word_embeddings", False)
@@ -286,18 +333,24 @@ class HfReader:
         self.notes = []
         found = {}
         for name in where:
-            m = mlb_name(name, n_layers)
+            m = mlb_name(name, n_layers, biases)
             if m is None:
                 if name.endswith("rotary_emb.inv_freq"):
                     continue  # a buffer older exports saved; recomputed from rope_theta
                 dtype = where[name].tensors[name][0]
-                raise HfError("%s: tensor %s (%s) is not part of the Llama architecture this "
-                              "converter supports" % (where[name].path, name, dtype))
+                hint = (" (Qwen3's q/k norm)" if name.endswith(("q_norm.weight", "k_norm.weight"))
+                        else "")
+                raise HfError("%s: tensor %s (%s) is not part of the %s architecture this "
+                              "converter supports%s" % (where[name].path, name, dtype,
+                                                        "Qwen2" if biases else "Llama", hint))
             found[m] = name
         kv_dim = n_kv * head_dim
         per_layer = {"attn_norm": (dim,), "wq": (dim, dim), "wk": (kv_dim, dim),
                      "wv": (kv_dim, dim), "wo": (dim, dim), "ffn_norm": (dim,),
                      "w1": (hidden, dim), "w2": (dim, hidden), "w3": (hidden, dim)}
+        if biases:
+            per_layer.update(bq=(dim,), bk=(kv_dim,), bv=(kv_dim,))
+
         def expect():  # generated, not listed: num_hidden_layers may say 2^31 - 1
             yield "tok_emb", (vocab, dim)
             for layer in range(n_layers):
@@ -329,6 +382,11 @@ class HfReader:
                 t = t.permuted(rope_rows_from_hf(n_heads, head_dim))
             elif m.endswith(".wk"):
                 t = t.permuted(rope_rows_from_hf(n_kv, head_dim))
+            elif m.endswith((".bq", ".bk", ".bv")):  # F32 in .mlb: widened (exact), permuted
+                t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
+                if not m.endswith(".bv"):
+                    t = t[rope_rows_from_hf(n_heads if m.endswith(".bq") else n_kv, head_dim)]
+                t = t.reshape(1, -1)
             self.raw[m] = t
         shared = 0 if "wcls" in self.raw else 1
         if not shared and self.raw["wcls"].tobytes_equal(self.raw["tok_emb"]):
@@ -338,37 +396,57 @@ class HfReader:
             shared = 1
         self.hparams = dict(dim=dim, n_layers=n_layers, n_heads=n_heads, n_kv_heads=n_kv,
                             hidden_dim=hidden, vocab=vocab, max_seq=max_seq, rope_theta=theta,
-                            norm_eps=eps, shared_classifier=shared)
-        types = sorted({t.type for t in self.raw.values() if len(t.shape) == 2})
-        self.description = ("Hugging Face Llama (%d file%s): dim %d, hidden %d, layers %d, "
-                            "heads %d, kv heads %d, vocab %d%s, context %d, %s"
-                            % (len(self.files), "" if len(self.files) == 1 else "s", dim, hidden,
+                            norm_eps=eps, shared_classifier=shared,
+                            arch=mlb.ARCHS[mt], qkv_bias=1 if biases else 0, **rope)
+        self._vocab_obj, self._tok_error = None, None
+        n_tokens = self._tokenizer_size()
+        if n_tokens and n_tokens < vocab:
+            self.hparams["n_tokens"] = n_tokens
+        types = sorted({t.type for t in self.raw.values()
+                        if isinstance(t, rt.RawTensor) and len(t.shape) == 2})
+        extras = ["q/k/v biases"] if biases else []
+        if rope:
+            extras.append("llama3 RoPE scaling x%g" % rope["rope_factor"])
+        if self.hparams.get("n_tokens"):
+            extras.append("%d tokens" % n_tokens)
+        self.description = ("Hugging Face %s (%d file%s): dim %d, hidden %d, layers %d, "
+                            "heads %d, kv heads %d, vocab %d%s, context %d, %s%s"
+                            % ("Qwen2" if biases else "Llama", len(self.files),
+                               "" if len(self.files) == 1 else "s", dim, hidden,
                                n_layers, n_heads, n_kv, vocab,
                                "" if shared else " (separate classifier)", max_seq,
-                               "/".join(types)))
-        self.source_types = {k: t.type for k, t in self.raw.items()}
+                               "/".join(types), "".join(", " + e for e in extras)))
+        self.source_types = {k: t.type for k, t in self.raw.items()
+                             if isinstance(t, rt.RawTensor)}
         self.input_bytes = sum(sf.size for sf in self.files)
 
     def tensors(self):
-        for spec in mlb.tensor_plan(mlb.Header(
-                self.hparams["dim"], self.hparams["n_layers"], self.hparams["n_heads"],
-                self.hparams["n_kv_heads"], self.hparams["hidden_dim"], self.hparams["vocab"],
-                self.hparams["max_seq"], wtype=mlb.F32,
-                shared_classifier=self.hparams["shared_classifier"])):
+        import gguf
+        for spec in gguf._plan(self.hparams):
             yield spec.name, self.raw[spec.name]
+
+    def _tokenizer_size(self):
+        """Tokens of the folder's tokenizer (0 when it has none or it cannot be read; the error
+        is reported by tokenizer_bin)."""
+        if not any(os.path.isfile(os.path.join(self.folder, f))
+                   for f in ("tokenizer.json", "encoder.json")):
+            return 0
+        try:
+            self._vocab_obj = bpe.from_hf_folder(self.folder)
+        except bpe.BpeError as e:
+            self._tok_error = str(e)
+            return 0
+        return len(self._vocab_obj.tokens)
 
     def tokenizer_bin(self):
         """MLTK bytes of the folder's tokenizer.json (or GPT-2's encoder.json + vocab.bpe); None
         when the folder has neither; gguf.TokenizerUnavailable when it cannot be represented."""
         import gguf
-        if not any(os.path.isfile(os.path.join(self.folder, f))
-                   for f in ("tokenizer.json", "encoder.json")):
+        if self._tok_error is not None:
+            raise gguf.TokenizerUnavailable(self._tok_error)
+        if self._vocab_obj is None:
             return None
-        try:
-            v = bpe.from_hf_folder(self.folder)
-        except bpe.BpeError as e:
-            raise gguf.TokenizerUnavailable(str(e))
-        return gguf.mltk_for_model(v, self.hparams["vocab"])
+        return gguf.mltk_for_model(self._vocab_obj, self.hparams["vocab"])
 
     def close(self):
         for sf in self.files:
@@ -387,19 +465,26 @@ def _st_bytes(chunk, dtype):
     return rt.to_bf16(chunk).tobytes()
 
 
-def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None):
-    """Write a convert.py reader's model as a Hugging Face Llama folder (config.json and
+def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None, vocab=None):
+    """Write a convert.py reader's model as a Hugging Face Llama or Qwen2 folder (config.json and
     model.safetensors, or `shards` files plus model.safetensors.index.json), in dtype F32, F16
     or BF16, with q_proj/k_proj rows permuted into HF's order. A shared classifier is written as
     tie_word_embeddings = true without lm_head.weight, unless untie (then lm_head.weight is a
-    copy and tie_word_embeddings false). Each file is written under a temporary name first."""
+    copy and tie_word_embeddings false). vocab: the bpe.Vocab written beside it as tokenizer.json,
+    whose BOS/EOS ids config.json then names (absent when it has none; else 1 and 2, llama2.c's).
+    Each file is written under a temporary name first."""
     import gguf
     hp = reader.hparams
     D, nh, nkv = hp["dim"], hp["n_heads"], hp["n_kv_heads"]
     hd = D // nh
     shared = bool(hp["shared_classifier"])
     write_tied = shared and not untie
-    cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_act": "silu",
+    arch = mlb.ARCH_NAMES[hp.get("arch", mlb.ARCH_LLAMA)]
+    if bool(hp.get("qkv_bias")) != (arch == "qwen2"):
+        raise HfError("a %s model %s q/k/v biases cannot be written as a Hugging Face folder "
+                      "(Llama has none, Qwen2 always has them)"
+                      % (arch, "with" if hp.get("qkv_bias") else "without"))
+    cfg = {"architectures": [ARCH_CLASSES[arch]], "model_type": arch, "hidden_act": "silu",
            "hidden_size": D, "intermediate_size": hp["hidden_dim"],
            "num_hidden_layers": hp["n_layers"], "num_attention_heads": nh,
            "num_key_value_heads": nkv, "vocab_size": hp["vocab"],
@@ -409,6 +494,20 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None):
            "tie_word_embeddings": write_tied if tie is None else tie,
            "bos_token_id": 1, "eos_token_id": 2,
            "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]}
+    if vocab is not None:
+        for k, i in (("bos_token_id", vocab.bos), ("eos_token_id", vocab.eos)):
+            if i >= 0:
+                cfg[k] = i
+            else:
+                del cfg[k]
+    if arch == "qwen2":
+        cfg.update(use_sliding_window=False, sliding_window=None)
+    if hp.get("rope_scaling") == mlb.ROPE_LLAMA3:
+        f32 = lambda v: float(np.float32(v))  # noqa: E731  (the values the header stores)
+        cfg["rope_scaling"] = {"rope_type": "llama3", "factor": f32(hp["rope_factor"]),
+                               "low_freq_factor": f32(hp["rope_low_freq_factor"]),
+                               "high_freq_factor": f32(hp["rope_high_freq_factor"]),
+                               "original_max_position_embeddings": int(hp["rope_original_max_seq"])}
     os.makedirs(folder, exist_ok=True)
     # gather tensors (names, shapes) in the reader's order
     plan = [(spec.name, spec.shape) for spec in gguf._plan(hp)]
@@ -458,11 +557,14 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None):
                     if n == "tok_emb" and untie:
                         emb = chunks
                 rows = None
-                if n.endswith(".wq"):
+                if n.endswith((".wq", ".bq")):
                     rows = rope_rows_to_hf(nh, hd)
-                elif n.endswith(".wk"):
+                elif n.endswith((".wk", ".bk")):
                     rows = rope_rows_to_hf(nkv, hd)
-                if rows is not None:
+                if rows is not None and len(s) == 1:  # a bias: permute its entries
+                    full = np.concatenate([np.asarray(c).reshape(-1) for c in chunks])
+                    chunks = [full[rows]]
+                elif rows is not None:
                     full = np.concatenate([np.asarray(c).reshape(-1, s[-1]) for c in chunks])
                     chunks = [full[rows]]
                 w = 0

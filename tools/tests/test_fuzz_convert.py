@@ -210,6 +210,22 @@ def make_seeds(d):
         folder = os.path.join(d, "hf_%s_%d" % (dtype, shards))
         hf.write_hf(reader, folder, dtype=dtype, shards=shards, untie=(dtype == "F16"))
         seeds["hf"].append(folder)
+
+    # issue 14: Qwen2 (q/k/v biases) and Llama 3 (llama3 RoPE scaling: rope_freqs.weight in GGUF)
+    shape = (DIMS["dim"], 64, DIMS["layers"], DIMS["heads"], DIMS["kv_heads"], DIMS["vocab"],
+             DIMS["seq"])
+    qwen2 = gen_random.RandomReader(*shape, shared=True, seed=4, arch="qwen2", qkv_bias=True,
+                                    rope_theta=1e6, norm_eps=1e-6)
+    llama3 = gen_random.RandomReader(*shape, shared=True, seed=5, rope_scaling="llama3",
+                                     rope_factor=32.0, rope_low_freq_factor=1.0,
+                                     rope_high_freq_factor=4.0, rope_original_max_seq=16)
+    for r, name, ftype in ((qwen2, "qwen2", rt.Q8_0), (llama3, "llama3", rt.F16)):
+        p = os.path.join(d, "%s.gguf" % name)
+        gguf.write_gguf(r, p, ftype)
+        seeds["gguf"].append(p)
+        folder = os.path.join(d, "hf_" + name)
+        hf.write_hf(r, folder, dtype="F32" if name == "qwen2" else "BF16")
+        seeds["hf"].append(folder)
     return seeds
 
 
