@@ -11,8 +11,11 @@
 //    (--expect) was loaded, every kernel binding and the three end-to-end models have passing rows.
 //    verify.html?tol_scale=1e-9 (a deliberately wrong tolerance) must report failures.
 // 3. demo.html: 64 new tokens, seeded sampling (Q8_0), greedy (Q4_0), and a .mlb + tokenizer
-//    picked through the file inputs (Q8_0, another prompt and seed): each text equals the native scalar build's (--ml-run) stdout
-//    for the same model, prompt, steps, temperature, top-p and seed.
+//    picked through the file inputs (Q8_0, another prompt and seed), and a random Q8_0 model (vocab 320)
+//    with a byte-level BPE tokenizer (MLTK, 315 tokens) picked through the file inputs, greedy, with
+//    multi-byte characters in the prompt (both written into www/models by browser_test.sh): each text
+//    equals the native scalar build's (--ml-run) stdout for the same model, tokenizer, prompt, steps,
+//    temperature, top-p and seed.
 // 4. --scalar-too (the simd128 folder also serves the scalar build): verify.html?module=scalar
 //    passes, and a browser without WebAssembly SIMD (simulated: WebAssembly.validate rejects the
 //    SIMD probe) is given the scalar build automatically and generates the native text.
@@ -60,7 +63,8 @@ try {
 const CHROMIUM = process.env.ML_CHROMIUM || '/usr/bin/chromium';
 if (!fs.existsSync(CHROMIUM)) fatal(`${CHROMIUM} is absent (apt-get install chromium)`);
 if (!fs.existsSync(args.mlRun)) fatal(`the native scalar ml_run ${args.mlRun} is absent (cmake --workflow --preset scalar)`);
-for (const f of ['verify.html', 'demo.html', 'models/stories260K_q8_0.mlb', 'models/tok512.bin'])
+for (const f of ['verify.html', 'demo.html', 'models/stories260K_q8_0.mlb', 'models/tok512.bin',
+                 'models/random_bpe_q8_0.mlb', 'models/bpe315.mltk'])
   if (!fs.existsSync(path.join(args.www, f))) fatal(`${path.join(args.www, f)} is absent (build the preset first)`);
 
 // ---- the server
@@ -84,8 +88,8 @@ function startServer(dir) {
 }
 
 // ---- native reference: ml_run's stdout is the prompt echo, the generated text and one newline
-function nativeText(model, prompt, steps, temp, topp, seed) {
-  const argv = [path.join(args.www, 'models', model), '-z', path.join(args.www, 'models', 'tok512.bin'),
+function nativeText(model, tok, prompt, steps, temp, topp, seed) {
+  const argv = [path.join(args.www, 'models', model), '-z', path.join(args.www, 'models', tok),
                 '-i', prompt, '-n', String(steps), '--temp', String(temp), '--top-p', String(topp),
                 '--seed', String(seed), '-t', '1'];
   const r = spawnSync(args.mlRun, argv, {encoding: 'buffer', timeout: 120000});
@@ -137,7 +141,7 @@ async function runDemo(page, base, query, opt) {
   await page.waitForSelector('#generate:not([disabled])', WAIT);
   if (opt.files) {
     await page.setInputFiles('#model-file', path.join(args.www, 'models', opt.model));
-    await page.setInputFiles('#tokenizer-file', path.join(args.www, 'models', 'tok512.bin'));
+    await page.setInputFiles('#tokenizer-file', path.join(args.www, 'models', opt.tok || 'tok512.bin'));
     await page.selectOption('#model', 'files');
   } else {
     await page.selectOption('#model', `served:${opt.model}`);
@@ -156,7 +160,7 @@ async function runDemo(page, base, query, opt) {
 }
 
 async function checkDemo(page, base, query, opt, expectVariant) {
-  const label = `demo${query} ${opt.files ? 'picked files' : 'served'} ${opt.model}, ` +
+  const label = `demo${query} ${opt.files ? 'picked files' : 'served'} ${opt.model}${opt.tok ? ` + ${opt.tok}` : ''}, ` +
                 (opt.temp === 0 ? 'greedy' : `temp ${opt.temp} top-p ${opt.topp} seed ${opt.seed}`);
   const d = await runDemo(page, base, query, opt);
   if (!check(d.stats.state === 'done', `${label}: generation finished`, d.stats.text)) return d;
@@ -166,7 +170,7 @@ async function checkDemo(page, base, query, opt, expectVariant) {
   // token, so N new tokens are -n (prompt tokens - 1 + N). (Both would stop early at a BOS.)
   check(steps === Number(d.stats.promptTokens) - 1 + args.tokens && Number(d.stats.generated) === args.tokens,
         `${label}: ${args.tokens} new tokens after a ${d.stats.promptTokens}-token prompt`, d.stats.text);
-  const ref = nativeText(opt.model, opt.prompt, steps, opt.temp, opt.topp, opt.seed);
+  const ref = nativeText(opt.model, opt.tok || 'tok512.bin', opt.prompt, steps, opt.temp, opt.topp, opt.seed);
   check(d.text === ref.text && d.text.length > opt.prompt.length,
         `${label}: text equals the native scalar build's`,
         `browser: ${JSON.stringify(d.text)}\n      native:  ${JSON.stringify(ref.text)}\n      (${ref.cmd})`);
@@ -210,6 +214,15 @@ async function main() {
     // (Quantized models: every kernel they use is bit-identical across builds. An F32 model's
     // matvec_f32 may reassociate in SIMD builds, so its sampled text is not promised to match.)
     await checkDemo(page, server.base, '', {model: 'stories260K_q8_0.mlb', prompt: 'The cat', temp: 1.0, topp: 0.95, seed: 7, files: true}, args.expect);
+    // A byte-level BPE tokenizer (MLTK, 315 tokens: fuzz/data/encode_tokenizer.mltk) with a random
+    // Q8_0 model of vocab 320 (ids 315..319 decode to ""), greedy; the prompt's multi-byte
+    // characters (2 and 3 bytes) are encoded and echoed back byte for byte.
+    const bpePrompt = 'Café — naïve 日本';
+    const b = await checkDemo(page, server.base, '', {model: 'random_bpe_q8_0.mlb', tok: 'bpe315.mltk', prompt: bpePrompt,
+                                                      temp: 0, topp: 0.9, seed: 1, files: true}, args.expect);
+    check(b.text.startsWith(bpePrompt) && Number(b.stats.promptTokens) > 1,
+          'demo picked files random_bpe_q8_0.mlb + bpe315.mltk: the multi-byte prompt is echoed unchanged',
+          JSON.stringify(b.text));
     // The screenshot shows the seeded Q8_0 run.
     await checkDemo(page, server.base, '', {model: 'stories260K_q8_0.mlb', prompt, temp: 0.9, topp: 0.9, seed: 42}, args.expect);
     await page.screenshot({path: path.join(args.out, 'screenshot_demo.png'), fullPage: true});

@@ -2,14 +2,18 @@
 # CTest's wasm.browser (cmake/tests/wasm.cmake): gets what the browser test needs, then runs it.
 #   browser_test.sh SOURCE_DIR BUILD_DIR VARIANT NATIVE_SCALAR_DIR [WASM_SCALAR_DIR]
 # VARIANT is this build's module (simd128 or scalar). Needs node, npm, python3, /usr/bin/chromium
-# (tools/setup.sh --all). What it prepares, each only when missing:
+# (tools/setup.sh --all), and ML_PYTHON (set by CTest: Python 3 with numpy; default python3).
+# What it prepares, each only when missing:
 #   - playwright-core: wasm/package.json and package-lock.json copied to BUILD_DIR/npm, `npm ci`
 #     there (never into the source tree, never `npx playwright install`: Debian's Chromium is used);
 #   - the native scalar ml_run the demo's text is compared with (NATIVE_SCALAR_DIR, normally
 #     build/scalar, which CI builds first): configured and built with the `scalar` preset if absent;
 #   - for the simd128 build, the scalar module (WASM_SCALAR_DIR, normally build/wasm-scalar, built
 #     first by CI) that browsers without SIMD get: built with the `wasm-scalar` preset if absent,
-#     then copied into this build's www/ (target www).
+#     then copied into this build's www/ (target www);
+#   - always (small, deterministic): www/models/random_bpe_q8_0.mlb (tools/gen_random.py, vocab 320)
+#     and www/models/bpe315.mltk (fuzz/data/encode_tokenizer.mltk, a 315-token byte-level BPE file)
+#     for the demo case with an MLTK tokenizer.
 set -eu
 src=$1 build=$2 variant=$3 native=$4 wasm_scalar=${5:-}
 say() { echo "browser_test.sh: $*"; }
@@ -51,5 +55,10 @@ if [ "$variant" = simd128 ]; then
   fi
   cmake --build "$build" --target www >/dev/null  # copies the scalar module into www/
 fi
+models="$build/www/models"
+mkdir -p "$models"
+"${ML_PYTHON:-python3}" "$src/tools/gen_random.py" "$models/random_bpe_q8_0.mlb" --dim 64 --hidden 128 --layers 2 --heads 4 \
+  --kv-heads 2 --vocab 320 --seq 128 --seed 11 --wtype q8_0 --layout rows -q
+cp "$src/fuzz/data/encode_tokenizer.mltk" "$models/bpe315.mltk"
 NODE_PATH="$npm_dir/node_modules" exec node "$src/wasm/browser_test.js" --www "$build/www" \
   --ml-run "$native/ml_run" --out "$build" --expect "$expect" $scalar_too

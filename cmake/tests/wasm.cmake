@@ -7,7 +7,8 @@
 #
 # wasm.browser: the pages in real headless Chromium (wasm/browser_test.sh → wasm/browser_test.js):
 # verify.html passes every check with the module the browser picks and fails with a wrong
-# tolerance; demo.html's text equals the native scalar ml_run's for the same prompt and seed; in
+# tolerance; demo.html's text equals the native scalar ml_run's for the same prompt and seed, also
+# with a byte-level BPE tokenizer (MLTK) and a multi-byte prompt (ML_PYTHON writes its model); in
 # the simd128 build, the scalar module is also forced and auto-selected for a browser without SIMD.
 # Screenshots: build/<preset>/screenshot_*.png.
 if(ML_ISA STREQUAL "wasm_simd128")
@@ -18,7 +19,7 @@ endif()
 add_test(NAME wasm.browser
          COMMAND sh ${PROJECT_SOURCE_DIR}/wasm/browser_test.sh ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR} ${_variant}
                  ${ML_NATIVE_SCALAR_DIR} ${ML_WASM_SCALAR_DIR})
-set_tests_properties(wasm.browser PROPERTIES TIMEOUT 1800 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+set_tests_properties(wasm.browser PROPERTIES TIMEOUT 1800 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;ML_PYTHON=${ML_PYTHON}")
 if(NOT EXISTS "${ML_SHARED_DIR}/models/stories260K/stories260K.bin")
   # No served model: the pages cannot be tested. Disabled, which fails CI (tools/test_matrix.sh with
   # CI=true: verify/allowed_skips.txt does not allow it); CI has ../shared and runs it.
