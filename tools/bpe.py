@@ -39,19 +39,7 @@ if _HERE not in sys.path:
 try:  # an MlbError when numpy (and so tools/mlb.py) is there: convert.py's one-line handling
     from mlb import MlbError as _ErrorBase
 except ImportError:  # standard library only
-    class _ErrorBase(Exception):
-        exit_code = 1
-        MAX_MESSAGE = 600
-
-        def __init__(self, message=""):
-            text = str(message)
-            if any(ord(c) < 32 or ord(c) == 127 for c in text):
-                text = "".join(c if 32 <= ord(c) != 127 else "\\x%02x" % ord(c) for c in text)
-            if len(text) > self.MAX_MESSAGE:
-                half = self.MAX_MESSAGE // 2
-                text = "%s ... [%d characters] ... %s" % (text[:half], len(text) - 2 * half,
-                                                          text[-half:])
-            super().__init__(text)
+    from errors import OneLineError as _ErrorBase
 
 
 class BpeError(_ErrorBase):

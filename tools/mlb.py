@@ -27,6 +27,8 @@ import time
 
 import numpy as np
 
+from errors import OneLineError  # noqa: E402 (tools/ is on sys.path for every tool)
+
 MAGIC = b"MLB1"
 VERSION = 2        # the newest version this module reads and writes
 VERSIONS = (1, 2)  # a file is written as version 1 unless it uses a version-2 field
@@ -65,24 +67,8 @@ _ROPE_PARAMS = ("rope_factor", "rope_low_freq_factor", "rope_high_freq_factor",
 _F32 = np.dtype("<f4")
 
 
-class MlbError(Exception):
-    """A one-line error for the user (bad input, bad file, I/O failure).
-
-    Messages quote names taken from the input (GGUF keys and tensor names, JSON keys), which a
-    hostile file may fill with newlines, control bytes or megabytes: those are escaped, and a
-    message over MAX_MESSAGE characters keeps its start and its end, so it stays one readable
-    line."""
-    exit_code = 1
-    MAX_MESSAGE = 600
-
-    def __init__(self, message=""):
-        text = str(message)
-        if any(ord(c) < 32 or ord(c) == 127 for c in text):
-            text = "".join(c if 32 <= ord(c) != 127 else "\\x%02x" % ord(c) for c in text)
-        if len(text) > self.MAX_MESSAGE:
-            half = self.MAX_MESSAGE // 2
-            text = "%s ... [%d characters] ... %s" % (text[:half], len(text) - 2 * half, text[-half:])
-        super().__init__(text)
+class MlbError(OneLineError):
+    """A one-line error for the user (bad input, bad file, I/O failure): tools/errors.py."""
 
 
 class ShapeError(MlbError):
