@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
+
+#include <sys/stat.h>
 
 #include "kernels/mutants.h"
 #include "runtime/error.h"
@@ -278,8 +281,71 @@ ml_status validate_model(Model *m) {
 
 }  // namespace
 
+namespace {
+
+// OUT.mlb for the convert.py command: the input's name without its extension (or a folder's
+// trailing slashes), .mlb appended.
+std::string mlb_name_for(const char *path) {
+  std::string s(path);
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  const size_t slash = s.find_last_of('/'), dot = s.find_last_of('.');
+  if (dot != std::string::npos && (slash == std::string::npos || dot > slash + 1)) s.erase(dot);
+  return s + ".mlb";
+}
+
+// The size in bytes of a llama2.c legacy checkpoint (run.c's read_checkpoint: a 7-int32 header,
+// float32 weights, the freq_cis tables, a classifier when vocab_size < 0) with this header; 0 when
+// the header is not plausible.
+uint64_t llama2c_checkpoint_bytes(const uint8_t *p) {
+  int32_t h[7];
+  std::memcpy(h, p, sizeof h);
+  const int64_t dim = h[0], hidden = h[1], layers = h[2], heads = h[3], kv_heads = h[4], seq = h[6];
+  const int64_t vocab = h[5] < 0 ? -int64_t(h[5]) : h[5];
+  if (dim < 2 || dim > (1 << 16) || hidden < 1 || hidden > (1 << 18) || layers < 1 || layers > 1024 || heads < 1 ||
+      heads > dim || kv_heads < 1 || kv_heads > heads || vocab < 1 || vocab > (1 << 22) || seq < 1 || seq > (1 << 22) ||
+      dim % heads != 0)
+    return 0;
+  const int64_t head = dim / heads, kv_dim = dim * kv_heads / heads;
+  const int64_t floats = vocab * dim + layers * (2 * dim + dim * dim * 2 + dim * kv_dim * 2 + 3 * dim * hidden) + dim +
+                         seq * head + (h[5] < 0 ? vocab * dim : 0);
+  return 28 + uint64_t(floats) * 4;
+}
+
+bool file_exists(const std::string &p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+// A model in a format tools/convert.py reads (GGUF, llama2.c checkpoint, Hugging Face folder):
+// ML_E_FORMAT naming the command that makes an .mlb of it; ML_OK when it is none of them.
+ml_status foreign_model(const char *path, const uint8_t *p, uint64_t n) {
+  const std::string out = mlb_name_for(path);
+  if (p == nullptr) {  // a directory
+    const std::string dir(path);
+    if (file_exists(dir + "/config.json") || file_exists(dir + "/model.safetensors") ||
+        file_exists(dir + "/model.safetensors.index.json"))
+      return fail(ML_E_FORMAT, "model %s is a Hugging Face folder, not a .mlb file; make one with: "
+                  "python3 tools/convert.py %s %s --wtype q8_0", path, path, out.c_str());
+    return ML_OK;
+  }
+  if (n >= 4 && std::memcmp(p, "GGUF", 4) == 0)
+    return fail(ML_E_FORMAT, "model %s is a GGUF file, not a .mlb file; make one with: "
+                "python3 tools/convert.py %s %s --wtype q8_0", path, path, out.c_str());
+  if (n >= 28 && llama2c_checkpoint_bytes(p) == n)
+    return fail(ML_E_FORMAT, "model %s is a llama2.c checkpoint, not a .mlb file; make one with: "
+                "python3 tools/convert.py %s %s --wtype q8_0", path, path, out.c_str());
+  return ML_OK;
+}
+
+}  // namespace
+
 ml_status load_model(Model *m, const char *path) {
+  struct stat st;
+  if (path && path[0] && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    if (const ml_status s = foreign_model(path, nullptr, 0)) return s;
   if (const ml_status s = m->file.open(path, "model")) return s;
+  if (m->file.size() < 4 || std::memcmp(m->file.data(), "MLB1", 4) != 0)
+    if (const ml_status s = foreign_model(path, m->file.data(), m->file.size())) return s;
   return validate_model(m);
 }
 
