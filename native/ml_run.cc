@@ -3,6 +3,7 @@
 // everything else (load facts, speed, errors) goes to stderr.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -64,6 +65,8 @@ int usage_error(const char *fmt, const char *a, const char *b = "") {
 
 int print_version() {
   std::printf("legacy-ml ml_run, ISA %s (Highway static target %s)\n", ml_build_isa(), ml_hwy_target());
+  if (const char *choice = std::getenv("ML_LAUNCHER_CHOICE"))  // set by the installed bin/ml_run (launcher/)
+    std::printf("started by the launcher: %s\n", choice);
   std::printf("model files: .mlb versions 1-2; architectures llama (llama2.c, Llama 2/3, TinyLlama, SmolLM2), "
               "qwen2 (q/k/v biases); RoPE scaling llama3\n");
   std::printf("kernel implementations (kernels/kernel_table.h):\n");
