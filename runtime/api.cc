@@ -84,7 +84,7 @@ extern "C" ml_status ml_get_info(const ml_ctx *ctx, ml_model_info *info) {
   info->norm_eps = c.norm_eps;
   info->wtype = c.wtype;
   info->shared_classifier = c.shared_classifier;
-  info->n_threads = ctx->pool.size();
+  info->n_threads = ctx->threads().size();
   info->batch = ctx->state.batch;
   info->layout = int(c.layout);
   info->isa = isa_row(kBuildIsa).name;
@@ -171,7 +171,7 @@ extern "C" ml_status ml_eval_batch(ml_ctx *ctx, const int *tokens, int n, int po
     return fail(ML_E_ARG, "positions %d..%d are outside the context [0, %d)", pos, pos + n - 1, ctx->state.max_seq);
   if (pos > ctx->n_past)
     return fail(ML_E_ARG, "position %d skips ahead: only %d positions are in the KV cache", pos, ctx->n_past);
-  ctx->forward(ctx->model, ctx->state, ctx->pool, tokens, n, pos, all_logits != 0);
+  ctx->forward(ctx->model, ctx->state, ctx->threads(), tokens, n, pos, all_logits != 0);
   ctx->n_past = pos + n;
   *logits = ctx->state.logits;
   return ML_OK;
@@ -231,4 +231,53 @@ extern "C" const char *ml_kernel_name(int i) {
 }
 extern "C" const char *ml_kernel_impl(int i) {
   return i >= 0 && i < ml_kernel_count() ? kKernelBindings[i].impl : nullptr;
+}
+
+extern "C" ml_status ml_open_sibling(ml_ctx **out, ml_ctx *base, const ml_options *opts) {
+  clear_error();
+  if (out == nullptr) return fail(ML_E_ARG, "ml_open_sibling: out is NULL");
+  *out = nullptr;
+  if (base == nullptr) return fail(ML_E_ARG, "ml_open_sibling: base is NULL");
+  if (base->base) base = base->base;  // one family: every sibling uses the first context's pool
+  ml_options o;
+  ml_options_init(&o);
+  if (opts) o = *opts;
+  if (o.max_seq < 0) return fail(ML_E_ARG, "max_seq %d must be >= 0 (0 = the model's)", o.max_seq);
+  if (o.batch < 0 || o.batch > 4096) return fail(ML_E_ARG, "batch %d is out of range [1, 4096] (0 = 64)", o.batch);
+  ml_ctx *ctx = new (std::nothrow) ml_ctx();
+  if (!ctx) return fail(ML_E_NOMEM, "cannot allocate the context");
+  const Model &bm = base->model;
+  const Config &c = bm.cfg;
+  try {
+    ctx->model.layers = bm.layers;  // tensor views into the base's mapping
+  } catch (...) {
+    delete ctx;
+    return fail(ML_E_NOMEM, "cannot allocate the sibling's layer table");
+  }
+  ctx->model.file.view(bm.file.data(), bm.file.size());
+  ctx->model.cfg = c;
+  ctx->model.tok_emb = bm.tok_emb;
+  ctx->model.final_norm = bm.final_norm;
+  ctx->model.wcls = bm.wcls;
+  ctx->base = base;
+  int max_seq = c.max_seq;
+  if (o.max_seq > 0 && o.max_seq < max_seq) max_seq = o.max_seq;
+  const int batch = o.batch > 0 ? o.batch : 64;
+  const int threads = base->pool.size();
+  layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads);
+  const uint64_t need = ctx->arena.measured();
+  if (!ctx->arena.allocate()) {
+    delete ctx;
+    return fail(ML_E_NOMEM, "cannot allocate %llu bytes of runtime memory (KV cache for %d positions)",
+                static_cast<unsigned long long>(need), max_seq);
+  }
+  layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads);
+  bind_activations(ctx->state, c);
+  fill_rope_tables(ctx->state, c);
+  ctx->sampler.init(c.vocab, ctx->state.probs, ctx->state.cand);
+  ctx->sampler.configure(0.0f, 0.9f, 1);
+  ctx->reference = o.reference != 0;
+  ctx->forward = ctx->reference ? forward_reference() : forward_build();
+  *out = ctx;
+  return ML_OK;
 }

@@ -18,4 +18,8 @@ struct ml_ctx {
   ml::ForwardFn forward = nullptr;
   bool reference = false;
   int n_past = 0;  // positions whose K/V are in the cache
+  ml_ctx *base = nullptr;  // ml_open_sibling: the family's first context, whose pool (and
+                           // mapping, viewed by `model`) this one uses; nullptr for ml_open's
+  ml::ThreadPool &threads() { return base ? base->pool : pool; }
+  const ml::ThreadPool &threads() const { return base ? base->pool : pool; }
 };

@@ -157,6 +157,19 @@ const char *ml_kernel_name(int i);
 const char *ml_kernel_impl(int i);
 const char *ml_hwy_target(void); /* Highway's static target name in this build, e.g. "AVX2" */
 
+/* Opens a sibling of `base`: a context with its own KV cache, activations and sampler (its own
+ * arena, sized by opts' max_seq and batch; opts = NULL: the model's context, batch 64)
+ * that shares base's mapped model weights (nothing is copied) and base's thread pool (opts'
+ * n_threads is ignored; reference picks the kernels as for ml_open). base may itself be a sibling:
+ * the new context then belongs to the same family. A sibling has no tokenizer of its own:
+ * encode, decode and render chats with the base context (ml_encode on a sibling is ML_E_ARG).
+ * Concurrency within a family (base and its siblings): evaluation (ml_eval, ml_eval_batch) on
+ * any two of them must not overlap, since they share the pool — drive them from one thread or
+ * serialize; ml_sample and ml_sampler_set touch only their own context; ml_encode on the base
+ * may run alongside evaluation (not alongside another ml_encode on the base); ml_decode,
+ * ml_get_info and ml_get_tokenizer_info only read. Close every sibling before its base. */
+ml_status ml_open_sibling(ml_ctx **out, ml_ctx *base, const ml_options *opts);
+
 #ifdef __cplusplus
 }
 #endif
