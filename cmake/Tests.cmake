@@ -206,3 +206,25 @@ endif()
 if(NOT TEST logits.identical)
   ml_logits_test(logits.identical)
 endif()
+
+# ---- ml_server (server/; only where it is built: native, cpp-httplib and nlohmann-json found).
+# verify/tests/test_server.py: the endpoints, greedy text = ml_run's, slots, queue, disconnects, API
+# key and every bad-input case (server); the bounded load test (server.load: 16 streaming clients,
+# a quarter disconnecting, ml_run's text, VmRSS flat after warm-up, < 60 s); the official openai npm
+# client from tools/npm (server.openai, node; skipped with 77 when tools/setup.sh did not install it).
+if(ML_HAVE_SERVER)
+  set(_ml_server_env "${ML_TEST_ENV};ML_SERVER=$<TARGET_FILE:ml_server>;ML_RUN=$<TARGET_FILE:ml_run>;ML_TOKENIZE=$<TARGET_FILE:ml_tokenize>;ML_PYTHON=${ML_PYTHON};ML_SANITIZE=${ML_SANITIZE}")
+  add_test(NAME server COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py
+           ${PROJECT_SOURCE_DIR}/verify/tests/test_server.py)
+  set_tests_properties(server PROPERTIES ENVIRONMENT "${_ml_server_env};ML_SERVER_TESTS=functional"
+                       FIXTURES_REQUIRED stories260K SKIP_RETURN_CODE 77 TIMEOUT 900)
+  add_test(NAME server.load COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py
+           ${PROJECT_SOURCE_DIR}/verify/tests/test_server.py)
+  set_tests_properties(server.load PROPERTIES ENVIRONMENT "${_ml_server_env};ML_SERVER_TESTS=load"
+                       FIXTURES_REQUIRED stories260K SKIP_RETURN_CODE 77 TIMEOUT 300 RUN_SERIAL TRUE)
+  if(ML_NODE_EXE)
+    add_test(NAME server.openai COMMAND ${ML_NODE_EXE} ${PROJECT_SOURCE_DIR}/verify/server_openai.js)
+    set_tests_properties(server.openai PROPERTIES ENVIRONMENT "${_ml_server_env}" FIXTURES_REQUIRED stories260K
+                         SKIP_RETURN_CODE 77 TIMEOUT 600)
+  endif()
+endif()

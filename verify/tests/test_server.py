@@ -1,0 +1,606 @@
+#!/usr/bin/python3
+"""ml_server (server/ml_server.cc) over HTTP: the OpenAI endpoints, greedy text equal to ml_run's,
+streaming, slots and their KV prefix reuse, the bounded queue, disconnects, the API key, every
+bad-input case (an OpenAI-style JSON error and the server keeps serving), and a bounded load test.
+
+Run by CTest (cmake/Tests.cmake, tests named server*) with ML_SERVER, ML_RUN, ML_TOKENIZE (the
+binaries), ML_MODELS (the fixtures' models), ML_SHARED (../shared), ML_SOURCE (the source tree),
+ML_PYTHON (Python with numpy, for tools/gen_random.py). Each test class starts its own server on a
+free loopback port (--port 0; the port is read from its stderr) and stops it with SIGTERM.
+ML_SERVER_TESTS=load runs only the load test (a ctest entry of its own), =functional all others."""
+import http.client
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+SERVER = os.environ.get("ML_SERVER", "")
+RUN = os.environ.get("ML_RUN", "")
+TOKENIZE = os.environ.get("ML_TOKENIZE", "")
+MODELS = os.environ.get("ML_MODELS", "")
+SHARED = os.environ.get("ML_SHARED", "")
+SOURCE = os.environ.get("ML_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
+PYTHON = os.environ.get("ML_PYTHON", "/usr/bin/python3")
+WHICH = os.environ.get("ML_SERVER_TESTS", "all")
+# Under ThreadSanitizer everything runs ~5-15x slower: the load test gets fewer requests.
+SANITIZED = os.environ.get("ML_SANITIZE", "") not in ("", "OFF")
+TOK512 = os.path.join(SHARED, "models", "stories260K", "tok512.bin")
+STORIES = os.path.join(MODELS, "stories260K_q8_0.mlb")
+MLTK = os.path.join(SOURCE, "fuzz", "data", "encode_tokenizer.mltk")
+
+
+def ml_run(model, tok, *args):
+    r = subprocess.run([RUN, model, "-z", tok, *args], capture_output=True, timeout=300)
+    if r.returncode != 0:
+        raise AssertionError("ml_run failed: %s" % r.stderr.decode("utf-8", "replace"))
+    return r.stdout.decode("utf-8")
+
+
+class Server:
+    """An ml_server process on a free loopback port."""
+
+    def __init__(self, model, tok, *args, env=None):
+        self.proc = subprocess.Popen([SERVER, model, "-z", tok, "--port", "0", *args], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, env=env)
+        self.log = []
+        deadline = time.time() + 60
+        self.port = None
+        while time.time() < deadline:
+            line = self.proc.stderr.readline().decode("utf-8", "replace")
+            if not line:
+                break
+            self.log.append(line)
+            m = re.search(r"listening on http://[^ ]*:(\d+)", line)
+            if m:
+                self.port = int(m.group(1))
+                break
+        if self.port is None:
+            self.proc.kill()
+            raise AssertionError("ml_server did not start: %s" % "".join(self.log + [self.proc.stderr.read().decode()]))
+        self.drain = threading.Thread(target=self._drain, daemon=True)
+        self.drain.start()
+
+    def _drain(self):
+        for line in self.proc.stderr:
+            self.log.append(line.decode("utf-8", "replace"))
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise AssertionError("ml_server did not stop within 30 s of SIGTERM")
+        self.drain.join(timeout=5)
+        return rc
+
+    def rss_kb(self):
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise AssertionError("no VmRSS")
+
+    def conn(self, timeout=120):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+
+    def request(self, method, path, body=None, headers=None):
+        """(status, parsed JSON or raw bytes)"""
+        c = self.conn()
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode("utf-8")
+        h = {"Content-Type": "application/json"}
+        h.update(headers or {})
+        c.request(method, path, body=body, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        try:
+            return r.status, json.loads(data)
+        except ValueError:
+            return r.status, data
+
+    def post(self, path, body, headers=None):
+        return self.request("POST", path, body, headers)
+
+    def stream(self, path, body, stop_after=None):
+        """Streams; returns (text, chunks, saw_done). stop_after=k: closes the connection after k chunks."""
+        body = dict(body, stream=True)
+        c = self.conn()
+        c.request("POST", path, body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+        if r.status != 200:
+            data = r.read()
+            c.close()
+            raise AssertionError("stream status %d: %r" % (r.status, data))
+        assert r.getheader("Content-Type", "").startswith("text/event-stream"), r.getheader("Content-Type")
+        text, chunks, done = "", [], False
+        while True:
+            line = r.fp.readline()
+            if not line:
+                break
+            line = line.decode("utf-8").rstrip("\r\n")
+            if not line.startswith("data: "):
+                continue
+            payload = line[6:]
+            if payload == "[DONE]":
+                done = True
+                break
+            chunk = json.loads(payload)
+            chunks.append(chunk)
+            ch = chunk["choices"][0]
+            text += ch["delta"].get("content", "") if "delta" in ch else ch["text"]
+            if stop_after is not None and len(chunks) >= stop_after:
+                break
+        r.close()
+        c.close()
+        return text, chunks, done
+
+
+class Base(unittest.TestCase):
+    server = None
+    args = ()
+
+    @classmethod
+    def setUpClass(cls):
+        if not SERVER or not os.path.exists(SERVER):
+            raise unittest.SkipTest("ML_SERVER is not set to a built ml_server")
+        if not os.path.exists(TOK512):
+            print("\n*** SKIPPED: %s is absent (the shared data folder)\n" % TOK512, file=sys.stderr)
+            raise unittest.SkipTest("shared data absent: " + TOK512)
+        cls.server = Server(STORIES, TOK512, *cls.args)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.server:
+            rc = cls.server.stop()
+            assert rc == 0, "ml_server exit status %d: %s" % (rc, "".join(cls.server.log))
+
+    def assert_error(self, status, body, want_status, needle=None):
+        self.assertEqual(status, want_status, body)
+        self.assertIsInstance(body, dict, body)
+        err = body.get("error")
+        self.assertIsInstance(err, dict, body)
+        for k in ("message", "type", "code"):
+            self.assertIn(k, err, body)
+        self.assertEqual(err["code"], want_status)
+        if needle:
+            self.assertIn(needle, err["message"])
+
+    def expect_greedy(self, prompt, max_tokens, result):
+        """ml_run's continuation for the same prompt and as many positions as the server ran."""
+        n_prompt = result["usage"]["prompt_tokens"]
+        out = ml_run(STORIES, TOK512, "-i", prompt, "--temp", "0", "-n", str(n_prompt + max_tokens - 1))
+        self.assertTrue(out.startswith(prompt) and out.endswith("\n"), out)
+        return out[len(prompt):-1]
+
+
+class Completions(Base):
+    args = ("--parallel", "2", "-t", "1", "--ctx", "256")
+
+    def test_greedy_text_is_ml_runs(self):
+        for prompt in ("Once upon a time", "Lily and Ben", "", "The cat sat"):
+            with self.subTest(prompt=prompt):
+                st, r = self.server.post("/v1/completions", {"prompt": prompt, "max_tokens": 40, "temperature": 0})
+                self.assertEqual(st, 200, r)
+                self.assertEqual(r["object"], "text_completion")
+                ch = r["choices"][0]
+                self.assertEqual(ch["index"], 0)
+                self.assertIn(ch["finish_reason"], ("stop", "length"))
+                u = r["usage"]
+                self.assertEqual(u["total_tokens"], u["prompt_tokens"] + u["completion_tokens"])
+                if ch["finish_reason"] == "length":
+                    self.assertEqual(u["completion_tokens"], 40)
+                self.assertEqual(ch["text"], self.expect_greedy(prompt, 40, r))
+
+    def test_stream_is_the_same_text(self):
+        body = {"prompt": "Once upon a time", "max_tokens": 50, "temperature": 0}
+        st, r = self.server.post("/v1/completions", body)
+        self.assertEqual(st, 200, r)
+        text, chunks, done = self.server.stream("/v1/completions", body)
+        self.assertTrue(done, "the stream ends with data: [DONE]")
+        self.assertEqual(text, r["choices"][0]["text"])
+        self.assertGreater(len(chunks), 2)
+        self.assertEqual(chunks[-1]["choices"][0]["finish_reason"], "length")
+        self.assertTrue(all(c["choices"][0]["finish_reason"] is None for c in chunks[:-1]))
+        self.assertEqual(chunks[-1]["usage"]["completion_tokens"], 50)
+
+    def test_concurrent_requests_each_get_ml_runs_text(self):
+        prompts = ["Once upon a time", "Lily and Ben", "The dog", "One day", "Tom had a", "She was"]
+        results = {}
+
+        def go(i, p):
+            if i % 2:
+                results[i] = self.server.stream("/v1/completions", {"prompt": p, "max_tokens": 30, "temperature": 0})[0]
+            else:
+                st, r = self.server.post("/v1/completions", {"prompt": p, "max_tokens": 30, "temperature": 0})
+                results[i] = r["choices"][0]["text"] if st == 200 else r
+
+        ts = [threading.Thread(target=go, args=(i, p)) for i, p in enumerate(prompts)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        for i, p in enumerate(prompts):
+            st, alone = self.server.post("/v1/completions", {"prompt": p, "max_tokens": 30, "temperature": 0})
+            self.assertEqual(results[i], alone["choices"][0]["text"], p)
+            self.assertEqual(results[i], self.expect_greedy(p, 30, alone), p)
+
+    def test_stop_strings(self):
+        st, r = self.server.post("/v1/completions", {"prompt": "Once upon a time", "max_tokens": 40, "temperature": 0})
+        full = r["choices"][0]["text"]
+        stop = full[20:26]
+        for stream in (False, True):
+            body = {"prompt": "Once upon a time", "max_tokens": 40, "temperature": 0, "stop": ["zzzz", stop]}
+            if stream:
+                text, chunks, _ = self.server.stream("/v1/completions", body)
+                finish = chunks[-1]["choices"][0]["finish_reason"]
+            else:
+                st, r2 = self.server.post("/v1/completions", body)
+                text, finish = r2["choices"][0]["text"], r2["choices"][0]["finish_reason"]
+            self.assertEqual(text, full[:full.find(stop)], "stream=%s" % stream)
+            self.assertEqual(finish, "stop")
+        st, r3 = self.server.post("/v1/completions", {"prompt": "Once upon a time", "max_tokens": 40, "temperature": 0,
+                                                      "stop": stop})
+        self.assertEqual(r3["choices"][0]["text"], full[:full.find(stop)])
+
+    def test_a_continued_conversation_reuses_the_kv_prefix(self):
+        p1 = "Once upon a time, there was a little dog"
+        st, r1 = self.server.post("/v1/completions", {"prompt": p1, "max_tokens": 20, "temperature": 0})
+        p2 = p1 + r1["choices"][0]["text"] + " Then"
+        st, r2 = self.server.post("/v1/completions", {"prompt": p2, "max_tokens": 20, "temperature": 0})
+        self.assertEqual(st, 200, r2)
+        self.assertGreater(r2["timings"]["cache_n"], r1["usage"]["prompt_tokens"] // 2, r2["timings"])
+        self.assertEqual(r2["timings"]["cache_n"] + r2["timings"]["prompt_n"], r2["usage"]["prompt_tokens"])
+        self.assertEqual(r2["choices"][0]["text"], self.expect_greedy(p2, 20, r2))
+        # The same prompt again: everything but the last token comes from the cache.
+        st, r3 = self.server.post("/v1/completions", {"prompt": p2, "max_tokens": 20, "temperature": 0})
+        self.assertEqual(r3["timings"]["cache_n"], r3["usage"]["prompt_tokens"] - 1)
+        self.assertEqual(r3["choices"][0]["text"], r2["choices"][0]["text"])
+
+    def test_seeded_sampling_is_ml_runs_and_reproducible(self):
+        body = {"prompt": "Once upon a time", "max_tokens": 30, "temperature": 0.9, "top_p": 0.9, "seed": 42}
+        st, a = self.server.post("/v1/completions", body)
+        st, b = self.server.post("/v1/completions", body)
+        self.assertEqual(a["choices"][0]["text"], b["choices"][0]["text"])
+        n = a["usage"]["prompt_tokens"] + 30 - 1
+        out = ml_run(STORIES, TOK512, "-i", "Once upon a time", "--temp", "0.9", "--top-p", "0.9", "--seed", "42",
+                     "-n", str(n))
+        self.assertEqual("Once upon a time" + a["choices"][0]["text"] + "\n", out)
+
+    def test_models_and_health(self):
+        st, m = self.server.request("GET", "/v1/models")
+        self.assertEqual(st, 200)
+        self.assertEqual(m["object"], "list")
+        self.assertEqual(m["data"][0]["id"], "stories260K_q8_0.mlb")
+        st, h = self.server.request("GET", "/health")
+        self.assertEqual((st, h["status"]), (200, "ok"))
+        self.assertEqual(h["slots_idle"] + h["slots_processing"], 2)
+
+    def test_chat_without_a_template_is_a_clear_error(self):
+        st, r = self.server.post("/v1/chat/completions", {"messages": [{"role": "user", "content": "Hi"}]})
+        self.assert_error(st, r, 400, "--chat-template")
+
+
+class BadInput(Base):
+    args = ("--parallel", "1", "-t", "1", "--ctx", "128", "--max-body", "4096", "--chat-template", "zephyr")
+
+    def tearDown(self):
+        # After every bad request the server still serves.
+        st, h = self.server.request("GET", "/health")
+        self.assertEqual((st, h.get("status") if isinstance(h, dict) else h), (200, "ok"))
+        st, r = self.server.post("/v1/completions", {"prompt": "Once", "max_tokens": 3, "temperature": 0})
+        self.assertEqual(st, 200, r)
+
+    def test_malformed_json(self):
+        for body in (b'{"prompt": "x",', b"not json", b"", b'{"prompt": "x"} trailing'):
+            with self.subTest(body=body):
+                self.assert_error(*self.server.post("/v1/completions", body), 400, "malformed JSON")
+
+    def test_not_an_object(self):
+        self.assert_error(*self.server.post("/v1/completions", [1, 2]), 400, "JSON object")
+
+    def test_wrong_types(self):
+        cases = [({"prompt": 5}, "prompt"), ({"prompt": "x", "max_tokens": "ten"}, "max_tokens"),
+                 ({"prompt": "x", "max_tokens": 2.5}, "max_tokens"), ({"prompt": "x", "temperature": "hot"}, "temperature"),
+                 ({"prompt": "x", "top_p": [1]}, "top_p"), ({"prompt": "x", "seed": "s"}, "seed"),
+                 ({"prompt": "x", "stream": "yes"}, "stream"), ({"prompt": "x", "stop": 3}, "stop"),
+                 ({"prompt": "x", "stop": ["a", 1]}, "stop"), ({"prompt": "x", "n": "1"}, "'n'"),
+                 ({"prompt": "x", "max_tokens": 0}, "max_tokens"), ({"prompt": "x", "temperature": -1}, "temperature"),
+                 ({"prompt": "x", "top_p": 0}, "top_p")]
+        for body, needle in cases:
+            with self.subTest(body=body):
+                self.assert_error(*self.server.post("/v1/completions", body), 400, needle)
+        chat = [({"messages": "hi"}, "messages"), ({"messages": []}, "messages"), ({"messages": [1]}, "message"),
+                ({"messages": [{"role": 1, "content": "x"}]}, "role"),
+                ({"messages": [{"role": "user", "content": 5}]}, "content"),
+                ({"messages": [{"role": "wizard", "content": "x"}]}, "wizard")]
+        for body, needle in chat:
+            with self.subTest(body=body):
+                self.assert_error(*self.server.post("/v1/chat/completions", body), 400, needle)
+
+    def test_n_other_than_one(self):
+        self.assert_error(*self.server.post("/v1/completions", {"prompt": "x", "n": 2}), 400, "n = 1")
+
+    def test_unknown_fields_are_ignored(self):
+        st, r = self.server.post("/v1/completions", {"prompt": "Once", "max_tokens": 3, "temperature": 0,
+                                                     "frobnicate": {"a": 1}, "logit_bias": {}, "user": "u",
+                                                     "model": "whatever", "n": 1, "seed": None})
+        self.assertEqual(st, 200, r)
+        self.assertEqual(r["usage"]["completion_tokens"], 3)
+
+    def test_missing_prompt_and_messages(self):
+        self.assert_error(*self.server.post("/v1/completions", {"max_tokens": 3}), 400, "'prompt' is required")
+        self.assert_error(*self.server.post("/v1/chat/completions", {"max_tokens": 3}), 400, "'messages' is required")
+
+    def test_max_tokens_past_the_context(self):
+        self.assert_error(*self.server.post("/v1/completions", {"prompt": "Once", "max_tokens": 1000}), 400,
+                          "past the context")
+        self.assert_error(*self.server.post("/v1/completions", {"prompt": "Once", "max_tokens": 10 ** 12}), 400,
+                          "past the context")
+
+    def test_prompt_longer_than_the_context(self):
+        self.assert_error(*self.server.post("/v1/completions", {"prompt": "Once upon a time " * 60}), 400,
+                          "context holds 128 positions")
+
+    def test_body_over_the_limit(self):
+        body = json.dumps({"prompt": "x" * 5000}).encode()
+        self.assert_error(*self.server.post("/v1/completions", body), 413, "4096 bytes")
+
+    def test_invalid_utf8(self):
+        for raw in (b'{"prompt": "\xff"}', b'{"prompt": "caf\xc3"}', b'{"prompt": "\xed\xa0\x80"}'):
+            with self.subTest(raw=raw):
+                self.assert_error(*self.server.post("/v1/completions", raw), 400, "UTF-8")
+
+    def test_unknown_path_is_404(self):
+        for method, path in (("GET", "/v2/models"), ("POST", "/v1/embeddings"), ("GET", "/")):
+            with self.subTest(path=path):
+                self.assert_error(*self.server.request(method, path, b"{}"), 404, path)
+
+    def test_wrong_method_is_405(self):
+        for method, path in (("GET", "/v1/completions"), ("GET", "/v1/chat/completions"), ("POST", "/v1/models"),
+                             ("DELETE", "/health"), ("PUT", "/v1/completions")):
+            with self.subTest(method=method, path=path):
+                self.assert_error(*self.server.request(method, path, b"{}"), 405, method)
+
+    def test_chat_with_a_named_template(self):
+        # zephyr on tok512 (</s> is EOS): renders and generates.
+        st, r = self.server.post("/v1/chat/completions", {"messages": [{"role": "user", "content": "Hi"}],
+                                                          "max_tokens": 8, "temperature": 0})
+        self.assertEqual(st, 200, r)
+        self.assertEqual(r["object"], "chat.completion")
+        self.assertEqual(r["choices"][0]["message"]["role"], "assistant")
+
+
+class ApiKey(unittest.TestCase):
+    def setUp(self):
+        if not SERVER or not os.path.exists(SERVER) or not os.path.exists(TOK512):
+            self.skipTest("ML_SERVER or the shared data absent")
+
+    def check(self, srv, key):
+        try:
+            self.assertEqual(srv.request("GET", "/v1/models")[0], 401)
+            st, r = srv.post("/v1/completions", {"prompt": "Once", "max_tokens": 2}, {"Authorization": "Bearer nope"})
+            self.assertEqual(st, 401, r)
+            self.assertEqual(r["error"]["type"], "authentication_error")
+            st, r = srv.post("/v1/completions", {"prompt": "Once", "max_tokens": 2}, {"Authorization": "Bearer " + key + "x"})
+            self.assertEqual(st, 401)
+            st, r = srv.post("/v1/completions", {"prompt": "Once", "max_tokens": 2}, {"Authorization": key})
+            self.assertEqual(st, 401)
+            st, r = srv.post("/v1/completions", {"prompt": "Once", "max_tokens": 2}, {"Authorization": "Bearer " + key})
+            self.assertEqual(st, 200, r)
+            self.assertEqual(srv.request("GET", "/health")[0], 200)  # open to probes, as llama-server's
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
+    def test_api_key_option(self):
+        self.check(Server(STORIES, TOK512, "--api-key", "s3cret", "-t", "1"), "s3cret")
+
+    def test_api_key_environment(self):
+        self.check(Server(STORIES, TOK512, "-t", "1", env=dict(os.environ, ML_API_KEY="from-env")), "from-env")
+
+    def test_non_loopback_without_key_warns(self):
+        srv = Server(STORIES, TOK512, "--host", "0.0.0.0", "-t", "1")
+        try:
+            self.assertIn("WARNING", "".join(srv.log))
+        finally:
+            srv.stop()
+        srv = Server(STORIES, TOK512, "-t", "1")
+        try:
+            self.assertNotIn("WARNING", "".join(srv.log))
+        finally:
+            srv.stop()
+
+
+class Slots(unittest.TestCase):
+    """A slower random model (so that a generation lasts seconds): the queue bound and disconnects."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not SERVER or not os.path.exists(SERVER) or not os.path.exists(MLTK):
+            raise unittest.SkipTest("ML_SERVER or fuzz/data/encode_tokenizer.mltk absent")
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.model = os.path.join(cls.tmp.name, "slow_q8_0.mlb")
+        subprocess.run([PYTHON, os.path.join(SOURCE, "tools", "gen_random.py"), cls.model, "--dim", "256", "--hidden",
+                        "768", "--layers", "6", "--heads", "8", "--kv-heads", "4", "--vocab", "320", "--seq", "512",
+                        "--seed", "11", "--wtype", "q8_0", "--layout", "rows", "-q"], check=True, timeout=300)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def wait_idle(self, srv, seconds):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            st, h = srv.request("GET", "/health")
+            if h["slots_processing"] == 0 and h["requests_queued"] == 0:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def test_a_client_that_disconnects_frees_its_slot(self):
+        srv = Server(self.model, MLTK, "--parallel", "1", "-t", "1", "--chat-template", "chatml")
+        try:
+            t0 = time.time()
+            text, chunks, done = srv.stream("/v1/completions", {"prompt": "Hello", "max_tokens": 500, "temperature": 0.8,
+                                                                "seed": 3}, stop_after=2)
+            self.assertFalse(done)
+            self.assertTrue(self.wait_idle(srv, 5), "the slot is still busy 5 s after the client went away")
+            elapsed = time.time() - t0
+            st, r = srv.post("/v1/completions", {"prompt": "Hello", "max_tokens": 4, "temperature": 0})
+            self.assertEqual(st, 200, r)
+            # 500 tokens take far longer than the disconnect took to notice.
+            print("disconnect noticed after %.2f s" % elapsed)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
+    def test_a_full_queue_is_503_with_a_json_error(self):
+        srv = Server(self.model, MLTK, "--parallel", "1", "--queue", "1", "-t", "1")
+        try:
+            results = []
+            lock = threading.Lock()
+
+            def go():
+                st, r = srv.post("/v1/completions", {"prompt": "Hello there", "max_tokens": 60, "temperature": 0})
+                with lock:
+                    results.append((st, r))
+
+            ts = [threading.Thread(target=go) for _ in range(6)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            codes = sorted(st for st, _ in results)
+            self.assertIn(503, codes, codes)
+            self.assertIn(200, codes, codes)
+            texts = {r["choices"][0]["text"] for st, r in results if st == 200}
+            self.assertEqual(len(texts), 1, "every completed greedy request got the same text")
+            for st, r in results:
+                if st == 503:
+                    self.assertEqual(r["error"]["type"], "unavailable_error")
+                    self.assertEqual(r["error"]["code"], 503)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
+    def test_chat_is_ml_runs_text_for_the_rendered_prompt(self):
+        srv = Server(self.model, MLTK, "--parallel", "2", "-t", "1", "--chat-template", "chatml")
+        try:
+            msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Café? naïve 日本"}]
+            st, r = srv.post("/v1/chat/completions", {"messages": msgs, "max_tokens": 12, "temperature": 0})
+            self.assertEqual(st, 200, r)
+            text = r["choices"][0]["message"]["content"]
+            streamed, chunks, done = srv.stream("/v1/chat/completions", {"messages": msgs, "max_tokens": 12,
+                                                                         "temperature": 0})
+            self.assertTrue(done)
+            self.assertEqual(chunks[0]["choices"][0]["delta"].get("role"), "assistant")
+            self.assertEqual(chunks[0]["object"], "chat.completion.chunk")
+            self.assertEqual(streamed, text)
+            rendered = ("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nCafé? naïve 日本<|im_end|>\n"
+                        "<|im_start|>assistant\n")
+            ids = subprocess.run([TOKENIZE, MLTK, "-i", rendered, "--no-bos"], capture_output=True, check=True,
+                                 text=True).stdout.split()
+            self.assertEqual(len(ids), r["usage"]["prompt_tokens"])
+            out = ml_run(self.model, MLTK, "--token-ids", " ".join(ids), "--temp", "0", "-n",
+                         str(len(ids) + r["usage"]["completion_tokens"] - (0 if r["choices"][0]["finish_reason"] == "stop" else 1)))
+            self.assertTrue(out.startswith(rendered), out)
+            self.assertEqual(out[len(rendered):-1], text)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
+
+class Load(unittest.TestCase):
+    """16 concurrent streaming clients, a quarter of them disconnecting mid-stream, a fixed number of
+    requests: every request not cancelled gets ml_run's complete text, VmRSS does not grow after
+    warm-up by more than 4 MiB, /health answers afterwards; all within 60 s."""
+
+    def test_load(self):
+        if not SERVER or not os.path.exists(SERVER) or not os.path.exists(TOK512):
+            self.skipTest("ML_SERVER or the shared data absent")
+        t_start = time.time()
+        prompts = ["Once upon a time", "Lily and Ben", "The dog", "One day, a little"]
+        max_tokens = 24 if SANITIZED else 48
+        srv = Server(STORIES, TOK512, "--parallel", "4", "-t", "1", "--ctx", "256")
+        try:
+            expected = {}
+            for p in prompts:
+                st, r = srv.post("/v1/completions", {"prompt": p, "max_tokens": max_tokens, "temperature": 0})
+                expected[p] = r["choices"][0]["text"]
+                n = r["usage"]["prompt_tokens"] + max_tokens - 1
+                out = ml_run(STORIES, TOK512, "-i", p, "--temp", "0", "-n", str(n))
+                self.assertEqual(out, p + expected[p] + "\n", "ml_run vs server: " + p)
+            clients, rounds = 16, (2 if SANITIZED else 6)
+            failures, done_count, cancelled = [], [0], [0]
+            lock = threading.Lock()
+
+            def client(c, rnd):
+                p = prompts[(c + rnd) % len(prompts)]
+                chat_like = c % 2 == 1
+                body = {"prompt": p, "max_tokens": max_tokens, "temperature": 0}
+                try:
+                    if c % 4 == 0:  # a quarter disconnect mid-stream
+                        srv.stream("/v1/completions", body, stop_after=3)
+                        with lock:
+                            cancelled[0] += 1
+                        return
+                    text, chunks, done = srv.stream("/v1/completions", body)
+                    ok = done and text == expected[p] and chunks[-1]["choices"][0]["finish_reason"] in ("stop", "length")
+                    with lock:
+                        done_count[0] += 1
+                        if not ok:
+                            failures.append((p, text, done, chat_like))
+                except Exception as e:  # noqa: BLE001 - reported below
+                    with lock:
+                        failures.append((p, repr(e)))
+
+            def run_round(rnd):
+                ts = [threading.Thread(target=client, args=(c, rnd)) for c in range(clients)]
+                for t in ts:
+                    t.start()
+                for t in ts:
+                    t.join(timeout=120)
+
+            run_round(0)  # warm-up: every handler thread, slot and allocator arena touched
+            self.assertTrue(self.wait_idle(srv))
+            rss0 = srv.rss_kb()
+            for rnd in range(1, rounds):
+                run_round(rnd)
+            self.assertTrue(self.wait_idle(srv))
+            rss1 = srv.rss_kb()
+            elapsed = time.time() - t_start
+            print("load: %d requests (%d completed and checked, %d disconnected), %.1f s, VmRSS %d -> %d KiB"
+                  % (clients * rounds, done_count[0], cancelled[0], elapsed, rss0, rss1))
+            self.assertEqual(failures, [])
+            self.assertEqual(done_count[0] + cancelled[0], clients * rounds)
+            self.assertLessEqual(rss1 - rss0, 4096, "VmRSS grew after warm-up: %d -> %d KiB" % (rss0, rss1))
+            st, h = srv.request("GET", "/health")
+            self.assertEqual((st, h["status"]), (200, "ok"))
+            self.assertLess(elapsed, 60, "the load test must finish within 60 s")
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
+    @staticmethod
+    def wait_idle(srv, seconds=10):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            st, h = srv.request("GET", "/health")
+            if h["slots_processing"] == 0 and h["requests_queued"] == 0:
+                return True
+            time.sleep(0.05)
+        return False
+
+
+def load_tests(loader, tests, pattern):
+    """ML_SERVER_TESTS=load: the load test only; =functional: the others; else all."""
+    classes = {"load": [Load], "functional": [Completions, BadInput, ApiKey, Slots]}.get(
+        WHICH, [Completions, BadInput, ApiKey, Slots, Load])
+    return unittest.TestSuite(loader.loadTestsFromTestCase(c) for c in classes)
+
+
+if __name__ == "__main__":
+    unittest.main()
