@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "native/cli.h"
+#include "runtime/file_map.h"
 #include "runtime/ml.h"
 
 namespace {
@@ -137,22 +137,22 @@ class LogitsFile {
   ~LogitsFile() {
     if (f_) {
       std::fclose(f_);
-      std::remove(tmp_.c_str());
+      ml::remove_utf8(tmp_.c_str());
     }
   }
   // Refuses, before anything is generated, a path that could only fail at the final rename (a
   // directory, an empty name) or that would replace the model or the tokenizer.
   bool open(const char *path, const char *model, const char *tokenizer) {
-    struct stat st, other;
+    ml::PathInfo st, other;
     const char *why = nullptr;
     if (path[0] == '\0') {
       why = "empty file name";
-    } else if (stat(path, &st) == 0) {
-      if (S_ISDIR(st.st_mode))
+    } else if (ml::path_info(path, &st)) {
+      if (st.is_dir)
         why = "it is a directory";
-      else if (stat(model, &other) == 0 && other.st_dev == st.st_dev && other.st_ino == st.st_ino)
+      else if (ml::path_info(model, &other) && other.dev == st.dev && other.ino == st.ino)
         why = "it is the model file";
-      else if (stat(tokenizer, &other) == 0 && other.st_dev == st.st_dev && other.st_ino == st.st_ino)
+      else if (ml::path_info(tokenizer, &other) && other.dev == st.dev && other.ino == st.ino)
         why = "it is the tokenizer file";
     }
     if (why) {
@@ -161,7 +161,7 @@ class LogitsFile {
     }
     path_ = path;
     tmp_ = path_ + ".tmp" + std::to_string(static_cast<long>(getpid()));
-    f_ = std::fopen(tmp_.c_str(), "wb");
+    f_ = ml::fopen_utf8(tmp_.c_str(), "wb");
     if (!f_) std::fprintf(stderr, "ml_run: cannot write --logits file %s: %s\n", path, std::strerror(errno));
     return f_ != nullptr;
   }
@@ -173,11 +173,11 @@ class LogitsFile {
   }
   bool commit() {
     if (!f_) return true;
-    const bool ok = std::fclose(f_) == 0 && std::rename(tmp_.c_str(), path_.c_str()) == 0;
+    const bool ok = std::fclose(f_) == 0 && ml::rename_replace(tmp_.c_str(), path_.c_str()) == 0;
     f_ = nullptr;
     if (!ok) {
       std::fprintf(stderr, "ml_run: cannot complete --logits file %s: %s\n", path_.c_str(), std::strerror(errno));
-      std::remove(tmp_.c_str());
+      ml::remove_utf8(tmp_.c_str());
     }
     return ok;
   }

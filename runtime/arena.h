@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "simd/compiler.h"
+
 namespace ml {
 
 class Arena {
@@ -12,7 +14,7 @@ class Arena {
   Arena() = default;
   Arena(const Arena &) = delete;
   Arena &operator=(const Arena &) = delete;
-  ~Arena() { std::free(base_); }
+  ~Arena() { ml_aligned_free(base_); }
 
   // Measuring pass (base == nullptr): adds n elements; assigning pass: points *out at them.
   template <class T>
@@ -26,8 +28,8 @@ class Arena {
   bool allocate() {
     const uint64_t bytes = (used_ + 63) & ~uint64_t(63);
     if (bytes > SIZE_MAX / 2) return false;
-    void *p = nullptr;
-    if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) return false;
+    void *p = ml_aligned_alloc(64, bytes ? bytes : 64);
+    if (p == nullptr) return false;
     base_ = static_cast<uint8_t *>(p);
     for (uint64_t i = 0; i < bytes; ++i) base_[i] = 0;
     size_ = bytes;

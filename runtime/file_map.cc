@@ -1,30 +1,88 @@
 #include "runtime/file_map.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
+#if defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+
+#include <string>
+#else
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #if !defined(ML_NO_MMAP)
 #include <sys/mman.h>
 #endif
+#endif
 
 #include "runtime/error.h"
+#include "simd/compiler.h"
 
 namespace ml {
+
+#if defined(_WIN32)
+namespace {
+
+// UTF-8 -> UTF-16 for the W APIs. Invalid UTF-8 gives an empty string (no such file can exist).
+std::wstring wide(const char *utf8) {
+  const int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, utf8, -1, nullptr, 0);
+  if (n <= 0) return std::wstring();
+  std::wstring w(static_cast<size_t>(n), L'\0');
+  MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, utf8, -1, &w[0], n);
+  w.resize(static_cast<size_t>(n - 1));  // drop the terminator MultiByteToWideChar counted
+  return w;
+}
+
+// GetLastError() in the words strerror() uses on Linux for the common cases, so messages read the same.
+const char *win_error_text(DWORD e, char *buf, size_t cap) {
+  switch (e) {
+    case ERROR_FILE_NOT_FOUND:
+    case ERROR_PATH_NOT_FOUND:
+    case ERROR_INVALID_NAME:
+    case ERROR_NO_UNICODE_TRANSLATION: return "No such file or directory";
+    case ERROR_ACCESS_DENIED:
+    case ERROR_SHARING_VIOLATION: return "Permission denied";
+    case ERROR_NOT_ENOUGH_MEMORY:
+    case ERROR_OUTOFMEMORY: return "Cannot allocate memory";
+    default: std::snprintf(buf, cap, "Windows error %lu", static_cast<unsigned long>(e)); return buf;
+  }
+}
+
+// Opens for reading; directories open too (FILE_FLAG_BACKUP_SEMANTICS) so callers can name them.
+HANDLE open_read(const char *path) {
+  const std::wstring w = wide(path);
+  if (w.empty()) {
+    SetLastError(ERROR_NO_UNICODE_TRANSLATION);
+    return INVALID_HANDLE_VALUE;
+  }
+  return CreateFileW(w.c_str(), GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
+                     OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL | FILE_FLAG_BACKUP_SEMANTICS, nullptr);
+}
+
+}  // namespace
+#endif
 
 FileMap::~FileMap() {
   if (borrowed_) return;
 #if !defined(ML_NO_MMAP)
   if (mapped_) {
+#if defined(_WIN32)
+    UnmapViewOfFile(data_);
+#else
     munmap(data_, size_);
+#endif
     return;
   }
 #endif
-  std::free(data_);
+  ml_aligned_free(data_);
 }
 
 void FileMap::view(const uint8_t *data, uint64_t size) {
@@ -33,6 +91,113 @@ void FileMap::view(const uint8_t *data, uint64_t size) {
   mapped_ = false;
   borrowed_ = true;
 }
+
+#if defined(_WIN32)
+
+ml_status FileMap::open(const char *path, const char *what) {
+  if (path == nullptr || path[0] == '\0') return fail(ML_E_ARG, "no %s file given", what);
+  char eb[48];
+  const HANDLE h = open_read(path);
+  if (h == INVALID_HANDLE_VALUE)
+    return fail(ML_E_IO, "cannot open %s file %s: %s", what, path, win_error_text(GetLastError(), eb, sizeof eb));
+  BY_HANDLE_FILE_INFORMATION info;
+  if (!GetFileInformationByHandle(h, &info)) {
+    const DWORD e = GetLastError();
+    CloseHandle(h);
+    return fail(ML_E_IO, "cannot stat %s file %s: %s", what, path, win_error_text(e, eb, sizeof eb));
+  }
+  if (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) {
+    CloseHandle(h);
+    return fail(ML_E_IO, "%s file %s is a directory", what, path);
+  }
+  if (GetFileType(h) != FILE_TYPE_DISK) {
+    CloseHandle(h);
+    return fail(ML_E_IO, "%s file %s is not a regular file", what, path);
+  }
+  size_ = (static_cast<uint64_t>(info.nFileSizeHigh) << 32) | info.nFileSizeLow;
+  if (size_ == 0) {
+    CloseHandle(h);
+    return fail(ML_E_FORMAT, "%s file %s is empty", what, path);
+  }
+  if (size_ > SIZE_MAX / 2) {
+    CloseHandle(h);
+    return fail(ML_E_NOMEM, "%s file %s is too large for this address space (%llu bytes)", what, path,
+                static_cast<unsigned long long>(size_));
+  }
+#if !defined(ML_NO_MMAP)
+  // The view keeps the file mapped after both handles are closed (UnmapViewOfFile releases it).
+  if (const HANDLE m = CreateFileMappingW(h, nullptr, PAGE_READONLY, 0, 0, nullptr)) {
+    void *p = MapViewOfFile(m, FILE_MAP_READ, 0, 0, 0);
+    CloseHandle(m);
+    if (p != nullptr) {
+      CloseHandle(h);
+      data_ = static_cast<uint8_t *>(p);
+      mapped_ = true;
+      return ML_OK;
+    }
+  }
+#endif
+  // Read fallback: one 64-byte-aligned buffer, filled in chunks ReadFile's DWORD count can hold.
+  data_ = static_cast<uint8_t *>(ml_aligned_alloc(64, (size_ + 63) & ~uint64_t(63)));
+  if (data_ == nullptr) {
+    CloseHandle(h);
+    return fail(ML_E_NOMEM, "cannot allocate %llu bytes to read %s file %s", static_cast<unsigned long long>(size_),
+                what, path);
+  }
+  uint64_t done = 0;
+  while (done < size_) {
+    const uint64_t left = size_ - done;
+    const DWORD want = left > (uint64_t(1) << 30) ? DWORD(1) << 30 : static_cast<DWORD>(left);
+    DWORD got = 0;
+    if (!ReadFile(h, data_ + done, want, &got, nullptr) || got == 0) {
+      const DWORD e = got == 0 ? 0 : GetLastError();
+      CloseHandle(h);
+      return fail(ML_E_IO, "cannot read %s file %s: %s", what, path,
+                  e ? win_error_text(e, eb, sizeof eb) : "file shrank while reading");
+    }
+    done += got;
+  }
+  CloseHandle(h);
+  return ML_OK;
+}
+
+bool path_info(const char *path, PathInfo *out) {
+  const HANDLE h = open_read(path);
+  if (h == INVALID_HANDLE_VALUE) return false;
+  BY_HANDLE_FILE_INFORMATION info;
+  const bool ok = GetFileInformationByHandle(h, &info) != 0;
+  CloseHandle(h);
+  if (!ok) return false;
+  out->is_dir = (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
+  out->dev = info.dwVolumeSerialNumber;
+  out->ino = (static_cast<uint64_t>(info.nFileIndexHigh) << 32) | info.nFileIndexLow;
+  return true;
+}
+
+std::FILE *fopen_utf8(const char *path, const char *mode) {
+  const std::wstring w = wide(path), m = wide(mode);
+  if (w.empty() || m.empty()) {
+    errno = ENOENT;
+    return nullptr;
+  }
+  return _wfopen(w.c_str(), m.c_str());
+}
+
+int rename_replace(const char *from, const char *to) {
+  const std::wstring f = wide(from), t = wide(to);
+  if (f.empty() || t.empty()) return -1;
+  if (MoveFileExW(f.c_str(), t.c_str(), MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) return 0;
+  const DWORD e = GetLastError();  // errno for the caller's strerror(), as rename() sets it
+  errno = e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND ? ENOENT : e == ERROR_NOT_SAME_DEVICE ? EXDEV : EACCES;
+  return -1;
+}
+
+int remove_utf8(const char *path) {
+  const std::wstring w = wide(path);
+  return w.empty() ? -1 : _wremove(w.c_str());
+}
+
+#else  // POSIX
 
 ml_status FileMap::open(const char *path, const char *what) {
   if (path == nullptr || path[0] == '\0') return fail(ML_E_ARG, "no %s file given", what);
@@ -72,13 +237,12 @@ ml_status FileMap::open(const char *path, const char *what) {
   }
 #endif
   // Read fallback: one 64-byte-aligned buffer (rounded up, as aligned_alloc requires).
-  void *buf = nullptr;
-  if (posix_memalign(&buf, 64, (size_ + 63) & ~uint64_t(63)) != 0) {
+  data_ = static_cast<uint8_t *>(ml_aligned_alloc(64, (size_ + 63) & ~uint64_t(63)));
+  if (data_ == nullptr) {
     ::close(fd);
     return fail(ML_E_NOMEM, "cannot allocate %llu bytes to read %s file %s",
                 static_cast<unsigned long long>(size_), what, path);
   }
-  data_ = static_cast<uint8_t *>(buf);
   uint64_t done = 0;
   while (done < size_) {
     const ssize_t n = ::read(fd, data_ + done, size_ - done);
@@ -94,5 +258,22 @@ ml_status FileMap::open(const char *path, const char *what) {
   ::close(fd);
   return ML_OK;
 }
+
+bool path_info(const char *path, PathInfo *out) {
+  struct stat st;
+  if (stat(path, &st) != 0) return false;
+  out->is_dir = S_ISDIR(st.st_mode);
+  out->dev = static_cast<uint64_t>(st.st_dev);
+  out->ino = static_cast<uint64_t>(st.st_ino);
+  return true;
+}
+
+std::FILE *fopen_utf8(const char *path, const char *mode) { return std::fopen(path, mode); }
+
+int rename_replace(const char *from, const char *to) { return std::rename(from, to); }
+
+int remove_utf8(const char *path) { return std::remove(path); }
+
+#endif
 
 }  // namespace ml

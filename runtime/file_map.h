@@ -1,8 +1,13 @@
-// A read-only view of a whole file: mmap (POSIX) by default, or read into one 64-byte-aligned
-// buffer when built with ML_NO_MMAP (CMake option ML_MMAP=OFF) or when mapping is unavailable.
+// A read-only view of a whole file: mmap (POSIX) or CreateFileMappingW/MapViewOfFile (Windows) by
+// default, or read into one 64-byte-aligned buffer when built with ML_NO_MMAP (CMake option
+// ML_MMAP=OFF) or when mapping is unavailable.
+// Paths are UTF-8 everywhere; on Windows they are converted to UTF-16 for the wide (W) APIs, so a
+// model in a folder named with non-ASCII characters opens as on Linux. The helpers below the class
+// are the same for the programs' output files (ml_run --logits).
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 
 #include "runtime/ml.h"
 
@@ -31,5 +36,20 @@ class FileMap {
   bool mapped_ = false;
   bool borrowed_ = false;  // view(): the caller owns data_
 };
+
+// What is at a path: exists, is a directory, and an identity (device/volume, inode/file index)
+// that is equal for two names of the same file. False when nothing is there or it cannot be read.
+struct PathInfo {
+  bool is_dir = false;
+  uint64_t dev = 0, ino = 0;
+};
+bool path_info(const char *path, PathInfo *out);
+// std::fopen with a UTF-8 path (Windows: _wfopen). Binary modes are the caller's to ask for.
+std::FILE *fopen_utf8(const char *path, const char *mode);
+// Renames from -> to, replacing an existing `to` (POSIX rename; Windows: MoveFileExW with
+// MOVEFILE_REPLACE_EXISTING, since rename() there fails when the target exists). 0 on success.
+int rename_replace(const char *from, const char *to);
+// std::remove with a UTF-8 path (Windows: _wremove). 0 on success.
+int remove_utf8(const char *path);
 
 }  // namespace ml

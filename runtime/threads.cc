@@ -1,13 +1,14 @@
 #include "runtime/threads.h"
 
-#include <unistd.h>
-
 #include "runtime/error.h"
+#include "simd/compiler.h"
 
 namespace ml {
 
+// std::thread::hardware_concurrency: sysconf(_SC_NPROCESSORS_ONLN) on Linux, the active
+// processor count on Windows (mingw-w64's winpthreads, MSVC's runtime); 0 when unknown.
 int online_cpus() {
-  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  const unsigned n = std::thread::hardware_concurrency();
   return n >= 1 ? static_cast<int>(n) : 1;
 }
 
@@ -27,13 +28,7 @@ void ThreadPool::dispatch(Job job, void *ctx) { job(ctx, 0, 1); }
 #else
 
 namespace {
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
+inline void cpu_relax() { ml_cpu_relax(); }
 // Waiting: spin briefly (decode steps come microseconds apart), then yield the core (on a loaded
 // machine the thread we wait for may need it), then, for a worker, sleep on the condition variable.
 constexpr int kSpinIterations = 1 << 12;

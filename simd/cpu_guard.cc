@@ -10,9 +10,13 @@
 
 #include "simd/isa.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
 #define ML_GUARD_X86 1
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>  // MSVC: __cpuid, __cpuidex, _xgetbv
+#else
+#include <cpuid.h>  // GCC and Clang, Linux and mingw-w64 alike
+#endif
 #elif defined(__linux__) && (defined(__aarch64__) || defined(__arm__) || defined(__riscv))
 #include <sys/auxv.h>
 #define ML_GUARD_AUXV 1
@@ -22,36 +26,57 @@ namespace ml {
 
 namespace {
 
+// One CPUID query (leaf, subleaf) -> eax, ebx, ecx, edx; false when the leaf is past the maximum.
 #if defined(ML_GUARD_X86)
-struct X86 {
-  unsigned l1c = 0, l1d = 0, l7b = 0, l7c = 0, l71a = 0;
-  unsigned long long xcr0 = 0;
-  X86() {
-    unsigned a, b, c, d;
-    if (__get_cpuid(1, &a, &b, &c, &d)) {
-      l1c = c;
-      l1d = d;
-    }
-    unsigned max_leaf = __get_cpuid_max(0, nullptr);
-    if (max_leaf >= 7) {
-      __cpuid_count(7, 0, a, b, c, d);
-      l7b = b;
-      l7c = c;
-      __cpuid_count(7, 1, a, b, c, d);
-      l71a = a;
-    }
-    if (l1c & (1u << 27)) {  // OSXSAVE: XGETBV is usable
-      unsigned lo, hi;
-      __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-      xcr0 = (static_cast<unsigned long long>(hi) << 32) | lo;
-    }
-  }
-  bool os_avx() const { return (xcr0 & 0x6) == 0x6; }
-  bool os_avx512() const { return (xcr0 & 0xE6) == 0xE6; }
-};
+bool cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
+#if defined(_MSC_VER) && !defined(__clang__)
+  int v[4];
+  __cpuid(v, static_cast<int>(leaf & 0x80000000u));
+  if (static_cast<unsigned>(v[0]) < leaf) return false;
+  __cpuidex(v, static_cast<int>(leaf), static_cast<int>(sub));
+  for (int i = 0; i < 4; ++i) r[i] = static_cast<unsigned>(v[i]);
+#else
+  if (__get_cpuid_max(leaf & 0x80000000u, nullptr) < leaf) return false;
+  __cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
+#endif
+  return true;
+}
 
-bool has(const char *f) {
-  static const X86 x;  // plain data, compiled without ISA flags
+unsigned long long xgetbv0() {
+#if defined(_MSC_VER) && !defined(__clang__)
+  return _xgetbv(0);
+#else
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));  // not _xgetbv: that needs -mxsave
+  return (static_cast<unsigned long long>(hi) << 32) | lo;
+#endif
+}
+#endif
+
+bool os_avx(const CpuX86 &x) { return (x.xcr0 & 0x6) == 0x6; }
+bool os_avx512(const CpuX86 &x) { return (x.xcr0 & 0xE6) == 0xE6; }
+
+}  // namespace
+
+CpuX86 cpu_x86_read() {
+  CpuX86 x;
+#if defined(ML_GUARD_X86)
+  unsigned r[4];
+  if (cpuid(1, 0, r)) {
+    x.l1c = r[2];
+    x.l1d = r[3];
+  }
+  if (cpuid(7, 0, r)) {
+    x.l7b = r[1];
+    x.l7c = r[2];
+    if (cpuid(7, 1, r)) x.l71a = r[0];
+  }
+  if (x.l1c & (1u << 27)) x.xcr0 = xgetbv0();  // OSXSAVE: XGETBV is usable
+#endif
+  return x;
+}
+
+bool cpu_x86_has(const CpuX86 &x, const char *f) {
   struct Bit { const char *name; const unsigned *reg; int bit; int state; };  // state: 0 none, 1 AVX, 2 AVX-512
   const Bit bits[] = {
       {"SSE2", &x.l1d, 26, 0},      {"SSE3", &x.l1c, 0, 0},        {"SSSE3", &x.l1c, 9, 0},
@@ -64,11 +89,19 @@ bool has(const char *f) {
   for (const Bit &b : bits)
     if (std::strcmp(b.name, f) == 0) {
       if (!((*b.reg >> b.bit) & 1u)) return false;
-      if (b.state == 1) return x.os_avx();
-      if (b.state == 2) return x.os_avx512();
+      if (b.state == 1) return os_avx(x);
+      if (b.state == 2) return os_avx512(x);
       return true;
     }
   return false;
+}
+
+namespace {
+
+#if defined(ML_GUARD_X86)
+bool has(const char *f) {
+  static const CpuX86 x = cpu_x86_read();  // plain data, compiled without ISA flags
+  return cpu_x86_has(x, f);
 }
 #elif defined(ML_GUARD_AUXV)
 bool has(const char *f) {
@@ -118,8 +151,36 @@ bool each_word(const char *list, F f) {
   return true;
 }
 
-bool supports(const IsaRow &row) {
-  return each_word(row.features, [](const char *w) { return has(w); });
+template <class Has>
+bool supports(const IsaRow &row, Has has_f) {
+  return each_word(row.features, [&](const char *w) { return has_f(w); });
+}
+
+// Last row of `arch` (or `any`) whose features has_f grants.
+template <class Has>
+const char *best_isa(const char *arch, Has has_f) {
+  const char *best = nullptr;
+  for (const IsaRow &r : kIsaTable)
+    if ((std::strcmp(r.arch, arch) == 0 || std::strcmp(r.arch, "any") == 0) && supports(r, has_f)) best = r.name;
+  return best;
+}
+
+// The guard's judgement of one row on one CPU (has_f), with best as the suggestion.
+template <class Has>
+bool check_row(const IsaRow &row, Has has_f, const char *arch, char *msg, size_t cap) {
+  char missing[256] = "";
+  each_word(row.features, [&](const char *w) {
+    if (!has_f(w)) {
+      if (missing[0]) std::strncat(missing, ", ", sizeof missing - std::strlen(missing) - 1);
+      std::strncat(missing, w, sizeof missing - std::strlen(missing) - 1);
+    }
+    return true;
+  });
+  if (!missing[0]) return true;
+  const char *best = best_isa(arch, has_f);
+  std::snprintf(msg, cap, "this build (%s) needs %s, which this CPU lacks; use the %s build", row.name, missing,
+                best ? best : "scalar");
+  return false;
 }
 
 }  // namespace
@@ -127,9 +188,9 @@ bool supports(const IsaRow &row) {
 bool cpu_has_feature(const char *name) { return has(name); }
 
 const char *host_arch() {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(_M_X64)
   return "x86_64";
-#elif defined(__aarch64__)
+#elif defined(__aarch64__) || defined(_M_ARM64)
   return "aarch64";
 #elif defined(__arm__)
   return "armv7";
@@ -142,27 +203,17 @@ const char *host_arch() {
 #endif
 }
 
-const char *cpu_best_isa() {
-  const char *best = nullptr;
-  for (const IsaRow &r : kIsaTable)
-    if ((std::strcmp(r.arch, host_arch()) == 0 || std::strcmp(r.arch, "any") == 0) && supports(r)) best = r.name;
-  return best;
-}
+const char *cpu_best_isa() { return best_isa(host_arch(), [](const char *w) { return has(w); }); }
 
 bool cpu_guard_check(char *msg, size_t cap) {
-  const IsaRow &row = isa_row(kBuildIsa);
-  char missing[256] = "";
-  each_word(row.features, [&](const char *w) {
-    if (!has(w)) {
-      if (missing[0]) std::strncat(missing, ", ", sizeof missing - std::strlen(missing) - 1);
-      std::strncat(missing, w, sizeof missing - std::strlen(missing) - 1);
-    }
-    return true;
-  });
-  if (!missing[0]) return true;
-  const char *best = cpu_best_isa();
-  std::snprintf(msg, cap, "this build (%s) needs %s, which this CPU lacks; use the %s build", row.name, missing,
-                best ? best : "scalar");
+  return check_row(isa_row(kBuildIsa), [](const char *w) { return has(w); }, host_arch(), msg, cap);
+}
+
+bool cpu_guard_check_with(const CpuX86 &cpu, const char *isa, char *msg, size_t cap) {
+  for (const IsaRow &r : kIsaTable)
+    if (std::strcmp(r.name, isa) == 0)
+      return check_row(r, [&](const char *w) { return cpu_x86_has(cpu, w); }, "x86_64", msg, cap);
+  std::snprintf(msg, cap, "no ISA named %s in simd/isa_table.h", isa);
   return false;
 }
 

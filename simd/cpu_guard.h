@@ -20,4 +20,18 @@ bool cpu_has_feature(const char *name);
 const char *cpu_best_isa();
 const char *host_arch();  // the architecture this file was compiled for, in the table's words
 
+// x86 CPUID/XGETBV words the guard reads: leaf 1 ECX/EDX, leaf 7.0 EBX/ECX, leaf 7.1 EAX, XCR0.
+// cpu_guard_check and cpu_has_feature read the real CPU through cpu_x86_read(); the *_with forms
+// take the words from the caller, so a test can present a CPU that lacks a feature (Wine and real
+// hardware cannot hide one). Every architecture has these (non-x86 builds: cpu_x86_read() gives
+// zeros and the *_with forms still judge the x86 rows' features).
+struct CpuX86 {
+  unsigned l1c = 0, l1d = 0, l7b = 0, l7c = 0, l71a = 0;
+  unsigned long long xcr0 = 0;
+};
+CpuX86 cpu_x86_read();
+bool cpu_x86_has(const CpuX86 &cpu, const char *name);
+// cpu_guard_check for the build ISA named isa, on the given CPU words (x86 feature names only).
+bool cpu_guard_check_with(const CpuX86 &cpu, const char *isa, char *msg, size_t cap);
+
 }  // namespace ml

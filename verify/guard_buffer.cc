@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "simd/compiler.h"
+
 #if defined(__unix__) && !defined(__EMSCRIPTEN__)
 #include <sys/mman.h>
 #include <unistd.h>
@@ -17,7 +19,7 @@ void GuardBuffer::release() {
 #if defined(ML_HAVE_GUARD_PAGES)
   if (base_) munmap(base_, map_bytes_);
 #else
-  std::free(base_);
+  ml_aligned_free(base_);
 #endif
   base_ = data_ = nullptr;
 }
@@ -38,7 +40,7 @@ void GuardBuffer::reset(size_t bytes, size_t align) {
   if (align > 1) data_ = reinterpret_cast<uint8_t *>(reinterpret_cast<uintptr_t>(data_) & ~(uintptr_t(align) - 1));
 #else
   map_bytes_ = bytes + 128;
-  base_ = static_cast<uint8_t *>(std::aligned_alloc(64, (map_bytes_ + 63) & ~size_t(63)));
+  base_ = static_cast<uint8_t *>(ml_aligned_alloc(64, (map_bytes_ + 63) & ~size_t(63)));
   if (!base_) std::abort();
   data_ = base_ + 64;
   (void)align;

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -205,7 +206,7 @@ TEST_CASE("malformed .mlb files are rejected, naming the field", "[model]") {
   }
   SECTION("a directory as the model") {
     const std::string dir = test::models("a_directory.mlb");
-    mkdir(dir.c_str(), 0755);
+    std::filesystem::create_directory(dir);
     expect_rejected(dir, ML_E_IO, "is a directory");
   }
 }
