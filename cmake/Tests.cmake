@@ -129,6 +129,23 @@ set_tests_properties(cli PROPERTIES
   ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR};ML_ISA=${ML_ISA};ML_THREADS=${ML_THREADS}"
   FIXTURES_REQUIRED "stories260K;random" SKIP_RETURN_CODE 77)
 
+# --- chat (issue 15 item 1): prompt formats and ml_run --chat -------------------------------------
+# chat.render: runtime/chat.cc's renderer against what a real Jinja engine renders for the real
+# templates (verify/data/chat_expected.txt, written by verify/chat_oracle.js); chat.api: the C API on
+# a llama2.c tokenizer; chat.oracle: the committed renderings are what @huggingface/jinja (tools/npm)
+# renders now; chat.cli: ml_run --chat end to end (verify/tests/test_chat.py).
+ml_test_group(chat.render "[chat]")
+ml_test_group(chat.api "[chat_api]" SHARED FIXTURES stories260K)
+if(ML_NODE_EXE AND ML_ISA STREQUAL "scalar" AND NOT EMSCRIPTEN)
+  add_test(NAME chat.oracle COMMAND ${ML_NODE_EXE} ${PROJECT_SOURCE_DIR}/verify/chat_oracle.js --check)
+  set_tests_properties(chat.oracle PROPERTIES SKIP_RETURN_CODE 77)
+endif()
+add_test(NAME chat.cli COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py ${PROJECT_SOURCE_DIR}/verify/tests/test_chat.py)
+set_tests_properties(chat.cli PROPERTIES
+  ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_TOKENIZE=$<TARGET_FILE:ml_tokenize>;ML_EMULATOR=${ML_EMULATOR_STR}"
+  FIXTURES_REQUIRED "stories260K;random" SKIP_RETURN_CODE 77 TIMEOUT 900)
+# --- end of chat ----------------------------------------------------------------------------------
+
 # Our F32 logits (scalar reference and build kernels) against a float64 NumPy forward written from
 # Hugging Face's Qwen2 / Llama 3 equations (verify/hf_forward.py), on the qwen2-tiny and llama3-tiny
 # fixtures: max abs <= 1e-4 over 32 positions; Q8_0/Q4_0 top-1 agreement printed.

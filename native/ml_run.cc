@@ -41,6 +41,15 @@ const char kUsage[] =
     "      --logits FILE     write the float32 logits of every position, raw little-endian\n"
     "                        [positions][vocab]; written to a temporary name, renamed when complete\n"
     "      --reference       run the scalar reference kernels instead of this build's\n"
+    "      --chat            chat in the terminal: each line of stdin is a user turn (an empty line is\n"
+    "                        skipped), the reply goes to stdout followed by a newline; EOF (Ctrl-D)\n"
+    "                        ends the chat. The prompt format is the tokenizer's chat template; the\n"
+    "                        KV cache is kept between turns, so a turn evaluates only its new tokens.\n"
+    "                        A reply ends at the format's end-of-turn or a stop token; -n N caps it at\n"
+    "                        N tokens (default: none). A full context ends the chat (exit status 0)\n"
+    "      --system TEXT     --chat: the conversation's system message\n"
+    "      --chat-template F --chat: this prompt format instead of the tokenizer's template: chatml\n"
+    "                        (Qwen2.5, SmolLM2), zephyr (TinyLlama-Chat), llama2 or llama3\n"
     "      --version         print the build's ISA and the implementation of every kernel\n"
     "  -h, --help            this text\n"
     "\n"
@@ -49,11 +58,12 @@ const char kUsage[] =
 
 struct Args {
   const char *model = nullptr, *tokenizer = nullptr, *prompt = nullptr, *token_ids = nullptr,
-             *logits_path = nullptr;
+             *logits_path = nullptr, *system = nullptr, *chat_template = nullptr;
   long steps = 256, threads = 0, max_seq = 0;
   float temp = 1.0f, topp = 0.9f;
   unsigned long long seed = 0;
   bool reference = false;
+  bool chat = false, steps_given = false;
 };
 
 int usage_error(const char *fmt, const char *a, const char *b = "") {
@@ -91,6 +101,8 @@ int parse_args(int argc, char **argv, Args *a) {
       return print_version();
     } else if (!std::strcmp(o, "--reference")) {
       a->reference = true;
+    } else if (!std::strcmp(o, "--chat")) {
+      a->chat = true;
     } else if (o[0] == '-' && o[1] != '\0') {
       if (!value(&v)) return usage_error("option %s needs a value", o);
       if (!std::strcmp(o, "-z") || !std::strcmp(o, "--tokenizer")) {
@@ -101,8 +113,13 @@ int parse_args(int argc, char **argv, Args *a) {
         a->token_ids = v;
       } else if (!std::strcmp(o, "--logits")) {
         a->logits_path = v;
+      } else if (!std::strcmp(o, "--system")) {
+        a->system = v;
+      } else if (!std::strcmp(o, "--chat-template")) {
+        a->chat_template = v;
       } else if (!std::strcmp(o, "-n") || !std::strcmp(o, "--steps")) {
         if (!ml::cli::parse_int(v, 1, 1L << 30, &a->steps)) return usage_error("-n %s: steps must be an integer >= 1", v);
+        a->steps_given = true;
       } else if (!std::strcmp(o, "-t") || !std::strcmp(o, "--threads")) {
         if (!ml::cli::parse_int(v, 1, 1024, &a->threads))
           return usage_error("-t %s: threads must be an integer in [1, 1024]", v);
@@ -128,6 +145,10 @@ int parse_args(int argc, char **argv, Args *a) {
   if (!a->model) return usage_error("no model given%s", "");
   if (!a->tokenizer) return usage_error("no tokenizer given: pass -z TOKENIZER.bin%s", "");
   if (a->prompt && a->token_ids) return usage_error("give either -i or --token-ids, not both%s", "");
+  if (a->chat && (a->prompt || a->token_ids || a->logits_path))
+    return usage_error("--chat reads its turns from stdin: -i, --token-ids and --logits do not apply%s", "");
+  if (!a->chat && (a->system || a->chat_template))
+    return usage_error("%s needs --chat", a->system ? "--system" : "--chat-template");
   return -1;
 }
 
@@ -192,6 +213,185 @@ int fail_status(ml_status s) {
   return s;
 }
 
+
+void print_banner(const Args &a, const ml_model_info &info, double load_ms) {
+  static const char *const kType[] = {"F32", "?", "Q4_0", "?", "?", "?", "?", "?", "Q8_0"};
+  std::fprintf(stderr,
+               "ml_run: %s: %s, dim %d, %d layers, %d/%d heads, vocab %d, %s, context %d; %s build%s, %d thread%s; "
+               "loaded in %.1f ms\n",
+               a.model, info.arch, info.dim, info.n_layers, info.n_heads, info.n_kv_heads, info.vocab,
+               info.wtype >= 0 && info.wtype <= 8 ? kType[info.wtype] : "?", info.max_seq, info.isa,
+               a.reference ? " (scalar reference kernels)" : "", info.n_threads, info.n_threads == 1 ? "" : "s",
+               load_ms);
+}
+
+// Appends the valid UTF-8 characters of p[0..n) to *out (ml_text_stream_feed lets overlong forms,
+// surrogates and code points past U+10FFFF through; a chat reply becomes a message of the
+// conversation, which must be valid UTF-8) and returns how many bytes it appended.
+size_t append_valid_utf8(const char *p, size_t n, std::string *out) {
+  const size_t before = out->size();
+  const unsigned char *s = reinterpret_cast<const unsigned char *>(p);
+  size_t i = 0;
+  while (i < n) {
+    const unsigned c = s[i];
+    const int k = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : -1;
+    if (k < 0 || i + size_t(k) >= n) {
+      ++i;
+      continue;
+    }
+    uint32_t cp = k == 0 ? c : c & (0x3Fu >> k);
+    bool ok = true;
+    for (int j = 1; j <= k && ok; ++j) {
+      ok = (s[i + size_t(j)] & 0xC0) == 0x80;
+      cp = cp << 6 | (s[i + size_t(j)] & 0x3F);
+    }
+    if (ok && ((k == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF))))
+      ok = false;
+    if (ok) out->append(p + i, size_t(k) + 1);
+    i += ok ? size_t(k) + 1 : 1;
+  }
+  return out->size() - before;
+}
+
+// Reads one line of stdin (without its "\n" or "\r\n") into *line; false at EOF with nothing read.
+bool read_line(std::string *line) {
+  line->clear();
+  char buf[4096];
+  bool any = false;
+  while (std::fgets(buf, sizeof buf, stdin)) {
+    any = true;
+    const size_t n = std::strlen(buf);
+    line->append(buf, n);
+    if (n > 0 && buf[n - 1] == '\n') break;
+  }
+  if (!any) return false;
+  if (!line->empty() && line->back() == '\n') line->pop_back();
+  if (!line->empty() && line->back() == '\r') line->pop_back();
+  return true;
+}
+
+// --chat: the conversation is rendered whole every turn (ml_chat_render) and encoded
+// (ml_chat_encode); the tokens already in the KV cache that the new rendering starts with are
+// kept and only the rest is evaluated: the new user turn and the template's text around it (and
+// the previous reply's tokens again if its text encodes differently from the sampled tokens). The
+// reply is sampled until an end-of-turn or stop id (not fed to the model: the next rendering
+// writes it), -n tokens, or the end of the context.
+int run_chat(ml_ctx *ctx, const Args &a, const ml_model_info &info, const ml_tokenizer_info &tok, double load_ms) {
+  ml_chat_format fmt = ML_CHAT_UNKNOWN;
+  if (const ml_status s = a.chat_template ? ml_chat_parse_name(a.chat_template, &fmt) : ml_chat_detect(ctx, &fmt))
+    return fail_status(s);
+  const int *stop_ids = nullptr;
+  int n_stop = 0;
+  if (const ml_status s = ml_chat_stop_ids(ctx, fmt, &stop_ids, &n_stop)) return fail_status(s);
+  auto ends = [&](int id) {  // the format's end of turn, the tokenizer's stop ids, and BOS (as one-shot)
+    return id == tok.bos_id || std::find(stop_ids, stop_ids + n_stop, id) != stop_ids + n_stop;
+  };
+  const unsigned long long seed = a.seed ? a.seed : static_cast<unsigned long long>(std::time(nullptr));
+  if (const ml_status s = ml_sampler_set(ctx, a.temp, a.topp, seed)) return fail_status(s);
+  print_banner(a, info, load_ms);
+  std::fprintf(stderr, "ml_run: chat format %s (%s), %d end-of-turn/stop ids; EOF ends the chat\n",
+               ml_chat_format_name(fmt), a.chat_template ? "--chat-template" : "the tokenizer's template", n_stop);
+
+  std::vector<std::string> roles, contents;  // the conversation
+  if (a.system) {
+    roles.emplace_back("system");
+    contents.emplace_back(a.system);
+  }
+  const bool tty = isatty(0) != 0;
+  std::vector<int> kv;    // tokens whose K/V are in the cache, at positions 0..kv.size()-1
+  std::vector<int> full;  // this turn's whole conversation, encoded
+  std::vector<char> text, piece_out(4096);
+  std::vector<ml_chat_message> msgs;
+  std::string line;
+  const int max_seq = info.max_seq;
+  int turn = 0;
+  for (;;) {
+    if (tty) {
+      std::fputs("> ", stderr);
+      std::fflush(stderr);
+    }
+    if (!read_line(&line)) break;
+    if (line.empty()) continue;  // nothing said: no turn
+    ++turn;
+    roles.emplace_back("user");
+    contents.push_back(line);
+    msgs.resize(roles.size());
+    for (size_t i = 0; i < roles.size(); ++i) msgs[i] = {roles[i].c_str(), contents[i].c_str()};
+    size_t len = 0;
+    if (const ml_status s = ml_chat_render(ctx, fmt, msgs.data(), int(msgs.size()), 1, nullptr, 0, &len))
+      return fail_status(s);
+    text.resize(len + 1);
+    if (const ml_status s = ml_chat_render(ctx, fmt, msgs.data(), int(msgs.size()), 1, text.data(), text.size(), &len))
+      return fail_status(s);
+    full.resize(ml_encode_bound(ctx, len));
+    int n_full = 0;
+    if (const ml_status s = ml_chat_encode(ctx, text.data(), full.data(), int(full.size()), &n_full))
+      return fail_status(s);
+    full.resize(size_t(n_full));
+    if (n_full >= max_seq) {  // the prompt takes n_full positions, the reply at least one more
+      std::fprintf(stderr, "ml_run: the context is full: turn %d's prompt is %d tokens, the context holds %d "
+                   "positions; the chat ends\n", turn, n_full, max_seq);
+      break;
+    }
+    // Keep the longest prefix already in the cache; evaluate at least the last token (for its logits).
+    size_t keep = 0;
+    while (keep < kv.size() && keep < full.size() && kv[keep] == full[keep]) ++keep;
+    if (keep == full.size()) --keep;
+    const double t0 = ml::cli::now_ms();
+    const float *logits = nullptr;
+    int pos = int(keep);
+    while (pos < n_full) {
+      const int n = std::min(n_full - pos, info.batch);
+      if (const ml_status s = ml_eval_batch(ctx, full.data() + pos, n, pos, 0, &logits)) return fail_status(s);
+      pos += n;
+    }
+    kv = full;
+    const int n_new = n_full - int(keep);
+    const double t1 = ml::cli::now_ms();
+    // The reply.
+    ml_text_stream stream{};
+    std::string reply;
+    int generated = 0;
+    bool context_full = false;
+    for (;;) {
+      int next;
+      ml_sample(ctx, logits, &next);
+      ++generated;
+      if (ends(next)) break;
+      const char *piece = ml_decode(ctx, kv.back(), next);
+      if (!piece) piece = "";
+      if (piece_out.size() < std::strlen(piece) + 8) piece_out.resize(std::strlen(piece) + 8);
+      const size_t n = ml_text_stream_feed(&stream, piece, piece_out.data());
+      const size_t before = reply.size();
+      if (n && append_valid_utf8(piece_out.data(), n, &reply)) {
+        std::fwrite(reply.data() + before, 1, reply.size() - before, stdout);
+        std::fflush(stdout);
+      }
+      if (a.steps_given && generated >= a.steps) break;
+      if (pos >= max_seq) {
+        context_full = true;
+        break;
+      }
+      if (const ml_status s = ml_eval(ctx, next, pos, &logits)) return fail_status(s);
+      kv.push_back(next);
+      ++pos;
+    }
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+    const double t2 = ml::cli::now_ms();
+    std::fprintf(stderr, "ml_run: turn %d: prompt %d tokens (%d kept in the KV cache), %.1f tok/s; "
+                 "generated %d tokens, %.1f tok/s\n", turn, n_new, int(keep),
+                 t1 > t0 ? n_new / (t1 - t0) * 1000.0 : 0.0, generated, t2 > t1 ? generated / (t2 - t1) * 1000.0 : 0.0);
+    roles.emplace_back("assistant");
+    contents.push_back(reply);
+    if (context_full) {
+      std::fprintf(stderr, "ml_run: the context is full (%d positions); the chat ends\n", max_seq);
+      break;
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 extern "C" int ml_main(int argc, char **argv) {
@@ -216,6 +416,7 @@ extern "C" int ml_main(int argc, char **argv) {
     return id == tok.bos_id || std::find(tok.stop_ids, tok.stop_ids + tok.n_stop, id) != tok.stop_ids + tok.n_stop;
   };
   const double load_ms = ml::cli::now_ms() - t_load;
+  if (a.chat) return run_chat(ctx, a, info, tok, load_ms);
 
   // Prompt tokens.
   std::vector<int> prompt;
@@ -270,14 +471,7 @@ extern "C" int ml_main(int argc, char **argv) {
   LogitsFile logits_out;
   if (a.logits_path && !logits_out.open(a.logits_path, a.model, a.tokenizer)) return ML_E_IO;
 
-  static const char *const kType[] = {"F32", "?", "Q4_0", "?", "?", "?", "?", "?", "Q8_0"};
-  std::fprintf(stderr,
-               "ml_run: %s: %s, dim %d, %d layers, %d/%d heads, vocab %d, %s, context %d; %s build%s, %d thread%s; "
-               "loaded in %.1f ms\n",
-               a.model, info.arch, info.dim, info.n_layers, info.n_heads, info.n_kv_heads, info.vocab,
-               info.wtype >= 0 && info.wtype <= 8 ? kType[info.wtype] : "?", info.max_seq, info.isa,
-               a.reference ? " (scalar reference kernels)" : "", info.n_threads, info.n_threads == 1 ? "" : "s",
-               load_ms);
+  print_banner(a, info, load_ms);
 
   // Generation, with run.c's semantics: position p feeds token p; the next token is the prompt's
   // while there is one, else sampled; a BOS (1) ends the text (byte-level: BOS, EOS, EOT or a stop

@@ -126,6 +126,57 @@ typedef struct ml_tokenizer_info {
 /* Fills *info (pointers valid until ml_close); ML_E_ARG when ctx has no tokenizer. */
 ml_status ml_get_tokenizer_info(const ml_ctx *ctx, ml_tokenizer_info *info);
 
+/* Chat prompt formats (no Jinja engine: known templates are recognised by their markers; the
+ * renderer reproduces the real templates byte for byte, runtime/chat.h). Thread safety: these
+ * functions only read ctx (ml_chat_stop_ids fills its list once, safely from several threads). */
+typedef enum ml_chat_format {
+  ML_CHAT_UNKNOWN = 0,
+  ML_CHAT_CHATML = 1, /* Qwen2.5, SmolLM2-Instruct: <|im_start|>role\n...<|im_end|>\n */
+  ML_CHAT_ZEPHYR = 2, /* TinyLlama-Chat: <|user|>\n...</s>\n */
+  ML_CHAT_LLAMA2 = 3, /* Llama 2 chat: <s>[INST] <<SYS>>\n...\n<</SYS>>\n\n... [/INST] ... </s> */
+  ML_CHAT_LLAMA3 = 4  /* Llama 3 Instruct: <|start_header_id|>role<|end_header_id|>\n\n...<|eot_id|> */
+} ml_chat_format;
+typedef struct ml_chat_message {
+  const char *role;    /* "system" | "user" | "assistant" */
+  const char *content; /* UTF-8, NUL-terminated */
+} ml_chat_message;
+/* The format of the context's tokenizer's chat template; ML_E_FORMAT with a message naming
+ * --chat-template chatml|zephyr|llama2|llama3 when it is unknown or absent (llama2.c tokenizer.bin
+ * files carry no template); ML_E_ARG without a tokenizer. */
+ml_status ml_chat_detect(const ml_ctx *ctx, ml_chat_format *format);
+/* "chatml", "zephyr", "llama2", "llama3" -> format; ML_E_ARG naming the choices otherwise. */
+ml_status ml_chat_parse_name(const char *name, ml_chat_format *format);
+/* "chatml", ...; "unknown" for ML_CHAT_UNKNOWN and values outside the enum. */
+const char *ml_chat_format_name(ml_chat_format f);
+/* Renders messages[0..n) (n >= 1) as the template does (Hugging Face's apply_chat_template with
+ * add_generation_prompt = add_assistant), with bos_token/eos_token the tokenizer's BOS/EOS texts
+ * ("<s>"/"</s>" for a llama2.c tokenizer.bin). Per format:
+ *  chatml: a system message first as given; otherwise the default system prompt the context's
+ *    template writes (Qwen2.5's "You are Qwen, ..."), none without one; no BOS in the text.
+ *  zephyr: no BOS in the text; llama2: "<s>" before every [INST] (user and assistant roles must
+ *    alternate, starting with user, after an optional system message; add_assistant changes
+ *    nothing: the text already ends with " [/INST]"); llama3: "<|begin_of_text|>" first, and the
+ *    assistant header also when add_assistant is 0 if the context's template writes it always.
+ * Writes at most cap bytes including the NUL into out; *len = bytes needed excluding the NUL
+ * (out = NULL, cap = 0 asks the size; a cap too small is ML_E_ARG with *len set). An invalid role,
+ * NULL or invalid UTF-8 content, a conversation the template refuses, or format UNKNOWN: ML_E_ARG.
+ * The text holds special-token markers: encode it with ml_chat_encode (byte-level: the same as
+ * ml_encode_ex with ML_ENCODE_SPECIAL and no ML_ENCODE_BOS, i.e. exactly what apply_chat_template
+ * tokenizes: BOS only where the template text writes it). */
+ml_status ml_chat_render(const ml_ctx *ctx, ml_chat_format format, const ml_chat_message *messages, int n,
+                         int add_assistant, char *out, size_t cap, size_t *len);
+/* Encodes rendered chat text. Byte-level (MLTK): ml_encode_ex(ML_ENCODE_SPECIAL), no BOS added.
+ * llama2.c tokenizer.bin: "<s>" and "</s>" become ids 1 and 2, each piece of text between them is
+ * encoded as ml_encode does (llama2.c's dummy-prefix space, as llama.cpp's SentencePiece tokenizer
+ * after a special token), and BOS (1) goes first unless the text starts with "<s>" (llama.cpp's
+ * add_bos). Buffer rules as ml_encode_ex (ml_encode_bound(ctx, strlen(text)) entries always suffice). */
+ml_status ml_chat_encode(ml_ctx *ctx, const char *text, int *tokens, int max_tokens, int *n_tokens);
+/* End-of-turn token ids of this format with this tokenizer (chatml <|im_end|>, zephyr and llama2
+ * EOS </s>, llama3 <|eot_id|>), then the tokenizer's stop ids (ml_tokenizer_info.stop_ids), each
+ * once. ML_E_FORMAT naming the token when the tokenizer lacks one the format needs (chatml on a
+ * tokenizer without <|im_start|>/<|im_end|>, ...). *ids valid until ml_close. */
+ml_status ml_chat_stop_ids(const ml_ctx *ctx, ml_chat_format format, const int **ids, int *n);
+
 /* Runs the model on `token` at position `pos` (0 <= pos <= number of positions evaluated so far,
  * so a caller may rewind) and points *logits at vocab floats, valid until the next eval. */
 ml_status ml_eval(ml_ctx *ctx, int token, int pos, const float **logits);

@@ -1,0 +1,42 @@
+// Chat prompt formats without a Jinja engine (runtime/ml.h: ml_chat_*). A model's chat template
+// (Jinja source, from its tokenizer) is recognised by its markers and rendered by hand-written code
+// that reproduces what the real template gives, byte for byte; verify/tests/test_chat.py compares
+// this against an outside Jinja engine (@huggingface/jinja, inside tools/npm's @lenml/tokenizers)
+// on the real templates in verify/data/chat_templates.json.
+//
+//   chatml  <|im_start|>ROLE\nCONTENT<|im_end|>\n ... <|im_start|>assistant\n
+//           (Qwen2.5, SmolLM2-Instruct; a default system prompt the template writes when the
+//           first message is not a system message is taken from the template text)
+//   zephyr  <|ROLE|>\nCONTENT</s>\n ... <|assistant|>\n            (TinyLlama-Chat)
+//   llama2  <s>[INST] <<SYS>>\nSYSTEM\n<</SYS>>\n\nUSER [/INST] ASSISTANT </s><s>[INST] ...
+//           (user/assistant must alternate; contents stripped; no assistant header exists)
+//   llama3  <|begin_of_text|><|start_header_id|>ROLE<|end_header_id|>\n\nCONTENT<|eot_id|> ...
+//           <|start_header_id|>assistant<|end_header_id|>\n\n      (Llama 3 Instruct; contents trimmed)
+#pragma once
+#include <string>
+#include <vector>
+
+#include "runtime/ml.h"
+
+namespace ml {
+
+// What a renderer needs besides the messages: the template source ("" when none: the built-in
+// form) and the texts of the template variables bos_token and eos_token.
+struct ChatTemplateVars {
+  std::string source, bos, eos;
+};
+
+// The format whose markers the template holds, ML_CHAT_UNKNOWN when none fits.
+ml_chat_format chat_detect_source(const std::string &source);
+
+// The default system prompt a ChatML template writes when the first message is not a system
+// message (Qwen2.5: "You are Qwen, created by Alibaba Cloud. ..."); false when it has none.
+bool chatml_default_system(const std::string &source, std::string *text);
+
+// Renders messages[0..n) (n >= 1) as the template does; ML_E_ARG naming the message on a bad
+// role, NULL or invalid UTF-8 content, or a conversation the template refuses (llama2: roles not
+// alternating user/assistant).
+ml_status chat_render(ml_chat_format f, const ChatTemplateVars &vars, const ml_chat_message *messages, int n,
+                      bool add_assistant, std::string *out);
+
+}  // namespace ml

@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+// The outside reference for runtime/chat.cc (ml_chat_render): renders the real chat templates of
+// verify/data/chat_templates.json with a real Jinja engine (@huggingface/jinja, as bundled in
+// tools/npm's @lenml/tokenizers: apply_chat_template with trim_blocks and lstrip_blocks, as
+// Hugging Face transformers renders) for every conversation there, with and without
+// add_generation_prompt, and writes the results as verify/data/chat_expected.txt, which the
+// Catch2 cases [chat] (verify/tests/test_chat.cc) compare ml::chat_render with byte for byte.
+//
+//   node verify/chat_oracle.js --write   (re)writes verify/data/chat_expected.txt
+//   node verify/chat_oracle.js --check   renders again and fails when the committed file differs
+//
+// chat_expected.txt, one record per line, values escaped (\\ \n \r \t):
+//   template NAME FORMAT            the template's expected format (chatml|zephyr|llama2|llama3|unknown)
+//   vars BOS EOS                    bos_token and eos_token (escaped; "-" for an empty one)
+//   source TEXT                     the Jinja source
+//   case GEN N NAME                 add_generation_prompt 0|1, N messages follow, then the result
+//   msg ROLE TEXT
+//   want TEXT | error TEXT          the rendering, or the template's exception (raise_exception)
+//   note TEXT                       before a want taken from the file's js_engine_differences: where
+//                                   this engine differs from Python's jinja2, jinja2's text is expected
+// Exit 77 when tools/npm/node_modules is missing (tools/setup.sh --all installs it).
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+const NODE_MODULES = process.env.NODE_MODULES || path.join(__dirname, '..', 'tools', 'npm', 'node_modules');
+const DATA = path.join(__dirname, 'data');
+
+function die(msg, code) {
+  process.stderr.write('chat_oracle.js: ' + msg + '\n');
+  process.exit(code === undefined ? 1 : code);
+}
+
+function esc(s) {
+  return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
+}
+
+function render() {
+  const pkg = path.join(NODE_MODULES, '@lenml', 'tokenizer-llama3');
+  if (!fs.existsSync(path.join(pkg, 'package.json'))) die(pkg + ' is not installed (tools/setup.sh --all)', 77);
+  const tok = require(pkg).fromPreTrained();  // any tokenizer: only its template engine is used
+  const doc = JSON.parse(fs.readFileSync(path.join(DATA, 'chat_templates.json'), 'utf8'));
+  const out = ['# Written by verify/chat_oracle.js --write from verify/data/chat_templates.json: do not edit.'];
+  let rendered = 0;
+  for (const [name, t] of Object.entries(doc.templates)) {
+    out.push('template ' + name + ' ' + t.format);
+    out.push('vars ' + (t.bos ? esc(t.bos) : '-') + ' ' + (t.eos ? esc(t.eos) : '-'));
+    out.push('source ' + esc(t.source));
+    if (t.format === 'unknown') continue;  // only detection is checked
+    for (const conv of doc.conversations) {
+      for (const gen of [0, 1]) {
+        out.push('case ' + gen + ' ' + conv.messages.length + ' ' + conv.name);
+        const messages = conv.messages.map(([role, content]) => ({ role, content }));
+        for (const m of messages) out.push('msg ' + m.role + ' ' + esc(m.content));
+        const known = (doc.js_engine_differences || []).find((d) => d.template === name && d.conversation === conv.name);
+        try {
+          const text = tok.apply_chat_template(messages, {
+            tokenize: false, add_generation_prompt: gen === 1, chat_template: t.source,
+            bos_token: t.bos, eos_token: t.eos,
+          });
+          if (known) {  // jinja2's text (transformers' engine) where this engine differs from it
+            out.push('note @huggingface/jinja renders ' + esc(text) + ' here; jinja2: ' + esc(known.why));
+            out.push('want ' + esc(known.want));
+          } else {
+            out.push('want ' + esc(text));
+          }
+          ++rendered;
+        } catch (e) {
+          out.push('error ' + esc(String(e.message || e).split('\n')[0]));
+        }
+      }
+    }
+  }
+  if (rendered === 0) die('nothing was rendered');
+  return out.join('\n') + '\n';
+}
+
+const mode = process.argv[2];
+const file = path.join(DATA, 'chat_expected.txt');
+if (mode === '--write') {
+  fs.writeFileSync(file, render());
+} else if (mode === '--check') {
+  const now = render();
+  const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  if (now !== old) {
+    const a = old.split('\n'), b = now.split('\n');
+    let i = 0;
+    while (i < a.length && i < b.length && a[i] === b[i]) ++i;
+    die('verify/data/chat_expected.txt differs from what the Jinja engine renders now, first at line ' + (i + 1) +
+        ':\n  committed: ' + (a[i] || '').slice(0, 200) + '\n  rendered:  ' + (b[i] || '').slice(0, 200));
+  }
+  const lines = now.split('\n');
+  process.stdout.write('chat_oracle.js: verify/data/chat_expected.txt is what @huggingface/jinja renders: ' +
+                       lines.filter((l) => l.startsWith('want ')).length + ' renderings (' +
+                       lines.filter((l) => l.startsWith('note ')).length + " of them jinja2's, where the engines differ)\n");
+} else {
+  die('usage: node verify/chat_oracle.js --write | --check', 2);
+}
