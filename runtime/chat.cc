@@ -3,7 +3,9 @@
 #include "runtime/chat.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <new>
 
 #include "runtime/context.h"
@@ -15,6 +17,7 @@ namespace ml {
 namespace {
 
 const char kChoices[] = "--chat-template chatml|zephyr|llama2|llama3";
+const char kKnowledge[] = "Cutting Knowledge Date: December 2023";
 
 bool has(const std::string &s, const char *needle) { return s.find(needle) != std::string::npos; }
 
@@ -56,11 +59,9 @@ bool unescape(const std::string &lit, std::string *out) {
 ml_chat_format chat_detect_source(const std::string &t) {
   if (t.empty()) return ML_CHAT_UNKNOWN;
   if (has(t, "<|im_start|>") && has(t, "<|im_end|>")) return ML_CHAT_CHATML;
-  // Llama 3.1+ templates write a dated system block ("Cutting Knowledge Date", tools) that this
-  // renderer does not reproduce: refused rather than rendered differently (--chat-template llama3
-  // gives the Llama 3.0 form).
+  // Llama 3.0, and 3.1+ with their dated system block (another knowledge date: not one we know).
   if (has(t, "<|start_header_id|>") && has(t, "<|end_header_id|>") && has(t, "<|eot_id|>") &&
-      !has(t, "Cutting Knowledge Date"))
+      (!has(t, "Cutting Knowledge Date") || has(t, kKnowledge)))
     return ML_CHAT_LLAMA3;
   // Zephyr; Phi-3 shares <|user|>/<|assistant|> but ends turns with <|end|>.
   if (has(t, "<|user|>") && has(t, "<|assistant|>") && !has(t, "<|end|>")) return ML_CHAT_ZEPHYR;
@@ -149,9 +150,27 @@ ml_status chat_render(ml_chat_format f, const ChatTemplateVars &v, const ml_chat
       return ML_OK;
     }
     case ML_CHAT_LLAMA3: {
-      for (int i = 0; i < n; ++i) {
+      int first = 0;
+      const bool dated = has(v.source, kKnowledge);
+      if (dated) {  // Llama 3.1+: the system block is always written
+        std::string date = v.today;
+        if (!has(v.source, "strftime_now")) {  // 3.1: the template's own default date_string
+          static const char kSet[] = "set date_string = \"";
+          const size_t at = v.source.find(kSet);
+          const size_t end = at == std::string::npos ? at : v.source.find('"', at + sizeof kSet - 1);
+          if (end != std::string::npos) date = v.source.substr(at + sizeof kSet - 1, end - (at + sizeof kSet - 1));
+        }
+        std::string system;
+        if (is(0, "system")) {
+          system = strip(m[0].content);
+          first = 1;
+        }
+        o += v.bos + "<|start_header_id|>system<|end_header_id|>\n\n" + kKnowledge + "\nToday Date: " + date + "\n\n" +
+             system + "<|eot_id|>";
+      }
+      for (int i = first; i < n; ++i) {
         std::string c = "<|start_header_id|>" + role(i) + "<|end_header_id|>\n\n" + strip(m[i].content) + "<|eot_id|>";
-        if (i == 0) c = v.bos + c;
+        if (i == 0 && !dated) c = v.bos + c;
         o += c;
       }
       // The first Meta-Llama-3-8B-Instruct template wrote the header unconditionally.
@@ -163,6 +182,21 @@ ml_status chat_render(ml_chat_format f, const ChatTemplateVars &v, const ml_chat
       break;
   }
   return fail(ML_E_ARG, "chat format %d is not one of chatml, zephyr, llama2, llama3", int(f));
+}
+
+std::string chat_today() {
+  static const char *const kMonth[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                       "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+#if defined(_WIN32)
+  gmtime_s(&tm, &now);
+#else
+  gmtime_r(&now, &tm);
+#endif
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%02d %s %04d", tm.tm_mday, kMonth[tm.tm_mon % 12], tm.tm_year + 1900);
+  return buf;
 }
 
 namespace {
@@ -181,6 +215,7 @@ int special_id(const BpeTokenizer &b, const char *s) {
 
 ChatTemplateVars vars_of(const ml_ctx *ctx) {
   ChatTemplateVars v;
+  v.today = chat_today();
   const Tokenizer &t = ctx->tokenizer;
   if (t.kind() == Tokenizer::kByteLevel) {
     const BpeTokenizer &b = t.bpe();

@@ -12,6 +12,9 @@
 //           (user/assistant must alternate; contents stripped; no assistant header exists)
 //   llama3  <|begin_of_text|><|start_header_id|>ROLE<|end_header_id|>\n\nCONTENT<|eot_id|> ...
 //           <|start_header_id|>assistant<|end_header_id|>\n\n      (Llama 3 Instruct; contents trimmed)
+//           Llama 3.1/3.2/3.3 templates always open with a system block "Cutting Knowledge Date:
+//           December 2023\nToday Date: DATE\n\n" + the system message (DATE: the template's
+//           date_string default, or today's date where it calls strftime_now, as transformers does)
 #pragma once
 #include <string>
 #include <vector>
@@ -24,7 +27,11 @@ namespace ml {
 // form) and the texts of the template variables bos_token and eos_token.
 struct ChatTemplateVars {
   std::string source, bos, eos;
+  std::string today;  // "01 Dec 2026": strftime_now("%d %b %Y") for Llama 3.2's dated system block
 };
+
+// Today's date (UTC) as strftime("%d %b %Y") in the C locale gives it.
+std::string chat_today();
 
 // The format whose markers the template holds, ML_CHAT_UNKNOWN when none fits.
 ml_chat_format chat_detect_source(const std::string &source);

@@ -31,6 +31,7 @@ def main():
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
     env.filters["tojson"] = lambda x, indent=None: json.dumps(x, ensure_ascii=False, indent=indent)
     env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = lambda fmt: doc["today"]  # transformers' clock, fixed
     for name, t in doc["templates"].items():
         if t["format"] == "unknown":
             continue

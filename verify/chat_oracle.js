@@ -10,6 +10,7 @@
 //   node verify/chat_oracle.js --check   renders again and fails when the committed file differs
 //
 // chat_expected.txt, one record per line, values escaped (\\ \n \r \t):
+//   today DATE                      what strftime_now("%d %b %Y") returns (Llama 3.2's system block)
 //   template NAME FORMAT            the template's expected format (chatml|zephyr|llama2|llama3|unknown)
 //   vars BOS EOS                    bos_token and eos_token (escaped; "-" for an empty one)
 //   source TEXT                     the Jinja source
@@ -40,7 +41,8 @@ function render() {
   if (!fs.existsSync(path.join(pkg, 'package.json'))) die(pkg + ' is not installed (tools/setup.sh --all)', 77);
   const tok = require(pkg).fromPreTrained();  // any tokenizer: only its template engine is used
   const doc = JSON.parse(fs.readFileSync(path.join(DATA, 'chat_templates.json'), 'utf8'));
-  const out = ['# Written by verify/chat_oracle.js --write from verify/data/chat_templates.json: do not edit.'];
+  const out = ['# Written by verify/chat_oracle.js --write from verify/data/chat_templates.json: do not edit.',
+               'today ' + esc(doc.today)];
   let rendered = 0;
   for (const [name, t] of Object.entries(doc.templates)) {
     out.push('template ' + name + ' ' + t.format);
@@ -56,7 +58,7 @@ function render() {
         try {
           const text = tok.apply_chat_template(messages, {
             tokenize: false, add_generation_prompt: gen === 1, chat_template: t.source,
-            bos_token: t.bos, eos_token: t.eos,
+            bos_token: t.bos, eos_token: t.eos, strftime_now: () => doc.today,  // transformers' clock, fixed
           });
           if (known) {  // jinja2's text (transformers' engine) where this engine differs from it
             out.push('note @huggingface/jinja renders ' + esc(text) + ' here; jinja2: ' + esc(known.why));

@@ -4,7 +4,7 @@
 //    SmolLM2, generic ChatML, TinyLlama-Chat (Zephyr), Llama 2 chat and Llama 3 Instruct, over
 //    conversations with and without a system message, multi-turn, UTF-8, whitespace to trim, with
 //    and without add_generation_prompt; byte for byte, and the template's refusals as ML_E_ARG;
-//  - detection by markers, including templates it must refuse (Llama 3.1/3.2, Mistral, Phi-3.5, Gemma 2);
+//  - detection by markers, including templates it must refuse (Mistral, Phi-3.5, Gemma 2);
 //  - named edge cases: bad roles, invalid UTF-8, no messages, a default system prompt's escapes;
 //  - the C API's names and buffer rules on a context with a llama2.c tokenizer (no template).
 // ml_run --chat end to end (KV cache kept across turns, stop ids, a full context): verify/tests/test_chat.py.
@@ -50,13 +50,16 @@ std::vector<Template> load_expected() {
   std::ifstream f(test::env_path("ML_SOURCE", "verify/data/chat_expected.txt"), std::ios::binary);
   REQUIRE(f.good());
   std::vector<Template> t;
-  std::string line;
+  std::string line, today;
   while (std::getline(f, line)) {
     if (line.empty() || line[0] == '#') continue;
     const size_t sp = line.find(' ');
     const std::string key = line.substr(0, sp), rest = sp == std::string::npos ? "" : line.substr(sp + 1);
-    if (key == "template") {
+    if (key == "today") {
+      today = unesc(rest);
+    } else if (key == "template") {
       t.emplace_back();
+      t.back().vars.today = today;
       const size_t s2 = rest.find(' ');
       t.back().name = rest.substr(0, s2);
       t.back().format = rest.substr(s2 + 1);
@@ -123,9 +126,10 @@ TEST_CASE("chat: templates render byte for byte as the Jinja engine renders them
   }
   // Every format was compared, and the file is the one described (a truncated file fails here).
   CHECK(per_format.size() == 4);
-  CHECK(rendered >= 150);
+  CHECK(rendered >= 190);
   CHECK(refused >= 2);  // llama2: two users in a row
   CHECK(detected >= 12);
+  CHECK(per_format["llama3"] >= 4 * 22);  // 3.0 (both revisions), 3.1 and 3.2
 }
 
 TEST_CASE("chat: detection by markers", "[chat]") {
@@ -138,8 +142,10 @@ TEST_CASE("chat: detection by markers", "[chat]") {
   CHECK(ml::chat_detect_source("[INST] <<SYS>>") == ML_CHAT_LLAMA2);
   CHECK(ml::chat_detect_source("[INST] [/INST]") == ML_CHAT_UNKNOWN);  // Mistral
   CHECK(ml::chat_detect_source("<|start_header_id|><|end_header_id|><|eot_id|>") == ML_CHAT_LLAMA3);
-  CHECK(ml::chat_detect_source("<|start_header_id|><|end_header_id|><|eot_id|>Cutting Knowledge Date") ==
-        ML_CHAT_UNKNOWN);
+  CHECK(ml::chat_detect_source("<|start_header_id|><|end_header_id|><|eot_id|>Cutting Knowledge Date: December 2023") ==
+        ML_CHAT_LLAMA3);
+  CHECK(ml::chat_detect_source("<|start_header_id|><|end_header_id|><|eot_id|>Cutting Knowledge Date: May 2031") ==
+        ML_CHAT_UNKNOWN);  // a dated block we do not know
 }
 
 TEST_CASE("chat: ChatML default system prompt from the template text", "[chat]") {
