@@ -156,7 +156,9 @@ const char *ml_chat_format_name(ml_chat_format f);
  *  zephyr: no BOS in the text; llama2: "<s>" before every [INST] (user and assistant roles must
  *    alternate, starting with user, after an optional system message; add_assistant changes
  *    nothing: the text already ends with " [/INST]"); llama3: "<|begin_of_text|>" first, and the
- *    assistant header also when add_assistant is 0 if the context's template writes it always.
+ *    assistant header also when add_assistant is 0 if the context's template writes it always;
+ *    Llama 3.1+ templates ("Cutting Knowledge Date") open with their dated system block (3.2+:
+ *    today's UTC date, as strftime_now gives it to transformers).
  * Writes at most cap bytes including the NUL into out; *len = bytes needed excluding the NUL
  * (out = NULL, cap = 0 asks the size; a cap too small is ML_E_ARG with *len set). An invalid role,
  * NULL or invalid UTF-8 content, a conversation the template refuses, or format UNKNOWN: ML_E_ARG.
