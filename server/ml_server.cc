@@ -1,0 +1,853 @@
+// ml_server: an OpenAI-compatible HTTP server over the C API of runtime/ml.h (cpp-httplib and
+// nlohmann-json from Debian; the runtime library does not link them).
+//
+// Threads: httplib's handler threads parse and validate a request, tokenize it (with the base
+// context's tokenizer, under tok_mu_), put a Job on a bounded queue and then wait on a condition
+// variable (non-streaming) or stream the job's text as server-sent events. ONE scheduler thread
+// owns every slot: it assigns queued jobs to free slots (the slot whose KV cache shares the
+// longest token prefix with the prompt), then steps the active slots round-robin — a prefill
+// batch or one decoded token each — on the model's one thread pool (-t). Slots are a base context
+// and its siblings (ml_open_sibling): one mapped model, one pool, one KV cache per slot, all
+// allocated at start. Nothing else touches a slot's context, so evaluation never overlaps.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <pthread.h>
+#include <sys/socket.h>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "native/cli.h"
+#include "runtime/ml.h"
+
+using nlohmann::json;
+
+namespace {
+
+const char kUsage[] =
+    "usage: ml_server MODEL.mlb -z TOKENIZER [options]\n"
+    "\n"
+    "Serves a legacy-ml model over HTTP with the OpenAI API: POST /v1/completions,\n"
+    "POST /v1/chat/completions (both with \"stream\": true as server-sent events), GET /v1/models,\n"
+    "GET /health. Request fields: prompt / messages, max_tokens, temperature, top_p, seed, stop, n\n"
+    "(1 only), stream; other fields are ignored. Greedy output (temperature 0) is ml_run's text.\n"
+    "\n"
+    "options:\n"
+    "  -z, --tokenizer PATH  the model's tokenizer (required), as for ml_run\n"
+    "      --host ADDR       address to bind (default 127.0.0.1; binding another address without\n"
+    "                        an API key prints a warning)\n"
+    "      --port N          TCP port (default 8080; 0 = any free port, printed on stderr)\n"
+    "      --parallel N      requests generated at once, each in its own slot with its own KV\n"
+    "                        cache (default 1)\n"
+    "      --queue N         requests that may wait for a slot; more get 503 (default 64)\n"
+    "  -t, --threads N       worker threads of the one model thread pool (default: one per CPU)\n"
+    "      --ctx N           context positions per slot (default: the model's)\n"
+    "      --api-key KEY     every request except GET /health needs \"Authorization: Bearer KEY\"\n"
+    "                        (default: the ML_API_KEY environment variable; none when unset)\n"
+    "      --max-body BYTES  largest request body accepted (default 1048576)\n"
+    "      --chat-template NAME  chatml|zephyr|llama2|llama3 (default: detected from the tokenizer)\n"
+    "  -h, --help            this text\n"
+    "\n"
+    "Defaults as llama.cpp's llama-server: temperature 0.8, top_p 0.95, max_tokens until the\n"
+    "context is full. SIGINT / SIGTERM stop the server.\n";
+
+struct Args {
+  const char *model = nullptr, *tokenizer = nullptr, *host = "127.0.0.1", *api_key = nullptr,
+             *chat_template = nullptr;
+  long port = 8080, parallel = 1, queue = 64, threads = 0, ctx = 0, max_body = 1 << 20;
+};
+
+int usage_error(const char *fmt, const char *a, const char *b = "") {
+  std::fprintf(stderr, "ml_server: ");
+  std::fprintf(stderr, fmt, a, b);
+  std::fprintf(stderr, " (ml_server --help for usage)\n");
+  return ML_E_ARG;
+}
+
+int parse_args(int argc, char **argv, Args *a) {
+  for (int i = 1; i < argc; ++i) {
+    const char *o = argv[i];
+    if (!std::strcmp(o, "-h") || !std::strcmp(o, "--help")) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (o[0] == '-' && o[1] != '\0') {
+      if (i + 1 >= argc) return usage_error("option %s needs a value", o);
+      const char *v = argv[++i];
+      struct IntOpt {
+        const char *name, *alt;
+        long lo, hi, *dst;
+      } ints[] = {{"--port", nullptr, 0, 65535, &a->port},       {"--parallel", nullptr, 1, 64, &a->parallel},
+                  {"--queue", nullptr, 0, 4096, &a->queue},      {"--threads", "-t", 1, 1024, &a->threads},
+                  {"--ctx", nullptr, 1, 1L << 30, &a->ctx},      {"--max-body", nullptr, 1, 1L << 30, &a->max_body}};
+      bool done = false;
+      for (const IntOpt &io : ints)
+        if (!std::strcmp(o, io.name) || (io.alt && !std::strcmp(o, io.alt))) {
+          if (!ml::cli::parse_int(v, io.lo, io.hi, io.dst))
+            return usage_error("%s %s: not an integer in the allowed range", o, v);
+          done = true;
+        }
+      if (done) continue;
+      if (!std::strcmp(o, "-z") || !std::strcmp(o, "--tokenizer"))
+        a->tokenizer = v;
+      else if (!std::strcmp(o, "--host"))
+        a->host = v;
+      else if (!std::strcmp(o, "--api-key"))
+        a->api_key = v;
+      else if (!std::strcmp(o, "--chat-template"))
+        a->chat_template = v;
+      else
+        return usage_error("unknown option %s", o);
+    } else if (!a->model) {
+      a->model = o;
+    } else {
+      return usage_error("unexpected argument %s (the model is already %s)", o, a->model);
+    }
+  }
+  if (!a->model) return usage_error("no model given%s", "");
+  if (!a->tokenizer) return usage_error("no tokenizer given: pass -z TOKENIZER%s", "");
+  return -1;
+}
+
+// ---- Requests.
+
+struct HttpError {
+  int status;
+  std::string message, type;
+};
+
+json error_body(int status, const std::string &message, const std::string &type) {
+  return json{{"error", {{"message", message}, {"type", type}, {"code", status}}}};
+}
+
+void send_error(httplib::Response &res, int status, const std::string &message, const char *type = nullptr) {
+  if (!type)
+    type = status == 401 ? "authentication_error"
+         : status == 404 ? "not_found_error"
+         : status == 405 ? "not_supported_error"
+         : status == 503 ? "unavailable_error"
+         : status >= 500 ? "server_error"
+                         : "invalid_request_error";
+  res.status = status;
+  res.set_content(error_body(status, message, type).dump(), "application/json");
+}
+
+// Returns the offset of the first byte that is not valid UTF-8, or npos.
+size_t utf8_error(const std::string &s) {
+  const auto *p = reinterpret_cast<const unsigned char *>(s.data());
+  const size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned c = p[i];
+    int len;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + size_t(len) > n) return i;
+    if (p[i + 1] < lo || p[i + 1] > hi) return i;
+    for (int k = 2; k < len; ++k)
+      if ((p[i + size_t(k)] & 0xC0) != 0x80) return i;
+    i += size_t(len);
+  }
+  return std::string::npos;
+}
+
+bool constant_time_equal(const std::string &a, const std::string &b) {
+  // Every byte of the longer string is visited; the result depends on all of them and the lengths.
+  const size_t n = std::max(a.size(), b.size());
+  unsigned diff = a.size() == b.size() ? 0u : 1u;
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff |= unsigned(x ^ y);
+  }
+  return diff == 0;
+}
+
+struct Job {
+  // Set by the handler before the job is queued, read-only afterwards.
+  std::vector<int> prompt;
+  std::vector<std::string> stop;  // stop strings
+  std::vector<int> end_ids;       // tokens that end generation (BOS, EOS, EOT, the template's)
+  int max_tokens = 0;
+  float temperature = 0.8f, top_p = 0.95f;
+  uint64_t seed = 1;
+  bool chat = false, stream = false;
+  // Guarded by Server::mu_.
+  std::string text;  // the text so far that no stop string can still claim
+  bool done = false, cancelled = false;
+  std::string finish;  // "stop" | "length" | "error"
+  std::string error;
+  int n_generated = 0, n_cached = 0, n_evaluated = 0;
+  std::condition_variable cv;  // (with Server::mu_) text grew or done: wakes this job's handler only
+  // Scheduler thread only.
+  ml_text_stream ts{};
+  std::string held;  // generated text not yet moved to `text` (a possible start of a stop string)
+};
+
+struct Slot {
+  ml_ctx *ctx = nullptr;
+  std::vector<int> cache;  // tokens whose K/V the slot's KV cache holds, by position
+  std::shared_ptr<Job> job;
+  int pos = 0;             // next position to evaluate
+  int last = 0;            // the last token fed
+  const float *logits = nullptr;
+  uint64_t last_used = 0;
+};
+
+class Server {
+ public:
+  ~Server() {
+    stop_scheduler();
+    for (size_t i = slots_.size(); i-- > 1;) ml_close(slots_[i].ctx);  // siblings before the base
+    if (!slots_.empty()) ml_close(slots_[0].ctx);
+  }
+
+  int run(const Args &a);
+
+ private:
+  // Scheduler.
+  void scheduler();
+  void step(Slot &s);
+  void finish(Slot &s, const char *reason, const std::string &error = "");
+  void publish(Job &j, bool all);
+  void stop_scheduler() {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stopping_ = true;
+    }
+    work_cv_.notify_all();
+    if (sched_.joinable()) sched_.join();
+  }
+
+  // HTTP.
+  void handle_completion(const httplib::Request &req, httplib::Response &res, bool chat);
+  std::shared_ptr<Job> make_job(const json &body, bool chat);
+  void cancel(const std::shared_ptr<Job> &j) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      j->cancelled = true;
+    }
+    work_cv_.notify_all();
+  }
+  json usage(const Job &j) const {
+    return json{{"prompt_tokens", int(j.prompt.size())},
+                {"completion_tokens", j.n_generated},
+                {"total_tokens", int(j.prompt.size()) + j.n_generated}};
+  }
+
+  ml_ctx *base_ = nullptr;
+  std::vector<Slot> slots_;
+  ml_model_info info_{};
+  ml_tokenizer_info tok_{};
+  std::string model_name_;
+  std::string api_key_;
+  size_t queue_cap_ = 64;
+  int chat_format_ = 0;  // ml_chat_format; 0: none (chat requests fail)
+  std::vector<int> chat_stop_;
+
+  std::mutex tok_mu_;  // ml_encode / ml_chat_render on the base context
+  std::mutex mu_;      // the queue, every Job's guarded fields, stopping_
+  std::condition_variable work_cv_;  // the scheduler waits here for work
+  std::deque<std::shared_ptr<Job>> queue_;
+  bool stopping_ = false;
+  std::thread sched_;
+  std::atomic<uint64_t> ids_{0};
+  uint64_t tick_ = 0;
+};
+
+void Server::publish(Job &j, bool all) {
+  // Keep back the longest tail of `held` that is the start of a stop string (it may yet complete).
+  size_t keep = 0;
+  if (!all)
+    for (const std::string &st : j.stop)
+      for (size_t k = std::min(st.size() - 1, j.held.size()); k > keep; --k)
+        if (j.held.compare(j.held.size() - k, k, st, 0, k) == 0) {
+          keep = k;
+          break;
+        }
+  const size_t n = j.held.size() - keep;
+  if (n == 0) return;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    j.text.append(j.held, 0, n);
+  }
+  j.held.erase(0, n);
+  j.cv.notify_all();
+}
+
+void Server::finish(Slot &s, const char *reason, const std::string &error) {
+  Job &j = *s.job;
+  if (error.empty()) publish(j, true);
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    j.done = true;
+    j.finish = reason;
+    j.error = error;
+  }
+  j.cv.notify_all();
+  s.job.reset();
+  s.last_used = ++tick_;
+}
+
+// One step of an active slot: a prefill batch, or one sampled token (and its evaluation).
+void Server::step(Slot &s) {
+  Job &j = *s.job;
+  const int n_prompt = int(j.prompt.size());
+  if (s.pos < n_prompt) {
+    const int n = std::min(n_prompt - s.pos, info_.batch);
+    if (ml_eval_batch(s.ctx, j.prompt.data() + s.pos, n, s.pos, 0, &s.logits) != ML_OK)
+      return finish(s, "error", ml_last_error());
+    s.cache.resize(size_t(s.pos));
+    s.cache.insert(s.cache.end(), j.prompt.begin() + s.pos, j.prompt.begin() + s.pos + n);
+    s.pos += n;
+    s.last = j.prompt.back();
+    std::lock_guard<std::mutex> lk(mu_);
+    j.n_evaluated += n;
+    return;
+  }
+  int next = 0;
+  ml_sample(s.ctx, s.logits, &next);
+  if (std::find(j.end_ids.begin(), j.end_ids.end(), next) != j.end_ids.end()) return finish(s, "stop");
+  const char *piece = ml_decode(base_, s.last, next);
+  if (!piece) piece = "";
+  std::string out(std::strlen(piece) + 8, '\0');
+  out.resize(ml_text_stream_feed(&j.ts, piece, &out[0]));
+  j.held += out;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    ++j.n_generated;
+  }
+  // A stop string ends the text before it.
+  size_t cut = std::string::npos;
+  for (const std::string &st : j.stop) cut = std::min(cut, j.held.find(st));
+  if (cut != std::string::npos) {
+    j.held.resize(cut);
+    publish(j, true);
+    return finish(s, "stop");
+  }
+  publish(j, false);
+  if (j.n_generated >= j.max_tokens) return finish(s, "length");
+  s.last = next;
+  if (ml_eval(s.ctx, next, s.pos, &s.logits) != ML_OK) return finish(s, "error", ml_last_error());
+  s.cache.resize(size_t(s.pos));
+  s.cache.push_back(next);
+  ++s.pos;
+}
+
+void Server::scheduler() {
+  std::vector<Slot *> active;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      // Cancelled jobs leave their slot (its KV cache stays, for prefix reuse) or the queue.
+      for (Slot &s : slots_)
+        if (s.job && s.job->cancelled) {
+          s.job->done = true;
+          s.job->finish = "cancelled";
+          s.job->cv.notify_all();
+          s.job.reset();
+          s.last_used = ++tick_;
+        }
+      queue_.erase(std::remove_if(queue_.begin(), queue_.end(), [](const std::shared_ptr<Job> &j) { return j->cancelled; }),
+                   queue_.end());
+      work_cv_.wait(lk, [&] {
+        if (stopping_) return true;
+        for (const Slot &s : slots_)
+          if (s.job) return true;
+        return !queue_.empty();
+      });
+      if (stopping_) {
+        auto stop = [](Job &j) {
+          j.done = true;
+          j.finish = "error";
+          j.error = "the server is stopping";
+          j.cv.notify_all();
+        };
+        for (Slot &s : slots_)
+          if (s.job) stop(*s.job);
+        for (auto &j : queue_) stop(*j);
+        queue_.clear();
+        return;
+      }
+      // Free slots take queued jobs: the slot holding the longest common token prefix, else the
+      // least recently used.
+      while (!queue_.empty()) {
+        std::shared_ptr<Job> j = queue_.front();
+        Slot *best = nullptr;
+        size_t best_lcp = 0;
+        for (Slot &s : slots_) {
+          if (s.job) continue;
+          size_t l = 0;
+          while (l < s.cache.size() && l < j->prompt.size() && s.cache[l] == j->prompt[l]) ++l;
+          if (!best || l > best_lcp || (l == best_lcp && s.last_used < best->last_used)) best = &s, best_lcp = l;
+        }
+        if (!best) break;
+        queue_.pop_front();
+        best->job = j;
+        // At least the last prompt token is evaluated again: its logits start the generation.
+        best->pos = int(std::min(best_lcp, j->prompt.size() - 1));
+        j->n_cached = best->pos;
+        ml_sampler_set(best->ctx, j->temperature, j->top_p, j->seed);
+      }
+      active.clear();
+      for (Slot &s : slots_)
+        if (s.job) active.push_back(&s);
+    }
+    for (Slot *s : active) step(*s);
+  }
+}
+
+std::shared_ptr<Job> Server::make_job(const json &body, bool chat) {
+  auto bad = [](const std::string &m) { return HttpError{400, m, "invalid_request_error"}; };
+  if (!body.is_object()) throw bad("the request body must be a JSON object");
+  auto j = std::make_shared<Job>();
+  j->chat = chat;
+  auto field = [&](const char *name) -> const json * {
+    auto it = body.find(name);
+    return it == body.end() || it->is_null() ? nullptr : &*it;
+  };
+  if (const json *v = field("stream")) {
+    if (!v->is_boolean()) throw bad("'stream' must be a boolean");
+    j->stream = v->get<bool>();
+  }
+  if (const json *v = field("n")) {
+    if (!v->is_number_integer()) throw bad("'n' must be an integer");
+    if (v->get<int64_t>() != 1) throw bad("only n = 1 is supported");
+  }
+  if (const json *v = field("temperature")) {
+    if (!v->is_number()) throw bad("'temperature' must be a number");
+    const double t = v->get<double>();
+    if (!(t >= 0.0 && t <= 100.0)) throw bad("'temperature' must be in [0, 100]");
+    j->temperature = float(t);
+  }
+  if (const json *v = field("top_p")) {
+    if (!v->is_number()) throw bad("'top_p' must be a number");
+    const double p = v->get<double>();
+    if (!(p > 0.0 && p <= 1.0)) throw bad("'top_p' must be in (0, 1]");
+    j->top_p = float(p);
+  }
+  if (const json *v = field("seed")) {
+    if (!v->is_number_integer()) throw bad("'seed' must be an integer");
+    j->seed = v->is_number_unsigned() ? v->get<uint64_t>() : uint64_t(v->get<int64_t>());
+  } else {
+    j->seed = uint64_t(std::time(nullptr)) * 0x9E3779B97F4A7C15ull + ids_.fetch_add(1);
+  }
+  if (j->seed == 0) j->seed = 1;  // the xorshift state must not be 0
+  if (const json *v = field("stop")) {
+    if (v->is_string()) {
+      j->stop.push_back(v->get<std::string>());
+    } else if (v->is_array()) {
+      for (const json &s : *v) {
+        if (!s.is_string()) throw bad("'stop' must be a string or an array of strings");
+        j->stop.push_back(s.get<std::string>());
+      }
+    } else {
+      throw bad("'stop' must be a string or an array of strings");
+    }
+    j->stop.erase(std::remove(j->stop.begin(), j->stop.end(), std::string()), j->stop.end());
+  }
+  long max_tokens = -1;
+  if (const json *v = field("max_tokens")) {
+    if (!v->is_number_integer()) throw bad("'max_tokens' must be an integer");
+    const int64_t m = v->get<int64_t>();
+    if (m < 1) throw bad("'max_tokens' must be at least 1");
+    max_tokens = m > (1L << 30) ? (1L << 30) : long(m);
+  }
+
+  // The prompt text.
+  std::string text;
+  if (chat) {
+    const json *msgs = field("messages");
+    if (!msgs) throw bad("'messages' is required");
+    if (!msgs->is_array() || msgs->empty()) throw bad("'messages' must be a non-empty array");
+    std::vector<std::string> roles, contents;
+    for (const json &m : *msgs) {
+      if (!m.is_object()) throw bad("each message must be an object with 'role' and 'content'");
+      auto r = m.find("role"), c = m.find("content");
+      if (r == m.end() || !r->is_string()) throw bad("each message needs a string 'role'");
+      std::string content;
+      if (c == m.end() || c->is_null()) {
+        content = "";
+      } else if (c->is_string()) {
+        content = c->get<std::string>();
+      } else if (c->is_array()) {  // content parts: the text ones, joined
+        for (const json &part : *c) {
+          auto t = part.is_object() ? part.find("text") : part.end();
+          if (!part.is_object() || t == part.end() || !t->is_string())
+            throw bad("message content parts must be objects with a string 'text'");
+          content += t->get<std::string>();
+        }
+      } else {
+        throw bad("a message's 'content' must be a string");
+      }
+      const std::string role = r->get<std::string>();
+      if (role != "system" && role != "user" && role != "assistant")
+        throw bad("message role '" + role + "' is not one of system, user, assistant");
+      roles.push_back(role);
+      contents.push_back(content);
+    }
+    if (chat_format_ == 0)
+      throw bad("the model has no chat template this server recognises; start it with --chat-template "
+                "chatml|zephyr|llama2|llama3");
+    std::vector<ml_chat_message> cm;
+    for (size_t i = 0; i < roles.size(); ++i) cm.push_back(ml_chat_message{roles[i].c_str(), contents[i].c_str()});
+    size_t len = 0;
+    ml_chat_render(base_, ml_chat_format(chat_format_), cm.data(), int(cm.size()), 1, nullptr, 0, &len);
+    text.assign(len + 1, '\0');
+    if (ml_chat_render(base_, ml_chat_format(chat_format_), cm.data(), int(cm.size()), 1, &text[0], text.size(),
+                       &len) != ML_OK)
+      throw bad(std::string("cannot render the chat: ") + ml_last_error());
+    text.resize(len);
+  } else {
+    const json *p = field("prompt");
+    if (!p) throw bad("'prompt' is required");
+    if (p->is_string()) {
+      text = p->get<std::string>();
+    } else if (p->is_array() && p->size() == 1 && (*p)[0].is_string()) {
+      text = (*p)[0].get<std::string>();
+    } else {
+      throw bad("'prompt' must be a string (or an array of one string)");
+    }
+  }
+  if (text.find('\0') != std::string::npos) throw bad("the prompt contains a NUL character");
+
+  // Tokens: a prompt as ml_run (BOS first; byte-level without BOS and an empty prompt starts
+  // from EOS), a chat as ml_chat_encode (BOS only where the template writes it).
+  {
+    std::lock_guard<std::mutex> lk(tok_mu_);
+    j->prompt.resize(ml_encode_bound(base_, text.size()) + 1);
+    int n = 0;
+    const ml_status s = chat ? ml_chat_encode(base_, text.c_str(), j->prompt.data(), int(j->prompt.size()), &n)
+                             : ml_encode(base_, text.c_str(), 1, j->prompt.data(), int(j->prompt.size()), &n);
+    if (s != ML_OK) throw bad(std::string("cannot tokenize the prompt: ") + ml_last_error());
+    j->prompt.resize(size_t(n));
+  }
+  if (j->prompt.empty()) {
+    if (tok_.eos_id < 0) throw bad("the prompt is empty and the tokenizer has neither BOS nor EOS to start from");
+    j->prompt.push_back(tok_.eos_id);
+  }
+  const long n_prompt = long(j->prompt.size());
+  if (n_prompt >= info_.max_seq)
+    throw bad("the prompt is " + std::to_string(n_prompt) + " tokens but the context holds " +
+              std::to_string(info_.max_seq) + " positions (and needs room to generate)");
+  if (max_tokens < 0) max_tokens = info_.max_seq - n_prompt;
+  if (n_prompt + max_tokens > info_.max_seq)
+    throw bad("max_tokens " + std::to_string(max_tokens) + " with a prompt of " + std::to_string(n_prompt) +
+              " tokens is past the context of " + std::to_string(info_.max_seq) + " positions (at most " +
+              std::to_string(info_.max_seq - n_prompt) + ")");
+  j->max_tokens = int(max_tokens);
+  // Ends: BOS (as run.c), the tokenizer's EOS/EOT/stop ids, for chats the template's end of turn.
+  if (tok_.bos_id >= 0) j->end_ids.push_back(tok_.bos_id);
+  j->end_ids.insert(j->end_ids.end(), tok_.stop_ids, tok_.stop_ids + tok_.n_stop);
+  if (chat) j->end_ids.insert(j->end_ids.end(), chat_stop_.begin(), chat_stop_.end());
+  return j;
+}
+
+std::string sse(const json &j) {
+  return "data: " + j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
+}
+
+void Server::handle_completion(const httplib::Request &req, httplib::Response &res, bool chat) {
+  const size_t bad_at = utf8_error(req.body);
+  if (bad_at != std::string::npos)
+    return send_error(res, 400, "the request body is not valid UTF-8 (byte " + std::to_string(bad_at) + ")");
+  json body;
+  try {
+    body = json::parse(req.body);
+  } catch (const json::exception &e) {
+    return send_error(res, 400, std::string("malformed JSON: ") + e.what());
+  }
+  std::shared_ptr<Job> job;
+  try {
+    job = make_job(body, chat);
+  } catch (const HttpError &e) {
+    return send_error(res, e.status, e.message, e.type.c_str());
+  } catch (const json::exception &e) {
+    return send_error(res, 400, std::string("bad request: ") + e.what());
+  }
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (queue_.size() >= queue_cap_)
+      return send_error(res, 503, "the server is busy: " + std::to_string(queue_.size()) +
+                                      " requests are waiting for a slot; retry later");
+    queue_.push_back(job);
+  }
+  work_cv_.notify_all();
+
+  const std::string id = (chat ? "chatcmpl-" : "cmpl-") + std::to_string(ids_.fetch_add(1));
+  const int64_t created = int64_t(std::time(nullptr));
+  const char *object = chat ? "chat.completion" : "text_completion";
+  if (!job->stream) {
+    std::unique_lock<std::mutex> lk(mu_);
+    job->cv.wait(lk, [&] { return job->done; });
+    if (job->finish == "error") {
+      const std::string e = job->error;
+      lk.unlock();
+      return send_error(res, 500, e);
+    }
+    json choice = {{"index", 0}, {"finish_reason", job->finish}};
+    if (chat)
+      choice["message"] = {{"role", "assistant"}, {"content", job->text}};
+    else
+      choice["text"] = job->text, choice["logprobs"] = nullptr;
+    json out = {{"id", id},           {"object", object},           {"created", created},
+                {"model", model_name_}, {"choices", json::array({choice})}, {"usage", usage(*job)},
+                {"timings", {{"cache_n", job->n_cached}, {"prompt_n", job->n_evaluated}, {"predicted_n", job->n_generated}}}};
+    lk.unlock();
+    res.set_content(out.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+    return;
+  }
+  res.set_header("Cache-Control", "no-cache");
+  const std::string chunk_object = chat ? "chat.completion.chunk" : "text_completion";
+  auto sent = std::make_shared<size_t>(0);
+  auto first = std::make_shared<bool>(true);
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [this, job, id, created, chunk_object, chat, sent, first](size_t, httplib::DataSink &sink) {
+        std::unique_lock<std::mutex> lk(mu_);
+        job->cv.wait_for(lk, std::chrono::milliseconds(200), [&] { return job->done || job->text.size() > *sent; });
+        const std::string piece = job->text.substr(*sent);
+        *sent = job->text.size();
+        const bool done = job->done;
+        const std::string finish = job->finish, error = job->error;
+        const json use = usage(*job);
+        lk.unlock();
+        auto chunk = [&](const json &delta_or_text, const json &finish_reason) {
+          json c = {{"index", 0}, {"finish_reason", finish_reason}};
+          if (chat)
+            c["delta"] = delta_or_text;
+          else
+            c["text"] = delta_or_text, c["logprobs"] = nullptr;
+          return json{{"id", id}, {"object", chunk_object}, {"created", created}, {"model", model_name_},
+                      {"choices", json::array({c})}};
+        };
+        std::string out;
+        if (*first && chat) out += sse(chunk(json{{"role", "assistant"}, {"content", ""}}, nullptr));
+        *first = false;
+        if (!piece.empty()) out += sse(chunk(chat ? json{{"content", piece}} : json(piece), nullptr));
+        if (done) {
+          if (finish == "error") {
+            out += sse(error_body(500, error, "server_error"));
+          } else {
+            json last = chunk(chat ? json::object() : json(""), finish);
+            last["usage"] = use;
+            out += sse(last);
+          }
+          out += "data: [DONE]\n\n";
+        }
+        if (!out.empty() && !sink.write(out.data(), out.size())) {
+          cancel(job);  // the client went away: its slot is freed before the next token
+          return false;
+        }
+        if (done) sink.done();
+        return true;
+      },
+      [this, job](bool success) {
+        if (!success) cancel(job);
+      });
+}
+
+int Server::run(const Args &a) {
+  ml_options o;
+  ml_options_init(&o);
+  o.n_threads = int(a.threads);
+  o.max_seq = int(a.ctx);
+  if (ml_open(&base_, a.model, a.tokenizer, &o) != ML_OK) {
+    std::fprintf(stderr, "ml_server: %s\n", ml_last_error());
+    return int(ML_E_ARG);
+  }
+  slots_.resize(size_t(a.parallel));
+  slots_[0].ctx = base_;
+  for (size_t i = 1; i < slots_.size(); ++i)
+    if (const ml_status s = ml_open_sibling(&slots_[i].ctx, base_, &o)) {
+      std::fprintf(stderr, "ml_server: slot %zu: %s\n", i, ml_last_error());
+      return int(s);
+    }
+  ml_get_info(base_, &info_);
+  ml_get_tokenizer_info(base_, &tok_);
+  queue_cap_ = size_t(a.queue);
+  if (a.api_key)
+    api_key_ = a.api_key;
+  else if (const char *e = std::getenv("ML_API_KEY"))
+    api_key_ = e;
+  const char *slash = std::strrchr(a.model, '/');
+  model_name_ = slash ? slash + 1 : a.model;
+
+  // Chat template: named, else detected; without one, chat requests get a clear 400.
+  ml_chat_format f = ML_CHAT_UNKNOWN;
+  if (a.chat_template) {
+    if (ml_chat_parse_name(a.chat_template, &f) != ML_OK) {
+      std::fprintf(stderr, "ml_server: --chat-template %s: %s\n", a.chat_template, ml_last_error());
+      return int(ML_E_ARG);
+    }
+  } else if (ml_chat_detect(base_, &f) != ML_OK) {
+    std::fprintf(stderr, "ml_server: %s; /v1/chat/completions is unavailable\n", ml_last_error());
+    f = ML_CHAT_UNKNOWN;
+  }
+  if (f != ML_CHAT_UNKNOWN) {
+    const int *ids = nullptr;
+    int n = 0;
+    if (ml_chat_stop_ids(base_, f, &ids, &n) != ML_OK) {
+      std::fprintf(stderr, "ml_server: chat format %s: %s\n", ml_chat_format_name(f), ml_last_error());
+      if (a.chat_template) return int(ML_E_ARG);
+      f = ML_CHAT_UNKNOWN;  // detected but unusable: completions only
+    } else {
+      chat_stop_.assign(ids, ids + n);
+    }
+  }
+  chat_format_ = int(f);
+
+  // Signals: SIGINT/SIGTERM are taken by a watcher thread (blocked everywhere else).
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  httplib::Server svr;
+  const size_t n_http = size_t(a.parallel) + queue_cap_ + 4;
+  svr.new_task_queue = [n_http] { return new httplib::ThreadPool(n_http); };
+  svr.set_payload_max_length(size_t(a.max_body));
+  svr.set_pre_routing_handler([this](const httplib::Request &req, httplib::Response &res) {
+    if (api_key_.empty() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
+    const std::string auth = req.get_header_value("Authorization");
+    const std::string prefix = "Bearer ";
+    const bool ok = auth.compare(0, prefix.size(), prefix) == 0 && constant_time_equal(auth.substr(prefix.size()), api_key_);
+    if (ok) return httplib::Server::HandlerResponse::Unhandled;
+    send_error(res, 401, "invalid or missing API key (send \"Authorization: Bearer KEY\")");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  svr.set_error_handler(httplib::Server::HandlerWithResponse([max_body = a.max_body](const httplib::Request &req,
+                                                                                     httplib::Response &res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;  // ours already
+    static const char *const kPaths[] = {"/v1/completions", "/v1/chat/completions", "/v1/models", "/health",
+                                         "/completions", "/chat/completions", "/models"};
+    const bool known = std::find_if(std::begin(kPaths), std::end(kPaths),
+                                    [&](const char *p) { return req.path == p; }) != std::end(kPaths);
+    if (res.status == 404 && known)
+      send_error(res, 405, "method " + req.method + " is not allowed on " + req.path);
+    else if (res.status == 404)
+      send_error(res, 404, "no such endpoint: " + req.method + " " + req.path);
+    else if (res.status == 413)
+      send_error(res, 413, "the request body is larger than the limit of " + std::to_string(max_body) + " bytes");
+    else
+      send_error(res, res.status, "the request could not be handled (HTTP " + std::to_string(res.status) + ")");
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  svr.set_exception_handler([](const httplib::Request &, httplib::Response &res, std::exception_ptr ep) {
+    std::string what = "internal error";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception &e) {
+      what = e.what();
+    } catch (...) {
+    }
+    send_error(res, 500, what);
+  });
+  for (const char *p : {"/v1/completions", "/completions"})
+    svr.Post(p, [this](const httplib::Request &req, httplib::Response &res) { handle_completion(req, res, false); });
+  for (const char *p : {"/v1/chat/completions", "/chat/completions"})
+    svr.Post(p, [this](const httplib::Request &req, httplib::Response &res) { handle_completion(req, res, true); });
+  for (const char *p : {"/v1/models", "/models"})
+    svr.Get(p, [this](const httplib::Request &, httplib::Response &res) {
+      json m = {{"id", model_name_}, {"object", "model"}, {"created", 0}, {"owned_by", "legacy-ml"},
+                {"meta", {{"n_ctx", info_.max_seq}, {"n_vocab", info_.vocab}, {"arch", info_.arch}, {"isa", info_.isa}}}};
+      res.set_content(json{{"object", "list"}, {"data", json::array({m})}}.dump(), "application/json");
+    });
+  svr.Get("/health", [this](const httplib::Request &, httplib::Response &res) {
+    int busy = 0;
+    size_t queued = 0;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      for (const Slot &s : slots_) busy += s.job ? 1 : 0;
+      queued = queue_.size();
+    }
+    const json h = {{"status", "ok"}, {"slots_idle", int(slots_.size()) - busy}, {"slots_processing", busy},
+                    {"requests_queued", queued}};
+    res.set_content(h.dump(), "application/json");
+  });
+
+  // httplib listens with a backlog of 5 (compiled into libcpp-httplib): 16 clients connecting at
+  // once overflow it and some get a reset. Keep the listening socket's fd and listen() again with
+  // a longer queue after binding (Linux then takes the new backlog).
+  int listen_fd = -1;
+  svr.set_socket_options([&listen_fd](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_fd = sock;
+  });
+  int port = int(a.port);
+  if (port == 0) {
+    port = svr.bind_to_any_port(a.host);
+    if (port < 0) {
+      std::fprintf(stderr, "ml_server: cannot bind %s to a free port\n", a.host);
+      return int(ML_E_IO);
+    }
+  } else if (!svr.bind_to_port(a.host, port)) {
+    std::fprintf(stderr, "ml_server: cannot bind %s:%d (in use, or not an address of this machine)\n", a.host, port);
+    return int(ML_E_IO);
+  }
+  if (listen_fd >= 0) ::listen(listen_fd, 256);
+  const std::string host = a.host;
+  const bool loopback = host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0;
+  if (!loopback && api_key_.empty())
+    std::fprintf(stderr, "ml_server: WARNING: listening on %s without an API key: anyone who can reach this "
+                 "address can use the model (pass --api-key KEY or set ML_API_KEY)\n", a.host);
+  std::fprintf(stderr, "ml_server: %s: %s, context %d, %d slot%s, %d thread%s, %s build; listening on http://%s:%d\n",
+               model_name_.c_str(), info_.arch, info_.max_seq, int(slots_.size()), slots_.size() == 1 ? "" : "s",
+               info_.n_threads, info_.n_threads == 1 ? "" : "s", info_.isa, a.host, port);
+  std::fflush(stderr);
+
+  sched_ = std::thread(&Server::scheduler, this);
+  std::thread watcher([&svr, sigs] {
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    svr.stop();
+  });
+  svr.listen_after_bind();
+  // listen_after_bind returned: stopped by a signal (the watcher has returned) or failed.
+  if (svr.is_running()) svr.stop();
+  pthread_kill(watcher.native_handle(), SIGTERM);  // a no-op when it has returned already
+  watcher.join();
+  stop_scheduler();
+  std::fprintf(stderr, "ml_server: stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+extern "C" int ml_main(int argc, char **argv) {
+  Args a;
+  if (const int rc = parse_args(argc, argv, &a); rc >= 0) return rc;
+  Server s;
+  return s.run(a);
+}
