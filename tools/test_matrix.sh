@@ -5,8 +5,10 @@
 #                                     them (tools/setup.sh --all)
 #   tools/test_matrix.sh avx2 neon    just those presets; installs only the native tools
 #                                     (tools/setup.sh), so a cross preset needs `setup.sh --all` once;
-#                                     the pseudo-preset `mutants` runs the mutation audit
-# Logs: build/<preset>.log, build/mutants.log. Exit status: non-zero if any preset failed.
+#                                     the pseudo-preset `mutants` runs the mutation audit,
+#                                     `install` the install test (after the presets, from their
+#                                     build folders; builds what is missing)
+# Logs: build/<preset>.log, build/mutants.log, build/install.log. Exit status: non-zero if any preset failed.
 #
 # Skips: a test that did not run (exit 77 / SKIP_RETURN_CODE, a Python unittest skip reported by
 # verify/run_unittest.py, a Disabled test) must be listed in verify/allowed_skips.txt for that
@@ -23,12 +25,17 @@ if [ -z "$all" ]; then
   exit 1
 fi
 mutants=no
+install=no
 if [ $# -eq 0 ]; then
-  presets=$all mutants=yes
+  presets=$all mutants=yes install=yes
 else
   presets=""
   for p in "$@"; do
-    if [ "$p" = mutants ]; then mutants=yes; else presets="$presets $p"; fi
+    case $p in
+      mutants) mutants=yes ;;
+      install) install=yes ;;
+      *) presets="$presets $p" ;;
+    esac
   done
 fi
 allow=${ML_ALLOWED_SKIPS:-verify/allowed_skips.txt}
@@ -59,6 +66,35 @@ for p in $presets; do
   report "$p" "$status" "$secs" "${tests:-no test summary (see $log)}${skips:+  $skips}"
   [ "$status" = FAIL ] && tail -n 40 "$log"
 done
+
+# The install test: tools/install.sh into build/install-test/ from the build folders just built (x86-64:
+# scalar ... avx512vnni; AArch64: neon, neon-dotprod, sve with the cross compiler), each with its .deb,
+# then verify/install_test.py: the launcher's choice and the golden text under qemu CPU models,
+# ML_ISA refusals, find_package / pkg-config consumers, dpkg-deb -x of each package.
+if [ "$install" = yes ]; then
+  start=$(date +%s)
+  log=build/install.log
+  work=build/install-test
+  note=""
+  rm -rf "$work"
+  (
+    tools/install.sh --deb "$work/deb" "$work/$(uname -m)" || exit 1
+    if [ "$(uname -m)" = x86_64 ]; then
+      if command -v aarch64-linux-gnu-g++ >/dev/null; then
+        tools/install.sh --arch aarch64 --deb "$work/deb" "$work/aarch64" || exit 1
+      else
+        echo "AArch64 install not tested: no aarch64-linux-gnu-g++ (tools/setup.sh --all installs it)"
+        [ "${CI:-}" = true ] && exit 1
+      fi
+    fi
+    /usr/bin/python3 verify/install_test.py "$work"
+  ) >"$log" 2>&1 && status=PASS || status=FAIL
+  grep -q "^AArch64 install not tested" "$log" && note="  [AArch64 not tested: no cross compiler]"
+  [ "$status" = FAIL ] && failed=1
+  checks=$(grep "^install test:" "$log" | tail -n 1)
+  report install "$status" "$(( $(date +%s) - start ))" "${checks:-$(tail -n 1 "$log")}$note"
+  [ "$status" = FAIL ] && tail -n 40 "$log"
+fi
 
 # The mutation audit: one ML_MUTANTS=ON scalar build, the suite once per deliberate bug; its last
 # line is `mutants caught: A/B`.
