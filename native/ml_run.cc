@@ -318,8 +318,14 @@ int run_chat(ml_ctx *ctx, const Args &a, const ml_model_info &info, const ml_tok
     msgs.resize(roles.size());
     for (size_t i = 0; i < roles.size(); ++i) msgs[i] = {roles[i].c_str(), contents[i].c_str()};
     size_t len = 0;
-    if (const ml_status s = ml_chat_render(ctx, fmt, msgs.data(), int(msgs.size()), 1, nullptr, 0, &len))
-      return fail_status(s);
+    if (const ml_status s = ml_chat_render(ctx, fmt, msgs.data(), int(msgs.size()), 1, nullptr, 0, &len)) {
+      if (s != ML_E_ARG) return fail_status(s);
+      std::fprintf(stderr, "ml_run: line skipped: %s\n", ml_last_error());  // e.g. not valid UTF-8
+      roles.pop_back();
+      contents.pop_back();
+      --turn;
+      continue;
+    }
     text.resize(len + 1);
     if (const ml_status s = ml_chat_render(ctx, fmt, msgs.data(), int(msgs.size()), 1, text.data(), text.size(), &len))
       return fail_status(s);

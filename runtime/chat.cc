@@ -190,7 +190,7 @@ std::string chat_today() {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
 #if defined(_WIN32)
-  gmtime_s(&tm, &now);
+  if (const std::tm *p = std::gmtime(&now)) tm = *p;  // thread-local storage in Microsoft's C runtime
 #else
   gmtime_r(&now, &tm);
 #endif

@@ -13,7 +13,8 @@ chat templates (verify/data/chat_templates.json). Named cases:
   - errors in one line: no template (names --chat-template chatml|zephyr|llama2|llama3), an unknown
     --chat-template, a format the tokenizer lacks the tokens of, --chat with -i, --system alone;
   - a llama2.c tokenizer.bin with --chat-template zephyr (</s> as EOS id 2) runs two turns;
-  - EOF with no input: exit 0, nothing on stdout; empty lines are no turns.
+  - EOF with no input: exit 0, nothing on stdout; empty lines are no turns; a line that is not
+    valid UTF-8 is skipped with one line on stderr.
 Foreign formats: stories260K.bin (llama2.c checkpoint), stories260K.gguf and a Hugging Face folder
 given to ml_run are named, with the tools/convert.py command; a truncated checkpoint is not.
 Environment: ML_RUN, ML_TOKENIZE, ML_EMULATOR ('|'-separated), ML_MODELS, ML_SHARED, ML_SOURCE.
@@ -220,6 +221,14 @@ class Chat(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(b"the context is full: turn 1's prompt is", r.stderr)
         self.assertEqual(r.stdout, b"")
+
+    def test_invalid_utf8_line_is_skipped(self):
+        args = EMU + [RUN, self.qwen_model, "-z", self.qwen_tok, "--chat", "--temp", "0", "-n", "2", "-t", "1"]
+        r = subprocess.run(args, input=b"caf\xe9\nhi\n", capture_output=True, timeout=300)
+        err = r.stderr.decode("utf-8", "replace")
+        self.assertEqual(r.returncode, 0, err)
+        self.assertIn("line skipped: chat message 0: content is not valid UTF-8 (byte 3)", err)
+        self.assertEqual([t for t, _, _ in turn_lines(err)], [1])  # "hi" is turn 1
 
     def test_eof_and_empty_lines(self):
         r = self.chat(self.qwen_model, self.qwen_tok, [])
