@@ -231,6 +231,9 @@ endif()
 # client from tools/npm (server.openai, node; skipped with 77 when tools/setup.sh did not install it).
 if(ML_HAVE_SERVER)
   set(_ml_server_env "${ML_TEST_ENV};ML_SERVER=$<TARGET_FILE:ml_server>;ML_RUN=$<TARGET_FILE:ml_run>;ML_TOKENIZE=$<TARGET_FILE:ml_tokenize>;ML_PYTHON=${ML_PYTHON};ML_SANITIZE=${ML_SANITIZE}")
+  if(ML_SANITIZE MATCHES "thread")  # the tsan test preset's options plus server/tsan.supp (uninstrumented cpp-httplib)
+    string(APPEND _ml_server_env ";TSAN_OPTIONS=halt_on_error=1:abort_on_error=0:exitcode=66:second_deadlock_stack=1:history_size=4:suppressions=${PROJECT_SOURCE_DIR}/server/tsan.supp")
+  endif()
   add_test(NAME server COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py
            ${PROJECT_SOURCE_DIR}/verify/tests/test_server.py)
   set_tests_properties(server PROPERTIES ENVIRONMENT "${_ml_server_env};ML_SERVER_TESTS=functional"

@@ -828,15 +828,21 @@ int Server::run(const Args &a) {
   std::fflush(stderr);
 
   sched_ = std::thread(&Server::scheduler, this);
-  std::thread watcher([&svr, sigs] {
+  std::atomic<bool> listen_returned{false};
+  std::thread watcher([&svr, &listen_returned, sigs] {
     int sig = 0;
     sigwait(&sigs, &sig);
-    svr.stop();
+    // stop() does nothing until listen_after_bind() has started: a signal that comes that early
+    // is repeated until it takes.
+    while (!listen_returned.load()) {
+      svr.stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   });
   svr.listen_after_bind();
-  // listen_after_bind returned: stopped by a signal (the watcher has returned) or failed.
-  if (svr.is_running()) svr.stop();
-  pthread_kill(watcher.native_handle(), SIGTERM);  // a no-op when it has returned already
+  // listen_after_bind returned: stopped by a signal, or failed (then wake the watcher ourselves).
+  listen_returned.store(true);
+  pthread_kill(watcher.native_handle(), SIGTERM);  // blocked here: pending for its sigwait, or ignored
   watcher.join();
   stop_scheduler();
   std::fprintf(stderr, "ml_server: stopped\n");

@@ -78,6 +78,8 @@ class Server:
             self.proc.kill()
             raise AssertionError("ml_server did not stop within 30 s of SIGTERM")
         self.drain.join(timeout=5)
+        if rc != 0:  # e.g. 66: a ThreadSanitizer report (TSAN_OPTIONS exitcode=66)
+            print("ml_server exit status %d; its stderr:\n%s" % (rc, "".join(self.log)), file=sys.stderr)
         return rc
 
     def rss_kb(self):
@@ -577,7 +579,8 @@ class Load(unittest.TestCase):
                   % (clients * rounds, done_count[0], cancelled[0], elapsed, rss0, rss1))
             self.assertEqual(failures, [])
             self.assertEqual(done_count[0] + cancelled[0], clients * rounds)
-            self.assertLessEqual(rss1 - rss0, 4096, "VmRSS grew after warm-up: %d -> %d KiB" % (rss0, rss1))
+            if not SANITIZED:  # ThreadSanitizer's shadow memory and history grow with every access
+                self.assertLessEqual(rss1 - rss0, 4096, "VmRSS grew after warm-up: %d -> %d KiB" % (rss0, rss1))
             st, h = srv.request("GET", "/health")
             self.assertEqual((st, h["status"]), (200, "ok"))
             self.assertLess(elapsed, 60, "the load test must finish within 60 s")
