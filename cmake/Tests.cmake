@@ -227,7 +227,7 @@ endif()
 # ---- ml_server (server/; only where it is built: native, cpp-httplib and nlohmann-json found).
 # verify/tests/test_server.py: the endpoints, greedy text = ml_run's, slots, queue, disconnects, API
 # key and every bad-input case (server); the bounded load test (server.load: 16 streaming clients,
-# a quarter disconnecting, ml_run's text, VmRSS flat after warm-up, < 60 s); the official openai npm
+# a quarter disconnecting, ml_run's text, VmRSS +<= 1 MiB after warm-up, < 60 s); the official openai npm
 # client from tools/npm (server.openai, node; skipped with 77 when tools/setup.sh did not install it).
 if(ML_HAVE_SERVER)
   set(_ml_server_env "${ML_TEST_ENV};ML_SERVER=$<TARGET_FILE:ml_server>;ML_RUN=$<TARGET_FILE:ml_run>;ML_TOKENIZE=$<TARGET_FILE:ml_tokenize>;ML_PYTHON=${ML_PYTHON};ML_SANITIZE=${ML_SANITIZE}")

@@ -518,8 +518,11 @@ class Slots(unittest.TestCase):
 
 class Load(unittest.TestCase):
     """16 concurrent streaming clients, a quarter of them disconnecting mid-stream, a fixed number of
-    requests: every request not cancelled gets ml_run's complete text, VmRSS does not grow after
-    warm-up by more than 4 MiB, /health answers afterwards; all within 60 s."""
+    requests: every request not cancelled gets ml_run's complete text, VmRSS does not grow by more
+    than 1 MiB from after two warm-up rounds (32 requests: every handler thread, slot and malloc arena
+    touched) to the end (96 more), /health answers afterwards; all within 60 s. (Measured here: the
+    growth settles to ~100 KiB over those rounds; not checked under sanitizers, whose shadow memory
+    grows with every access.)"""
 
     def test_load(self):
         if not SERVER or not os.path.exists(SERVER) or not os.path.exists(TOK512):
@@ -527,7 +530,7 @@ class Load(unittest.TestCase):
         t_start = time.time()
         prompts = ["Once upon a time", "Lily and Ben", "The dog", "One day, a little"]
         max_tokens = 24 if SANITIZED else 48
-        srv = Server(STORIES, TOK512, "--parallel", "4", "-t", "1", "--ctx", "256")
+        srv = Server(STORIES, TOK512, "--parallel", "4", "-t", "1", "--ctx", "256", "--queue", "16")
         try:
             expected = {}
             for p in prompts:
@@ -536,7 +539,7 @@ class Load(unittest.TestCase):
                 n = r["usage"]["prompt_tokens"] + max_tokens - 1
                 out = ml_run(STORIES, TOK512, "-i", p, "--temp", "0", "-n", str(n))
                 self.assertEqual(out, p + expected[p] + "\n", "ml_run vs server: " + p)
-            clients, rounds = 16, (2 if SANITIZED else 6)
+            clients, warmup, rounds = 16, 2, (3 if SANITIZED else 8)
             failures, done_count, cancelled = [], [0], [0]
             lock = threading.Lock()
 
@@ -567,10 +570,11 @@ class Load(unittest.TestCase):
                 for t in ts:
                     t.join(timeout=120)
 
-            run_round(0)  # warm-up: every handler thread, slot and allocator arena touched
+            for rnd in range(warmup):
+                run_round(rnd)
             self.assertTrue(self.wait_idle(srv))
             rss0 = srv.rss_kb()
-            for rnd in range(1, rounds):
+            for rnd in range(warmup, rounds):
                 run_round(rnd)
             self.assertTrue(self.wait_idle(srv))
             rss1 = srv.rss_kb()
@@ -580,7 +584,7 @@ class Load(unittest.TestCase):
             self.assertEqual(failures, [])
             self.assertEqual(done_count[0] + cancelled[0], clients * rounds)
             if not SANITIZED:  # ThreadSanitizer's shadow memory and history grow with every access
-                self.assertLessEqual(rss1 - rss0, 4096, "VmRSS grew after warm-up: %d -> %d KiB" % (rss0, rss1))
+                self.assertLessEqual(rss1 - rss0, 1024, "VmRSS grew after warm-up: %d -> %d KiB" % (rss0, rss1))
             st, h = srv.request("GET", "/health")
             self.assertEqual((st, h["status"]), (200, "ok"))
             self.assertLess(elapsed, 60, "the load test must finish within 60 s")
