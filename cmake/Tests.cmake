@@ -41,6 +41,26 @@ function(ml_test_group name tags)
     set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED "${G_FIXTURES}")
   endif()
 endfunction()
+
+# logits.checksum (verify/logits_checksum.py): stories260K's quantized --logits files and text
+# against the SHA-256 sums committed in verify/data/, the same bytes on Linux and Windows.
+function(ml_logits_checksum_test name)
+  add_test(NAME ${name} COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/logits_checksum.py --models ${ML_MODELS_DIR}
+           --shared ${ML_SHARED_DIR} -- ${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:ml_run>)
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 FIXTURES_REQUIRED stories260K
+                       ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;LC_ALL=C.UTF-8")
+endfunction()
+if(WIN32)  # Windows x64 under Wine: a lean suite of its own instead of the rest of this file
+  include("${PROJECT_SOURCE_DIR}/cmake/tests/windows.cmake")
+  return()
+endif()
+if(NOT EMSCRIPTEN)  # (node's file system under Emscripten: the non-ASCII path case is not run there)
+  ml_test_group(portability "[portability]" FIXTURES random)  # guard on injected CPUID words, non-ASCII paths
+endif()
+if(ML_ISA STREQUAL "scalar" AND NOT EMSCRIPTEN)
+  ml_logits_checksum_test(logits.checksum)  # pins the bytes the Windows presets must reproduce
+  add_test(NAME presets.generated COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/tools/gen_presets.py --check)
+endif()
 ml_test_group(kernels "[kernels]")
 ml_test_group(quant "[quant]")
 ml_test_group(quant.converter "[converter]" SHARED FIXTURES stories260K random)

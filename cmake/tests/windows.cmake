@@ -1,0 +1,39 @@
+# The Windows x64 suite (win-* presets: mingw-w64 cross build, every .exe run under Wine, which is
+# CMAKE_CROSSCOMPILING_EMULATOR; docs/windows.md). Included by cmake/Tests.cmake instead of the rest
+# of the Linux suite: Wine starts a process in ~0.1-0.3 s, so the tests that spawn hundreds of
+# processes (cli, tokenizer.oracle), need Python or qemu inside (reference.*, guard.*) or only
+# repeat what the Linux presets already prove about the same source stay on Linux. The Python
+# drivers below run on Linux and launch the .exe through Wine.
+# What runs here, each under Wine:
+#   kernels, quant           every kernel against the scalar reference (verify/kernel_checks.cc ...)
+#   e2e.*                    the build's forward bit-identical to the scalar forward (random models,
+#                            threads, batched prefill, panels, stories260K)
+#   portability              the guard refusing injected CPUID words; a non-ASCII model path
+#   golden.stories260K       llama2.c's stories260K text, byte for byte (stdout in binary mode)
+#   logits.identical         quantized --logits files equal to the --reference run's
+#   logits.checksum          ... and to the Linux builds' bytes (committed SHA-256; non-ASCII paths,
+#                            the --logits rename replacing an existing file)
+set(_ml_wine ${CMAKE_CROSSCOMPILING_EMULATOR})
+# The Wine prefix (WINEPREFIX, set by the test preset) is created by the first process that starts;
+# one test does that before the others start in parallel.
+add_test(NAME wine.prefix COMMAND ml_run --version)
+set_tests_properties(wine.prefix PROPERTIES FIXTURES_SETUP wine TIMEOUT 300)
+
+ml_test_group(kernels "[kernels]" FIXTURES wine)
+ml_test_group(quant "[quant]" FIXTURES wine)
+ml_test_group(portability "[portability]" FIXTURES wine random)
+ml_test_group(e2e.random "ISA forward vs scalar forward: random*" FIXTURES wine random)
+ml_test_group(e2e.threads "logits are bit-identical for*" FIXTURES wine random)
+ml_test_group(e2e.batch "batched prefill*" FIXTURES wine random)
+ml_test_group(e2e.panels "16-row panels*" FIXTURES wine random)
+ml_test_group(e2e.stories260K "ISA forward vs scalar forward: stories260K" SHARED FIXTURES wine stories260K)
+
+# llama2.c's text (verify/guard_test.py's golden mode, as the Linux guard.golden_on_* tests).
+add_test(NAME golden.stories260K COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/guard_test.py golden
+         --model ${ML_MODELS_DIR}/stories260K_f32.mlb --tokenizer ${ML_SHARED_DIR}/models/stories260K/tok512.bin
+         --golden ${ML_SHARED_DIR}/golden/once_upon_a_time.txt -- ${_ml_wine} $<TARGET_FILE:ml_run>)
+add_test(NAME logits.identical COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/logits_compare.py
+         --models ${ML_MODELS_DIR} --shared ${ML_SHARED_DIR} -- ${_ml_wine} $<TARGET_FILE:ml_run>)
+ml_logits_checksum_test(logits.checksum)
+set_tests_properties(golden.stories260K logits.identical logits.checksum PROPERTIES SKIP_RETURN_CODE 77
+  FIXTURES_REQUIRED "wine;stories260K;random" ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;LC_ALL=C.UTF-8")
