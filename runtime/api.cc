@@ -59,7 +59,8 @@ extern "C" ml_status ml_open(ml_ctx **out, const char *model_path, const char *t
   layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads);
   bind_activations(ctx->state, c);
   fill_rope_tables(ctx->state, c);
-  ctx->sampler.init(c.vocab, ctx->state.probs, ctx->state.cand);
+  ctx->sampler.init(c.vocab, ctx->state.probs, ctx->state.cand,
+                    o.reference ? ml::ScalarKernels::softmax : ml::BuildKernels::softmax);
   ctx->sampler.configure(0.0f, 0.9f, 1);
   if (const ml_status s = ctx->pool.start(threads)) return bail(s);
   ctx->reference = o.reference != 0;

@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "kernels/kernels.h"
 #include "kernels/mutants.h"
 #include "runtime/error.h"
-
-extern "C" void ml_k_softmax_scalar(float *x, int n);
 
 namespace ml {
 
@@ -45,38 +44,111 @@ int Sampler::sample_mult(float coin) const {
   return vocab_ - 1;  // rounding
 }
 
-int Sampler::sample_topp(float coin) {
-  // Tokens below (1 - topp) / (n - 1) cannot be in the nucleus; drop them before sorting.
-  const float cutoff = (1.0f - topp_) / float(vocab_ > 1 ? vocab_ - 1 : 1);
-  int n0 = 0;
-  for (int i = 0; i < vocab_; ++i)
-    if (probs_[i] >= cutoff) cand_[n0++] = {probs_[i], i};
-  if (n0 == 0) return argmax(probs_, vocab_);
-  std::sort(cand_, cand_ + n0, [](const ProbIndex &a, const ProbIndex &b) {
-    return a.prob != b.prob ? a.prob > b.prob : a.index < b.index;
-  });
+namespace {
+
+// Sorts keys[0, n) ascending by their high 32 bits, stably (so equal probabilities keep the
+// ascending ids they were collected in): least-significant-digit radix sort, three passes of 11, 11
+// and 10 bits, a pass skipped when every key has the same digit. tmp has room for n keys. O(n): a
+// flat distribution over 151936 entries costs about a millisecond where a comparison sort cost ten.
+void sort_candidates(uint64_t *keys, uint64_t *tmp, int n) {
+  static constexpr int kShift[3] = {32, 43, 54}, kBits[3] = {11, 11, 10};
+  for (int p = 0; p < 3; ++p) {
+    const int shift = kShift[p];
+    const uint64_t mask = (uint64_t(1) << kBits[p]) - 1;
+    int count[2048] = {0};
+    for (int i = 0; i < n; ++i) ++count[(keys[i] >> shift) & mask];
+    if (count[(keys[0] >> shift) & mask] == n) continue;
+    int start = 0;
+    for (int &c : count) {
+      const int k = c;
+      c = start;
+      start += k;
+    }
+    for (int i = 0; i < n; ++i) tmp[count[(keys[i] >> shift) & mask]++] = keys[i];
+    std::memcpy(keys, tmp, size_t(n) * sizeof *keys);
+  }
+}
+
+}  // namespace
+
+// The nucleus walk over keys[0, n) sorted: the cut where the cumulative probability first exceeds
+// topp (the last candidate when it never does, or -1 with `must_cut` — the caller sorted only a
+// prefix), then the draw within it.
+int Sampler::walk_nucleus(const uint64_t *keys, int n, float coin, bool must_cut) const {
   float cumulative = 0.0f;
-  int last = n0 - 1;
-  for (int i = 0; i < n0; ++i) {
-    cumulative += cand_[i].prob;
+  int last = -1;
+  for (int i = 0; i < n; ++i) {
+    cumulative += candidate_prob(keys[i]);
     if (cumulative > topp_ || (ML_MUTANT("topp_boundary") && cumulative == topp_)) {  // mutant: >=
       last = i;
       break;
     }
   }
+  if (last < 0) {
+    if (must_cut) return -1;
+    last = n - 1;
+  }
   const float r = coin * cumulative;
   float cdf = 0.0f;
   for (int i = 0; i <= last; ++i) {
-    cdf += cand_[i].prob;
-    if (r < cdf) return cand_[i].index;
+    cdf += candidate_prob(keys[i]);
+    if (r < cdf) return candidate_index(keys[i]);
   }
-  return cand_[last].index;
+  return candidate_index(keys[last]);
+}
+
+int Sampler::sample_topp(float coin) {
+  // Tokens below (1 - topp) / (n - 1) cannot be in the nucleus; drop them before sorting.
+  const float cutoff = (1.0f - topp_) / float(vocab_ > 1 ? vocab_ - 1 : 1);
+  // Candidates in id order, and a histogram of their probabilities by the top 12 bits (sign,
+  // exponent, 3 mantissa bits: buckets in probability order) with each bucket's mass.
+  constexpr int kBuckets = 4096;
+  int count[kBuckets] = {0};
+  double mass[kBuckets] = {0.0};
+  int n0 = 0;
+  for (int i = 0; i < vocab_; ++i)
+    if (probs_[i] >= cutoff) {
+      const uint64_t key = candidate_key(probs_[i], i);
+      keys_[n0++] = key;
+      const int b = int(~uint32_t(key >> 32) >> 20);
+      ++count[b];
+      mass[b] += probs_[i];
+    }
+  if (n0 == 0) return argmax(probs_, vocab_);
+  // Only the nucleus needs its order. The highest buckets whose mass passes topp by a margin that
+  // covers the float rounding of the cumulative sum (n0 additions, each within 2^-24 relative) are
+  // a prefix of the sorted candidates: sort just those and cut there. If the float sum still does
+  // not pass topp inside them, sort every candidate. Either way the order and the float sums are
+  // exactly those of sorting all n0 candidates, as llama2.c does.
+  const double need = double(topp_) + 1e-7 * double(n0) + 1e-6;
+  double seen = 0.0;
+  int lowest = kBuckets - 1, m = 0;
+  while (lowest >= 0) {
+    seen += mass[lowest];
+    m += count[lowest];
+    if (seen > need || m == n0) break;
+    --lowest;
+  }
+  uint64_t *tmp = keys_ + vocab_;
+  if (m <= n0 / 2) {  // else sorting them all costs about the same
+    int j = 0;
+    for (int i = 0; i < n0; ++i)
+      if (int(~uint32_t(keys_[i] >> 32) >> 20) >= lowest) tmp[j++] = keys_[i];
+    sort_candidates(tmp, keys_, m);  // keys_ is the scratch now: collected again below if needed
+    const int tok = walk_nucleus(tmp, m, coin, true);
+    if (tok >= 0) return tok;
+    n0 = 0;
+    for (int i = 0; i < vocab_; ++i)
+      if (probs_[i] >= cutoff) keys_[n0++] = candidate_key(probs_[i], i);
+  }
+  sort_candidates(keys_, tmp, n0);
+  return walk_nucleus(keys_, n0, coin, false);
 }
 
 int Sampler::sample(const float *logits) {
   if (temperature_ == 0.0f) return argmax(logits, vocab_);
   for (int i = 0; i < vocab_; ++i) probs_[i] = logits[i] / temperature_;
-  ml_k_softmax_scalar(probs_, vocab_);
+  softmax_(probs_, vocab_);
   const float coin = random_f32();
   if (topp_ <= 0.0f || topp_ >= 1.0f) return sample_mult(coin);
   return sample_topp(coin);

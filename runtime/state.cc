@@ -31,7 +31,7 @@ void layout_state(Arena &a, State &s, const Config &c, int max_seq, int batch, i
   a.reserve(&s.xq_d, B * (qn / ML_QK + 1));
   a.reserve(&s.xq_s, B * (qn / ML_QK + 1));
   a.reserve(&s.probs, c.vocab);
-  a.reserve(&s.cand, c.vocab);
+  a.reserve(&s.cand, 2 * uint64_t(c.vocab));
 }
 
 void bind_activations(State &s, const Config &c) {

@@ -28,7 +28,7 @@ struct State {
   float *xq_d;          //   (batch, max(dim, hidden)/32)   scales
   int32_t *xq_s;        //   (batch, max(dim, hidden)/32)   block sums
   float *probs;         // (vocab)               sampler
-  ProbIndex *cand;      // (vocab)               sampler
+  uint64_t *cand;       // (2 * vocab)           sampler: top-p candidates, radix-sort buffer
 };
 
 // Reserves every buffer of `s` in `a` (called for the measuring and the assigning pass).

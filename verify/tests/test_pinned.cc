@@ -3,6 +3,7 @@
 // — the comparisons of ISA kernels against the scalar ones cannot see that, and on the scalar
 // preset they compare the reference with itself. Kernel cases run the scalar set and the build's.
 // tools/mutants.sh (issue 20) checks that these and the rest of the suite catch deliberate bugs.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -203,12 +204,12 @@ TEST_CASE("pinned: top-p keeps the candidate at which the cumulative probability
   const float p01 = (0.0f + p[0]) + p[1];
   REQUIRE(p01 < 1.0f);
   std::vector<float> probs(3);
-  std::vector<ml::ProbIndex> cand(3);
+  std::vector<uint64_t> cand(6);
   auto count_third = [&](float topp) {
     int third = 0, draws = 0;
     for (uint64_t seed = 1; seed <= 2000; ++seed) {
       ml::Sampler s;
-      s.init(3, probs.data(), cand.data());
+      s.init(3, probs.data(), cand.data(), ml::ScalarKernels::softmax);
       REQUIRE(s.configure(1.0f, topp, seed) == ML_OK);
       const int tok = s.sample(logits.data());
       REQUIRE(tok >= 0);
@@ -225,6 +226,83 @@ TEST_CASE("pinned: top-p keeps the candidate at which the cumulative probability
   }
   SECTION("topp one ulp below p0 + p1: the nucleus is two candidates") {
     CHECK(count_third(std::nextafter(p01, 0.0f)) == 0);
+  }
+}
+
+TEST_CASE("pinned: top-p over a large vocabulary draws what sorting every candidate draws", "[pinned]") {
+  // The sampler radix-sorts packed (probability, id) keys. Reference here: llama2.c's rule written plainly — every candidate sorted, the nucleus cut where
+  // the cumulative probability first exceeds topp, the coin scaled by that cumulative.
+  const int n = 151936;  // Qwen2.5's vocabulary
+  auto reference = [&](const std::vector<float> &logits, float temp, float topp, uint64_t seed) {
+    std::vector<float> p(logits.size());
+    for (size_t i = 0; i < p.size(); ++i) p[i] = logits[i] / temp;
+    ml::ScalarKernels::softmax(p.data(), n);
+    uint64_t st = seed;  // the sampler's xorshift64*, one draw
+    st ^= st >> 12;
+    st ^= st << 25;
+    st ^= st >> 27;
+    const float coin = float(uint32_t((st * 0x2545F4914F6CDD1Dull) >> 32) >> 8) / 16777216.0f;
+    const float cutoff = (1.0f - topp) / float(n - 1);
+    struct ProbIndex {
+      float prob;
+      int index;
+    };
+    std::vector<ProbIndex> c;
+    for (int i = 0; i < n; ++i)
+      if (p[size_t(i)] >= cutoff) c.push_back({p[size_t(i)], i});
+    std::sort(c.begin(), c.end(), [](const ProbIndex &a, const ProbIndex &b) {
+      return a.prob != b.prob ? a.prob > b.prob : a.index < b.index;
+    });
+    float cum = 0.0f;
+    size_t last = c.size() - 1;
+    for (size_t i = 0; i < c.size(); ++i) {
+      cum += c[i].prob;
+      if (cum > topp) {
+        last = i;
+        break;
+      }
+    }
+    const float r = coin * cum;
+    float cdf = 0.0f;
+    for (size_t i = 0; i <= last; ++i) {
+      cdf += c[i].prob;
+      if (r < cdf) return c[i].index;
+    }
+    return c[last].index;
+  };
+  std::vector<float> logits(static_cast<size_t>(n)), probs(static_cast<size_t>(n));
+  std::vector<uint64_t> cand(2 * static_cast<size_t>(n));
+  uint32_t lcg = 12345;
+  auto uniform = [&]() { return float((lcg = lcg * 1664525u + 1013904223u) >> 8) / 16777216.0f; };
+  auto check = [&](const char *what, float temp, float topp) {
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+      ml::Sampler s;
+      s.init(n, probs.data(), cand.data(), ml::ScalarKernels::softmax);
+      REQUIRE(s.configure(temp, topp, seed) == ML_OK);
+      INFO(what << ", T " << temp << ", top-p " << topp << ", seed " << seed);
+      CHECK(s.sample(logits.data()) == reference(logits, temp, topp, seed));
+    }
+  };
+  SECTION("spread: probabilities over many exponents (every radix pass runs)") {
+    for (size_t i = 0; i < logits.size(); ++i) logits[i] = 14.0f * uniform() - float(i % 3);
+    check("spread", 1.0f, 0.9f);
+    check("spread", 2.0f, 0.95f);
+  }
+  SECTION("flat: every entry a candidate, the nucleus 90 % of them") {
+    for (float &x : logits) x = 0.01f * uniform();
+    check("flat", 1.0f, 0.9f);
+    check("flat", 1.0f, 0.999f);
+  }
+  SECTION("peaked: a few dozen tokens hold the mass") {
+    for (size_t i = 0; i < logits.size(); ++i) logits[i] = (i % 4099 == 0 ? 12.0f : 0.0f) + 3.0f * uniform();
+    check("peaked", 1.0f, 0.9f);
+    check("peaked", 0.7f, 0.5f);
+  }
+  SECTION("ties: 200 equal maxima, broken by index (the sort must be stable)") {
+    for (float &x : logits) x = 0.0f;
+    for (int i = 0; i < 200; ++i) logits[size_t((i * 7919) % n)] = 9.0f;
+    check("ties", 1.0f, 0.9f);
+    check("ties", 1.0f, 0.2f);
   }
 }
 
