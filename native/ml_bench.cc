@@ -15,6 +15,12 @@
 //   ml_bench roofline MODEL.mlb... [-t N[,M...]] [-n TOKENS]
 //       bandwidth, then for each model and thread count: decode tok/s and the share of the
 //       bandwidth ceiling (weight bytes per token ÷ measured bandwidth).
+//   ml_bench sample MODEL.mlb... [-t N[,M...]] [-n TOKENS]
+//       the cost of sampling against a decode step: per step, ml_eval's time and ml_sample's with
+//       temperature 1 and top-p 0.9 (and 1.0: plain multinomial) on the logits the model just made
+//       (a random-weight model's are nearly flat: the nucleus is most of the vocabulary), on logits
+//       shaped like a trained model's (Zipf, p ~ rank^-1.5: a nucleus of tens of tokens) and on
+//       flat logits (every entry a candidate, the worst case).
 // --tsv prints machine-readable lines (tools/bench_isas.py uses them) instead of tables.
 #include <algorithm>
 #include <cmath>
@@ -36,7 +42,6 @@
 #include "runtime/ml.h"
 #include "runtime/threads.h"
 #include "runtime/sampler.h"
-#include "simd/compiler.h"
 
 namespace {
 
@@ -48,12 +53,15 @@ const char kUsage[] =
     "       ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
     "       ml_bench prefill MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
     "       ml_bench roofline MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
+    "       ml_bench sample MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
     "\n"
     "Benchmarks this build (ISA as in ml_run --version). kernels: every kernel at stories110M and\n"
     "TinyLlama shapes, cache-resident and streaming from DRAM; bandwidth: DRAM read GB/s with 1..N\n"
     "threads; decode: tok/s per model and thread count; prefill: prompt tok/s of one batch of -n\n"
     "tokens; roofline: bandwidth and decode, plus decode tok/s as a\n"
-    "share of the bandwidth ceiling. Models: tools/gen_random.py --preset stories15m|stories110m|\n"
+    "share of the bandwidth ceiling; sample: ml_sample's time (temperature 1, top-p 0.9 and 1.0,\n"
+    "on the model's logits, on Zipf-shaped logits like a trained model's, and on flat logits, the\n"
+    "worst case) as a share of a decode step. Models: tools/gen_random.py --preset stories15m|stories110m|\n"
     "tinyllama (tools/bench_isas.py and tools/roofline.sh make them). Defaults: -t 1,<cpus>,\n"
     "-n 64, --seconds 0.25 per measurement (median of 5), --pool-mb 512 of weights streamed.\n"
     "\n"
@@ -99,8 +107,8 @@ uint32_t rnd() {
 }
 
 void *aligned(size_t bytes) {
-  void *p = ml::ml_aligned_alloc(64, (bytes + 63) & ~size_t(63));
-  if (p == nullptr) {
+  void *p = nullptr;
+  if (posix_memalign(&p, 64, (bytes + 63) & ~size_t(63)) != 0) {
     std::fprintf(stderr, "ml_bench: cannot allocate %zu bytes\n", bytes);
     std::exit(ML_E_NOMEM);
   }
@@ -435,6 +443,110 @@ int run_prefill(const Opts &o) {
   return 0;
 }
 
+// Sampling against decoding: `tokens` steps, each ml_eval timed, then ml_sample on its logits with
+// temperature 1 and top-p 0.9 and with top-p 1 (multinomial), each timed; the next token is the
+// top-p draw. Then top-p 0.9 on Zipf-shaped logits (p ~ rank^-1.5 over a shuffled vocabulary: a
+// nucleus of some 60 tokens among thousands of candidates, like a trained model's distribution) and
+// on flat logits (all equal: every entry is a candidate and the nucleus holds 90 % of the
+// vocabulary). Medians over the steps.
+struct SampleCost {
+  double step_ms, topp_ms, mult_ms, zipf_ms, flat_ms;
+  ml_model_info info;
+};
+
+bool measure_sample(const std::string &path, int threads, int tokens, SampleCost *out) {
+  ml_options opt;
+  ml_options_init(&opt);
+  opt.n_threads = threads;
+  opt.max_seq = tokens + 16;
+  ml_ctx *ctx = nullptr;
+  if (ml_open(&ctx, path.c_str(), nullptr, &opt) != ML_OK) {
+    std::fprintf(stderr, "ml_bench: %s\n", ml_last_error());
+    return false;
+  }
+  ml_get_info(ctx, &out->info);
+  const int vocab = out->info.vocab;
+  std::vector<double> step, topp, mult, flat;
+  const float *logits = nullptr;
+  int tok = 1, pos = 0;
+  for (; pos < 8; ++pos) ml_eval(ctx, tok = (pos * 7919) % vocab, pos, &logits);
+  std::vector<float> copy(static_cast<size_t>(vocab));
+  for (int i = 0; i < tokens; ++i, ++pos) {
+    double t0 = now_ms();
+    ml_eval(ctx, tok, pos, &logits);
+    step.push_back(now_ms() - t0);
+    std::memcpy(copy.data(), logits, copy.size() * sizeof(float));
+    ml_sampler_set(ctx, 1.0f, 1.0f, 1000 + uint64_t(i));
+    t0 = now_ms();
+    ml_sample(ctx, copy.data(), &tok);
+    mult.push_back(now_ms() - t0);
+    ml_sampler_set(ctx, 1.0f, 0.9f, 1000 + uint64_t(i));
+    t0 = now_ms();
+    ml_sample(ctx, copy.data(), &tok);
+    topp.push_back(now_ms() - t0);
+  }
+  std::vector<double> zipf;
+  uint32_t lcg = 1;
+  for (int i = 0; i < vocab; ++i) copy[size_t(i)] = -1.5f * std::log(1.0f + float(i));
+  for (int i = vocab - 1; i > 0; --i) {  // shuffle: the likely tokens anywhere in the vocabulary
+    lcg = lcg * 1664525u + 1013904223u;
+    std::swap(copy[size_t(i)], copy[(lcg >> 8) % uint32_t(i + 1)]);
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    std::vector<double> &v = pass == 0 ? zipf : flat;
+    if (pass == 1) std::fill(copy.begin(), copy.end(), 0.0f);
+    for (int i = 0; i < std::min(tokens, 16); ++i) {
+      ml_sampler_set(ctx, 1.0f, 0.9f, 1000 + uint64_t(i));
+      const double t0 = now_ms();
+      int t;
+      ml_sample(ctx, copy.data(), &t);
+      v.push_back(now_ms() - t0);
+    }
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  out->step_ms = median(step);
+  out->topp_ms = median(topp);
+  out->mult_ms = median(mult);
+  out->zipf_ms = median(zipf);
+  out->flat_ms = median(flat);
+  ml_close(ctx);
+  return true;
+}
+
+int run_sample(const Opts &o) {
+  if (o.models.empty()) {
+    std::fprintf(stderr, "ml_bench: sample needs at least one MODEL.mlb (ml_bench --help)\n");
+    return ML_E_ARG;
+  }
+  std::vector<int> threads = o.threads;
+  if (threads.empty()) threads.push_back(1);
+  if (!o.tsv)
+    std::printf("%-28s %-5s %7s %3s %9s %10s %7s %10s %7s %10s %7s %10s %7s\n", "model (dim/hidden/layers/heads/kv)",
+                "type", "vocab", "thr", "step ms", "top-p ms", "% step", "multi ms", "% step", "zipf ms", "% step",
+                "flat ms", "% step");
+  for (const std::string &m : o.models)
+    for (int t : threads) {
+      SampleCost c;
+      if (!measure_sample(m, t, o.tokens, &c)) return ML_E_IO;
+      char shape[64];
+      std::snprintf(shape, sizeof shape, "%d/%d/%d/%d/%d", c.info.dim, c.info.hidden_dim, c.info.n_layers,
+                    c.info.n_heads, c.info.n_kv_heads);
+      const double s = c.step_ms;
+      if (o.tsv)
+        std::printf("sample\t%s\t%s\t%s\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\n", m.c_str(), shape,
+                    type_name(c.info.wtype), c.info.vocab, t, s, c.topp_ms, c.mult_ms, c.zipf_ms, c.flat_ms);
+      else
+        std::printf("%-28s %-5s %7d %3d %9.2f %10.3f %6.1f%% %10.3f %6.1f%% %10.3f %6.1f%% %10.3f %6.1f%%\n", shape,
+                    type_name(c.info.wtype), c.info.vocab, t, s, c.topp_ms, 100.0 * c.topp_ms / s, c.mult_ms,
+                    100.0 * c.mult_ms / s, c.zipf_ms, 100.0 * c.zipf_ms / s, c.flat_ms, 100.0 * c.flat_ms / s);
+      std::fflush(stdout);
+    }
+  return 0;
+}
+
 int run_decode(const Opts &o, bool roofline) {
   if (o.models.empty()) {
     std::fprintf(stderr, "ml_bench: %s needs at least one MODEL.mlb (ml_bench --help)\n", o.mode.c_str());
@@ -552,5 +664,6 @@ extern "C" int ml_main(int argc, char **argv) {
   if (o.mode == "decode") return run_decode(o, false);
   if (o.mode == "prefill") return run_prefill(o);
   if (o.mode == "roofline") return run_decode(o, true);
+  if (o.mode == "sample") return run_sample(o);
   return usage_error(o.mode.empty() ? "no mode given" : "unknown mode ", o.mode.c_str());
 }
