@@ -109,6 +109,25 @@ def launcher_checks(arch, prefix, cpus, refusals, model, tok, want):
           "exit %d: %s" % (r.returncode, r.stderr.decode().strip()))
 
 
+def program_checks(prefix, tok):
+    """The other launchers: each name starts its own program of the chosen build (natively)."""
+    bin_dir = os.path.join(prefix, "bin")
+    r = run([os.path.join(bin_dir, "ml_tokenize"), tok, "-i", PROMPT])
+    check("x86_64 bin/ml_tokenize", r.returncode == 0 and r.stdout.strip() == b"1 403 407 261 378",
+          "ids %r (want 1 403 407 261 378)%s" % (r.stdout.decode().strip(), "" if r.returncode == 0 else " " + r.stderr.decode()))
+    for prog in ("ml_bench", "ml_server"):
+        exe = os.path.join(bin_dir, prog)
+        if prog == "ml_server" and not os.path.exists(exe):
+            built = glob.glob(os.path.join(prefix, "libexec", "legacy-ml", "*", "bin", "ml_server"))
+            check("x86_64 bin/ml_server", not built, "not built (no server in these builds)" if not built
+                  else "the builds have ml_server but bin/ has no launcher for it")
+            continue
+        r = run([exe, "--help"])
+        out = r.stdout.decode("utf-8", "replace")
+        check("x86_64 bin/%s --help" % prog, r.returncode == 0 and prog in out,
+              "exit %d: %s" % (r.returncode, out.splitlines()[0] if out else r.stderr.decode().strip()))
+
+
 def consumer_checks(work, prefix, model, tok, want):
     cases = [("cmake: prefix (default build)", ["-DCMAKE_PREFIX_PATH=" + prefix], "sse2"),
              ("cmake: prefix, LEGACY_ML_ISA=avx2", ["-DCMAKE_PREFIX_PATH=" + prefix, "-DLEGACY_ML_ISA=avx2"], "avx2"),
@@ -180,6 +199,7 @@ def main():
     x86 = os.path.join(work, "x86_64")
     if os.path.isdir(x86):
         launcher_checks("x86_64", x86, X86_CPUS, X86_REFUSE, model, tok, want)
+        program_checks(x86, tok)
         consumer_checks(work, x86, model, tok, want)
     elif os.uname().machine == "x86_64":
         check("x86_64 prefix", False, "%s is absent" % x86)
