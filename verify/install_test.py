@@ -158,6 +158,35 @@ def consumer_checks(work, prefix, model, tok, want):
             var, "ok" if g.stdout == want else "DIFFERS", "" if ok else "\n       %r" % (flags.stderr + cc.stderr + g.stderr)[-800:]))
 
 
+def cross_consumer_checks(work, prefix, model, tok, want):
+    """AArch64: the consumer cross-built against the AArch64 prefix (CMake with the project's
+    toolchain file and legacy_ml_DIR; pkg-config with the cross compiler), run on cortex-a53."""
+    q = qemu("aarch64", "cortex-a53")
+    b = os.path.join(work, "consumer-aarch64")
+    c = run(["cmake", "-S", os.path.join(SRC, "verify", "consumer"), "-B", b, "--fresh",
+             "-DCMAKE_TOOLCHAIN_FILE=" + os.path.join(SRC, "cmake", "toolchains", "aarch64.cmake"),
+             "-Dlegacy_ml_DIR=" + os.path.join(prefix, "lib", "cmake", "legacy_ml")])
+    bld = run(["cmake", "--build", b]) if c.returncode == 0 else c
+    g = run(q + [os.path.join(b, "generate"), model, tok, "200", PROMPT]) if bld.returncode == 0 else bld
+    lib = re.search(rb"library ISA (\S+)", g.stderr)
+    ok = g.returncode == 0 and g.stdout == want and lib and lib.group(1) == b"neon"
+    check("consumer aarch64 cmake (cross), cortex-a53", ok, "library ISA %s, golden %s%s" % (
+        lib.group(1).decode() if lib else None, "ok" if g.stdout == want else "DIFFERS",
+        "" if ok else "\n       %r" % (c.stdout + c.stderr + bld.stdout + g.stderr)[-800:]))
+    env = {"PKG_CONFIG_PATH": os.path.join(prefix, "lib", "pkgconfig"), "PKG_CONFIG_LIBDIR": ""}
+    flags = run(["pkg-config", "--cflags", "--libs", "legacy-ml-neon_dotprod"], env)
+    exe = os.path.join(work, "generate-aarch64-pc")
+    cc = run(["aarch64-linux-gnu-gcc", "-O1", os.path.join(SRC, "verify", "consumer", "generate.c"), "-o", exe]
+             + shlex.split(flags.stdout.decode()))
+    q = qemu("aarch64", "cortex-a76")
+    g = run(q + [exe, model, tok, "200", PROMPT]) if cc.returncode == 0 else cc
+    lib = re.search(rb"library ISA (\S+)", g.stderr)
+    ok = flags.returncode == 0 and g.returncode == 0 and g.stdout == want and lib and lib.group(1) == b"neon_dotprod"
+    check("consumer aarch64 pkg-config (cross), cortex-a76", ok, "library ISA %s, golden %s%s" % (
+        lib.group(1).decode() if lib else None, "ok" if g.stdout == want else "DIFFERS",
+        "" if ok else "\n       %r" % (flags.stderr + cc.stderr + g.stderr)[-800:]))
+
+
 def deb_checks(work, model, tok, want):
     debs = sorted(glob.glob(os.path.join(work, "deb", "*.deb")))
     if not debs:
@@ -206,6 +235,8 @@ def main():
     a64 = os.path.join(work, "aarch64")
     if os.path.isdir(a64):
         launcher_checks("aarch64", a64, ARM_CPUS, ARM_REFUSE, model, tok, want)
+        if os.uname().machine == "x86_64":
+            cross_consumer_checks(work, a64, model, tok, want)
     elif os.uname().machine == "aarch64":
         check("aarch64 prefix", False, "%s is absent" % a64)
     deb_checks(work, model, tok, want)
