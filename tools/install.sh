@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --arch) [ $# -ge 2 ] || usage; arch=$2; shift 2 ;;
     --deb) [ $# -ge 2 ] || usage; deb=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0" | cut -c3-; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | cut -c3-; exit 0 ;;
     -*) usage ;;
     *) [ -z "$prefix" ] || usage; prefix=$1; shift ;;
   esac
