@@ -44,8 +44,9 @@ const char kUsage[] =
     "\n"
     "Serves a legacy-ml model over HTTP with the OpenAI API: POST /v1/completions,\n"
     "POST /v1/chat/completions (both with \"stream\": true as server-sent events), GET /v1/models,\n"
-    "GET /health. Request fields: prompt / messages, max_tokens, temperature, top_p, seed, stop, n\n"
-    "(1 only), stream; other fields are ignored. Greedy output (temperature 0) is ml_run's text.\n"
+    "GET /health. Request fields: prompt / messages, max_tokens (or max_completion_tokens),\n"
+    "temperature, top_p, seed, stop, n (1 only), stream; other fields are ignored. Greedy output\n"
+    "(temperature 0) is ml_run's text.\n"
     "\n"
     "options:\n"
     "  -z, --tokenizer PATH  the model's tokenizer (required), as for ml_run\n"
@@ -144,7 +145,8 @@ void send_error(httplib::Response &res, int status, const std::string &message, 
          : status >= 500 ? "server_error"
                          : "invalid_request_error";
   res.status = status;
-  res.set_content(error_body(status, message, type).dump(), "application/json");
+  res.set_content(error_body(status, message, type).dump(-1, ' ', false, json::error_handler_t::replace),
+                  "application/json");
 }
 
 // Returns the offset of the first byte that is not valid UTF-8, or npos.
@@ -207,6 +209,7 @@ struct Job {
   std::string finish;  // "stop" | "length" | "error"
   std::string error;
   int n_generated = 0, n_cached = 0, n_evaluated = 0;
+  double t_queued = 0, t_prompt_done = 0, t_done = 0;  // ms (ml::cli::now_ms), for "timings"
   std::condition_variable cv;  // (with Server::mu_) text grew or done: wakes this job's handler only
   // Scheduler thread only.
   ml_text_stream ts{};
@@ -257,6 +260,17 @@ class Server {
       j->cancelled = true;
     }
     work_cv_.notify_all();
+  }
+  // As llama-server's: tokens reused from the slot's KV cache, evaluated, generated, and times
+  // (queued -> prompt evaluated -> done; predicted_per_second: generated tokens / decode time).
+  static json timings(const Job &j) {
+    const double pred_ms = j.t_done - j.t_prompt_done;
+    return json{{"cache_n", j.n_cached},
+                {"prompt_n", j.n_evaluated},
+                {"prompt_ms", j.t_prompt_done - j.t_queued},
+                {"predicted_n", j.n_generated},
+                {"predicted_ms", pred_ms},
+                {"predicted_per_second", pred_ms > 0 ? j.n_generated * 1000.0 / pred_ms : 0.0}};
   }
   json usage(const Job &j) const {
     return json{{"prompt_tokens", int(j.prompt.size())},
@@ -312,6 +326,7 @@ void Server::finish(Slot &s, const char *reason, const std::string &error) {
     j.done = true;
     j.finish = reason;
     j.error = error;
+    j.t_done = ml::cli::now_ms();
   }
   j.cv.notify_all();
   s.job.reset();
@@ -332,6 +347,7 @@ void Server::step(Slot &s) {
     s.last = j.prompt.back();
     std::lock_guard<std::mutex> lk(mu_);
     j.n_evaluated += n;
+    if (s.pos == n_prompt) j.t_prompt_done = ml::cli::now_ms();
     return;
   }
   int next = 0;
@@ -416,6 +432,7 @@ void Server::scheduler() {
         // At least the last prompt token is evaluated again: its logits start the generation.
         best->pos = int(std::min(best_lcp, j->prompt.size() - 1));
         j->n_cached = best->pos;
+        j->t_prompt_done = ml::cli::now_ms();  // again when its prefill completes
         ml_sampler_set(best->ctx, j->temperature, j->top_p, j->seed);
       }
       active.clear();
@@ -476,10 +493,11 @@ std::shared_ptr<Job> Server::make_job(const json &body, bool chat) {
     j->stop.erase(std::remove(j->stop.begin(), j->stop.end(), std::string()), j->stop.end());
   }
   long max_tokens = -1;
-  if (const json *v = field("max_tokens")) {
-    if (!v->is_number_integer()) throw bad("'max_tokens' must be an integer");
+  const char *max_name = field("max_tokens") || !field("max_completion_tokens") ? "max_tokens" : "max_completion_tokens";
+  if (const json *v = field(max_name)) {
+    if (!v->is_number_integer()) throw bad(std::string("'") + max_name + "' must be an integer");
     const int64_t m = v->get<int64_t>();
-    if (m < 1) throw bad("'max_tokens' must be at least 1");
+    if (m < 1) throw bad(std::string("'") + max_name + "' must be at least 1");
     max_tokens = m > (1L << 30) ? (1L << 30) : long(m);
   }
 
@@ -599,6 +617,7 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
     if (queue_.size() >= queue_cap_)
       return send_error(res, 503, "the server is busy: " + std::to_string(queue_.size()) +
                                       " requests are waiting for a slot; retry later");
+    job->t_queued = ml::cli::now_ms();
     queue_.push_back(job);
   }
   work_cv_.notify_all();
@@ -621,7 +640,7 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
       choice["text"] = job->text, choice["logprobs"] = nullptr;
     json out = {{"id", id},           {"object", object},           {"created", created},
                 {"model", model_name_}, {"choices", json::array({choice})}, {"usage", usage(*job)},
-                {"timings", {{"cache_n", job->n_cached}, {"prompt_n", job->n_evaluated}, {"predicted_n", job->n_generated}}}};
+                {"timings", timings(*job)}};
     lk.unlock();
     res.set_content(out.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
     return;
@@ -639,7 +658,7 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
         *sent = job->text.size();
         const bool done = job->done;
         const std::string finish = job->finish, error = job->error;
-        const json use = usage(*job);
+        const json use = usage(*job), tim = timings(*job);
         lk.unlock();
         auto chunk = [&](const json &delta_or_text, const json &finish_reason) {
           json c = {{"index", 0}, {"finish_reason", finish_reason}};
@@ -660,6 +679,7 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
           } else {
             json last = chunk(chat ? json::object() : json(""), finish);
             last["usage"] = use;
+            last["timings"] = tim;
             out += sse(last);
           }
           out += "data: [DONE]\n\n";

@@ -285,6 +285,13 @@ class Completions(Base):
         self.assertEqual((st, h["status"]), (200, "ok"))
         self.assertEqual(h["slots_idle"] + h["slots_processing"], 2)
 
+    def test_max_completion_tokens_is_max_tokens(self):
+        st, r = self.server.post("/v1/completions", {"prompt": "Once upon a time", "max_completion_tokens": 7,
+                                                     "temperature": 0})
+        self.assertEqual((st, r["usage"]["completion_tokens"], r["choices"][0]["finish_reason"]), (200, 7, "length"))
+        st, r = self.server.post("/v1/completions", {"prompt": "Once", "max_completion_tokens": "7"})
+        self.assert_error(st, r, 400, "max_completion_tokens")
+
     def test_chat_without_a_template_is_a_clear_error(self):
         st, r = self.server.post("/v1/chat/completions", {"messages": [{"role": "user", "content": "Hi"}]})
         self.assert_error(st, r, 400, "--chat-template")
