@@ -42,6 +42,7 @@
 #include "runtime/ml.h"
 #include "runtime/threads.h"
 #include "runtime/sampler.h"
+#include "simd/compiler.h"
 
 namespace {
 
@@ -107,8 +108,8 @@ uint32_t rnd() {
 }
 
 void *aligned(size_t bytes) {
-  void *p = nullptr;
-  if (posix_memalign(&p, 64, (bytes + 63) & ~size_t(63)) != 0) {
+  void *p = ml::ml_aligned_alloc(64, (bytes + 63) & ~size_t(63));
+  if (p == nullptr) {
     std::fprintf(stderr, "ml_bench: cannot allocate %zu bytes\n", bytes);
     std::exit(ML_E_NOMEM);
   }
