@@ -82,8 +82,10 @@ WINDOWS = ["sse2", "avx2", "avx512vnni"]
 WINDOWS_DISPLAY = "Windows x64, {} (mingw-w64 cross build, tests under Wine)"
 WINDOWS_NAME = {"sse2": "SSE2 (every x86-64 CPU)", "avx2": "AVX2+FMA (Haswell 2013+, Zen)",
                 "avx512vnni": "AVX-512 VNNI (Cascade Lake 2019+, Ice Lake, Zen 4)"}
-# The Wine prefix lives in the build tree; WINEDEBUG=-all keeps Wine's fixme lines out of test output.
-WINDOWS_TEST_ENV = {"WINEPREFIX": "${sourceDir}/build/${presetName}/wineprefix", "WINEDEBUG": "-all"}
+# One Wine prefix in the build tree for the three presets (a prefix is ~700 MB: Wine copies its DLLs
+# into system32; created by the first start, ~3-7 s); WINEDEBUG=-all keeps Wine's fixme lines out of
+# the test output.
+WINDOWS_TEST_ENV = {"WINEPREFIX": "${sourceDir}/build/wineprefix", "WINEDEBUG": "-all"}
 # File order = include order = workflow order (tools/test_matrix.sh).
 FILES = ["base", "x86", "arm", "riscv", "wasm", "sanitizers", "windows"]
 

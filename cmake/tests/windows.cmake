@@ -2,13 +2,15 @@
 # CMAKE_CROSSCOMPILING_EMULATOR; docs/windows.md). Included by cmake/Tests.cmake instead of the rest
 # of the Linux suite: Wine starts a process in ~0.1-0.3 s, so the tests that spawn hundreds of
 # processes (cli, tokenizer.oracle), need Python or qemu inside (reference.*, guard.*) or only
-# repeat what the Linux presets already prove about the same source stay on Linux. The Python
+# repeat what the Linux presets already prove about the same source stay on Linux; ml_tests.exe
+# is compiled from the test files of these groups only (cmake/Tests.cmake). The Python
 # drivers below run on Linux and launch the .exe through Wine.
 # What runs here, each under Wine:
 #   kernels, quant           every kernel against the scalar reference (verify/kernel_checks.cc ...)
 #   e2e.*                    the build's forward bit-identical to the scalar forward (random models,
 #                            threads, batched prefill, panels, stories260K)
 #   portability              the guard refusing injected CPUID words; a non-ASCII model path
+#   model.malformed          the loader's refusals (missing file, directory, empty, bad fields)
 #   golden.stories260K       llama2.c's stories260K text, byte for byte (stdout in binary mode)
 #   logits.identical         quantized --logits files equal to the --reference run's
 #   logits.checksum          ... and to the Linux builds' bytes (committed SHA-256; non-ASCII paths,
@@ -22,6 +24,7 @@ set_tests_properties(wine.prefix PROPERTIES FIXTURES_SETUP wine TIMEOUT 300)
 ml_test_group(kernels "[kernels]" FIXTURES wine)
 ml_test_group(quant "[quant]" FIXTURES wine)
 ml_test_group(portability "[portability]" FIXTURES wine random)
+ml_test_group(model.malformed "[model]" FIXTURES wine random)  # the loader's errors through CreateFileW
 ml_test_group(e2e.random "ISA forward vs scalar forward: random*" FIXTURES wine random)
 ml_test_group(e2e.threads "logits are bit-identical for*" FIXTURES wine random)
 ml_test_group(e2e.batch "batched prefill*" FIXTURES wine random)
