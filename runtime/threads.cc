@@ -1,14 +1,22 @@
 #include "runtime/threads.h"
 
+#if !defined(_WIN32)
+#include <unistd.h>
+#endif
+
 #include "runtime/error.h"
 #include "simd/compiler.h"
 
 namespace ml {
 
-// std::thread::hardware_concurrency: sysconf(_SC_NPROCESSORS_ONLN) on Linux, the active
-// processor count on Windows (mingw-w64's winpthreads, MSVC's runtime); 0 when unknown.
+// POSIX (and Emscripten): sysconf. Windows: std::thread::hardware_concurrency, the active
+// processor count (mingw-w64's winpthreads, MSVC's runtime); 0 when unknown.
 int online_cpus() {
-  const unsigned n = std::thread::hardware_concurrency();
+#if defined(_WIN32)
+  const long n = static_cast<long>(std::thread::hardware_concurrency());
+#else
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
   return n >= 1 ? static_cast<int>(n) : 1;
 }
 
