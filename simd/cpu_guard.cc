@@ -1,6 +1,9 @@
 // CPU feature detection for the guard. Compiled without ISA flags (CMake: ML_BASELINE sources).
 //   x86-64: CPUID leaves 1 and 7, plus XGETBV: AVX-family features count only when the OS saves
 //           YMM state (XCR0 bits 1-2), AVX-512 ones only when it also saves opmask/ZMM (bits 5-7).
+//           Linux and Windows alike (GCC/Clang's <cpuid.h>, MSVC's <intrin.h>). The words are read
+//           once into a CpuX86 and judged by cpu_x86_has(); cpu_guard_check_with() judges words a
+//           test injects through the same code (verify/tests/test_portability.cc).
 //   ARM:    getauxval(AT_HWCAP/AT_HWCAP2) on Linux.
 //   RISC-V: getauxval(AT_HWCAP) bit 'V'.
 #include "simd/cpu_guard.h"
