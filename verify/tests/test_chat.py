@@ -13,6 +13,7 @@ chat templates (verify/data/chat_templates.json). Named cases:
   - errors in one line: no template (names --chat-template chatml|zephyr|llama2|llama3), an unknown
     --chat-template, a format the tokenizer lacks the tokens of, --chat with -i, --system alone;
   - a llama2.c tokenizer.bin with --chat-template zephyr (</s> as EOS id 2) runs two turns;
+  - "> " on stderr before each line when stdin is a terminal (a pty), never from a pipe;
   - EOF with no input: exit 0, nothing on stdout; empty lines are no turns; a line that is not
     valid UTF-8 is skipped with one line on stderr.
 Foreign formats: stories260K.bin (llama2.c checkpoint), stories260K.gguf and a Hugging Face folder
@@ -229,6 +230,25 @@ class Chat(unittest.TestCase):
         self.assertEqual(r.returncode, 0, err)
         self.assertIn("line skipped: chat message 0: content is not valid UTF-8 (byte 3)", err)
         self.assertEqual([t for t, _, _ in turn_lines(err)], [1])  # "hi" is turn 1
+
+    def test_prompt_on_stderr_only_when_stdin_is_a_terminal(self):
+        if any("node" in os.path.basename(a) for a in EMU[:1]):
+            self.skipTest("WebAssembly under node: the terminal is node's")
+        import pty
+        master, slave = pty.openpty()
+        try:
+            p = subprocess.Popen(EMU + [RUN, self.qwen_model, "-z", self.qwen_tok, "--chat", "--temp", "0", "-n", "2",
+                                        "-t", "1"], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            os.write(master, b"hi\n\x04")  # a line, then Ctrl-D at the start of the next: EOF
+            out, err = p.communicate(timeout=300)
+        finally:
+            os.close(master)
+            os.close(slave)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertEqual(err.count(b"> "), 2, err)  # before turn 1 and before the EOF
+        self.assertEqual(len(turn_lines(err.decode())), 1)
+        r = self.chat(self.qwen_model, self.qwen_tok, ["hi"])  # a pipe: no prompt
+        self.assertNotIn(b"> ", r.stderr)
 
     def test_eof_and_empty_lines(self):
         r = self.chat(self.qwen_model, self.qwen_tok, [])
