@@ -155,13 +155,17 @@ set_tests_properties(cli PROPERTIES
 # --- chat (issue 15 item 1): prompt formats and ml_run --chat -------------------------------------
 # chat.render: runtime/chat.cc's renderer against what a real Jinja engine renders for the real
 # templates (verify/data/chat_expected.txt, written by verify/chat_oracle.js); chat.api: the C API on
-# a llama2.c tokenizer; chat.oracle: the committed renderings are what @huggingface/jinja (tools/npm)
-# renders now; chat.cli: ml_run --chat end to end (verify/tests/test_chat.py).
+# a llama2.c tokenizer; chat.oracle / chat.jinja2: the committed renderings are what @huggingface/jinja
+# (tools/npm) and Python's jinja2 render now; chat.cli: ml_run --chat end to end (verify/tests/test_chat.py).
 ml_test_group(chat.render "[chat]")
 ml_test_group(chat.api "[chat_api]" SHARED FIXTURES stories260K)
 if(ML_NODE_EXE AND ML_ISA STREQUAL "scalar" AND NOT EMSCRIPTEN)
   add_test(NAME chat.oracle COMMAND ${ML_NODE_EXE} ${PROJECT_SOURCE_DIR}/verify/chat_oracle.js --check)
   set_tests_properties(chat.oracle PROPERTIES SKIP_RETURN_CODE 77)
+endif()
+if(ML_ISA STREQUAL "scalar" AND NOT EMSCRIPTEN)  # the same file against Python's jinja2 (python3-jinja2)
+  add_test(NAME chat.jinja2 COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/chat_jinja2.py)
+  set_tests_properties(chat.jinja2 PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
 endif()
 add_test(NAME chat.cli COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py ${PROJECT_SOURCE_DIR}/verify/tests/test_chat.py)
 set_tests_properties(chat.cli PROPERTIES
