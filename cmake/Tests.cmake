@@ -269,6 +269,7 @@ if(ML_HAVE_SERVER)
            ${PROJECT_SOURCE_DIR}/verify/tests/test_server.py)
   set_tests_properties(server.load PROPERTIES ENVIRONMENT "${_ml_server_env};ML_SERVER_TESTS=load"
                        FIXTURES_REQUIRED stories260K SKIP_RETURN_CODE 77 TIMEOUT 300 RUN_SERIAL TRUE)
+  ml_test_group(server.sibling "[sibling]" FIXTURES random)  # ml_open_sibling (verify/tests/test_sibling.cc)
   if(ML_NODE_EXE)
     add_test(NAME server.openai COMMAND ${ML_NODE_EXE} ${PROJECT_SOURCE_DIR}/verify/server_openai.js)
     set_tests_properties(server.openai PROPERTIES ENVIRONMENT "${_ml_server_env}" FIXTURES_REQUIRED stories260K
