@@ -65,7 +65,10 @@ const char kUsage[] =
     "  -h, --help            this text\n"
     "\n"
     "Defaults as llama.cpp's llama-server: temperature 0.8, top_p 0.95, max_tokens until the\n"
-    "context is full. SIGINT / SIGTERM stop the server.\n";
+    "context is full. SIGINT / SIGTERM stop the server.\n"
+    "\n"
+    "Exit status: 0 when stopped by a signal, or the ml_status code of a startup failure (1 I/O,\n"
+    "e.g. the port is taken; 2 format; 3 shape; 4 memory; 5 unsupported CPU; 6 bad argument).\n";
 
 struct Args {
   const char *model = nullptr, *tokenizer = nullptr, *host = "127.0.0.1", *api_key = nullptr,
@@ -701,9 +704,9 @@ int Server::run(const Args &a) {
   ml_options_init(&o);
   o.n_threads = int(a.threads);
   o.max_seq = int(a.ctx);
-  if (ml_open(&base_, a.model, a.tokenizer, &o) != ML_OK) {
+  if (const ml_status s = ml_open(&base_, a.model, a.tokenizer, &o)) {
     std::fprintf(stderr, "ml_server: %s\n", ml_last_error());
-    return int(ML_E_ARG);
+    return int(s);
   }
   slots_.resize(size_t(a.parallel));
   slots_[0].ctx = base_;
@@ -821,8 +824,11 @@ int Server::run(const Args &a) {
   // once overflow it and some get a reset. Keep the listening socket's fd and listen() again with
   // a longer queue after binding (Linux then takes the new backlog).
   int listen_fd = -1;
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second server on a taken
+  // port would start and silently share it.
   svr.set_socket_options([&listen_fd](socket_t sock) {
-    httplib::default_socket_options(sock);
+    const int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     listen_fd = sock;
   });
   int port = int(a.port);

@@ -427,6 +427,38 @@ class ApiKey(unittest.TestCase):
             srv.stop()
 
 
+class Startup(unittest.TestCase):
+    """A server that cannot start says why in one line and exits with the ml_status code."""
+
+    def run_server(self, *args):
+        return subprocess.run([SERVER, *args], capture_output=True, timeout=120)
+
+    def setUp(self):
+        if not SERVER or not os.path.exists(SERVER) or not os.path.exists(TOK512):
+            self.skipTest("ML_SERVER or the shared data absent")
+
+    def test_missing_model_is_an_io_error(self):
+        r = self.run_server(os.path.join(MODELS, "no_such.mlb"), "-z", TOK512)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn(b"no_such.mlb", r.stderr)
+
+    def test_bad_options_are_usage_errors(self):
+        for args in (["--port", "70000"], ["--parallel", "0"], ["--frob", "1"], ["--chat-template", "jinja"]):
+            with self.subTest(args=args):
+                r = self.run_server(STORIES, "-z", TOK512, *args)
+                self.assertEqual(r.returncode, 6, r.stderr)
+                self.assertTrue(r.stderr.startswith(b"ml_server: "), r.stderr)
+
+    def test_a_taken_port_is_an_io_error(self):
+        srv = Server(STORIES, TOK512, "-t", "1")
+        try:
+            r = self.run_server(STORIES, "-z", TOK512, "--port", str(srv.port), "-t", "1")
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn(b"cannot bind", r.stderr)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
+
 class Slots(unittest.TestCase):
     """A slower random model (so that a generation lasts seconds): the queue bound and disconnects."""
 
@@ -611,8 +643,8 @@ class Load(unittest.TestCase):
 
 def load_tests(loader, tests, pattern):
     """ML_SERVER_TESTS=load: the load test only; =functional: the others; else all."""
-    classes = {"load": [Load], "functional": [Completions, BadInput, ApiKey, Slots]}.get(
-        WHICH, [Completions, BadInput, ApiKey, Slots, Load])
+    classes = {"load": [Load], "functional": [Completions, BadInput, ApiKey, Startup, Slots]}.get(
+        WHICH, [Completions, BadInput, ApiKey, Startup, Slots, Load])
     return unittest.TestSuite(loader.loadTestsFromTestCase(c) for c in classes)
 
 
