@@ -275,7 +275,8 @@ extern "C" ml_status ml_open_sibling(ml_ctx **out, ml_ctx *base, const ml_option
   layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads);
   bind_activations(ctx->state, c);
   fill_rope_tables(ctx->state, c);
-  ctx->sampler.init(c.vocab, ctx->state.probs, ctx->state.cand);
+  ctx->sampler.init(c.vocab, ctx->state.probs, ctx->state.cand,
+                    o.reference ? ml::ScalarKernels::softmax : ml::BuildKernels::softmax);
   ctx->sampler.configure(0.0f, 0.9f, 1);
   ctx->reference = o.reference != 0;
   ctx->forward = ctx->reference ? forward_reference() : forward_build();
