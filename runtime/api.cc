@@ -17,6 +17,34 @@ extern "C" void ml_options_init(ml_options *o) {
   o->batch = 0;
 }
 
+namespace {
+
+// The per-context part of opening (ml_open and ml_open_sibling): the arena with the KV cache and
+// every buffer for this context length, batch and thread count (measured, allocated, assigned),
+// the RoPE tables, the sampler, and which kernels the forward pass runs.
+ml_status setup_state(ml_ctx *ctx, const ml_options &o, int threads) {
+  const Config &c = ctx->model.cfg;
+  int max_seq = c.max_seq;
+  if (o.max_seq > 0 && o.max_seq < max_seq) max_seq = o.max_seq;
+  const int batch = o.batch > 0 ? o.batch : 64;
+  layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads);
+  const uint64_t need = ctx->arena.measured();
+  if (!ctx->arena.allocate())
+    return fail(ML_E_NOMEM, "cannot allocate %llu bytes of runtime memory (KV cache for %d positions)",
+                static_cast<unsigned long long>(need), max_seq);
+  layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads);
+  bind_activations(ctx->state, c);
+  fill_rope_tables(ctx->state, c);
+  ctx->reference = o.reference != 0;
+  ctx->sampler.init(c.vocab, ctx->state.probs, ctx->state.cand,
+                    ctx->reference ? ml::ScalarKernels::softmax : ml::BuildKernels::softmax);
+  ctx->sampler.configure(0.0f, 0.9f, 1);
+  ctx->forward = ctx->reference ? forward_reference() : forward_build();
+  return ML_OK;
+}
+
+}  // namespace
+
 extern "C" ml_status ml_open(ml_ctx **out, const char *model_path, const char *tokenizer_path,
                              const ml_options *opts) {
   clear_error();
@@ -46,25 +74,9 @@ extern "C" ml_status ml_open(ml_ctx **out, const char *model_path, const char *t
     if (const ml_status s = ctx->tokenizer.load(f.data(), f.size(), want, tokenizer_path)) return bail(s);
     ctx->has_tokenizer = true;
   }
-  int max_seq = c.max_seq;
-  if (o.max_seq > 0 && o.max_seq < max_seq) max_seq = o.max_seq;
   const int threads = o.n_threads > 0 ? o.n_threads : online_cpus();
-  const int batch = o.batch > 0 ? o.batch : 64;
-  // Arena: measure, allocate, assign.
-  layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads);
-  const uint64_t need = ctx->arena.measured();
-  if (!ctx->arena.allocate())
-    return bail(fail(ML_E_NOMEM, "cannot allocate %llu bytes of runtime memory (KV cache for %d positions)",
-                     static_cast<unsigned long long>(need), max_seq));
-  layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads);
-  bind_activations(ctx->state, c);
-  fill_rope_tables(ctx->state, c);
-  ctx->sampler.init(c.vocab, ctx->state.probs, ctx->state.cand,
-                    o.reference ? ml::ScalarKernels::softmax : ml::BuildKernels::softmax);
-  ctx->sampler.configure(0.0f, 0.9f, 1);
+  if (const ml_status s = setup_state(ctx, o, threads)) return bail(s);
   if (const ml_status s = ctx->pool.start(threads)) return bail(s);
-  ctx->reference = o.reference != 0;
-  ctx->forward = ctx->reference ? forward_reference() : forward_build();
   *out = ctx;
   return ML_OK;
 }
@@ -261,25 +273,10 @@ extern "C" ml_status ml_open_sibling(ml_ctx **out, ml_ctx *base, const ml_option
   ctx->model.final_norm = bm.final_norm;
   ctx->model.wcls = bm.wcls;
   ctx->base = base;
-  int max_seq = c.max_seq;
-  if (o.max_seq > 0 && o.max_seq < max_seq) max_seq = o.max_seq;
-  const int batch = o.batch > 0 ? o.batch : 64;
-  const int threads = base->pool.size();
-  layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads);
-  const uint64_t need = ctx->arena.measured();
-  if (!ctx->arena.allocate()) {
+  if (const ml_status s = setup_state(ctx, o, base->pool.size())) {
     delete ctx;
-    return fail(ML_E_NOMEM, "cannot allocate %llu bytes of runtime memory (KV cache for %d positions)",
-                static_cast<unsigned long long>(need), max_seq);
+    return s;
   }
-  layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads);
-  bind_activations(ctx->state, c);
-  fill_rope_tables(ctx->state, c);
-  ctx->sampler.init(c.vocab, ctx->state.probs, ctx->state.cand,
-                    o.reference ? ml::ScalarKernels::softmax : ml::BuildKernels::softmax);
-  ctx->sampler.configure(0.0f, 0.9f, 1);
-  ctx->reference = o.reference != 0;
-  ctx->forward = ctx->reference ? forward_reference() : forward_build();
   *out = ctx;
   return ML_OK;
 }
