@@ -297,7 +297,11 @@ int run_chat(ml_ctx *ctx, const Args &a, const ml_model_info &info, const ml_tok
     roles.emplace_back("system");
     contents.emplace_back(a.system);
   }
+#ifdef __EMSCRIPTEN__
+  const bool tty = false;  // Emscripten's isatty(0) says yes for a pipe too: no "> " prompt under node
+#else
   const bool tty = isatty(0) != 0;
+#endif
   std::vector<int> kv;    // tokens whose K/V are in the cache, at positions 0..kv.size()-1
   std::vector<int> full;  // this turn's whole conversation, encoded
   std::vector<char> text, piece_out(4096);

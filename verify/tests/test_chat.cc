@@ -205,7 +205,8 @@ TEST_CASE("chat: C API names, detection and buffers with a llama2.c tokenizer", 
   CHECK(std::string(ml_last_error()).find("chatml|zephyr|llama2|llama3") != std::string::npos);
   CHECK(ml_chat_parse_name(nullptr, &f) == ML_E_ARG);
   CHECK(std::string(ml_chat_format_name(ML_CHAT_ZEPHYR)) == "zephyr");
-  CHECK(std::string(ml_chat_format_name(ml_chat_format(9))) == "unknown");
+  // 7: not a format, yet inside the enum's value range (3 bits), so the call itself is defined C++
+  CHECK(std::string(ml_chat_format_name(ml_chat_format(7))) == "unknown");
 
   ml_ctx *ctx = nullptr;
   ml_options o;
