@@ -354,18 +354,26 @@ struct Decode {
   ml_model_info info;
 };
 
-// Decode tok/s: feed BOS and 7 tokens, then `tokens` greedy steps (median of 3 passes).
-bool measure_decode(const std::string &path, int threads, int tokens, Decode *out) {
+// Opens a model for a measurement (no tokenizer): NULL, with the error on stderr, if it fails.
+ml_ctx *open_model(const std::string &path, int threads, int max_seq, int batch, ml_model_info *info) {
   ml_options opt;
   ml_options_init(&opt);
   opt.n_threads = threads;
-  opt.max_seq = tokens + 16;
+  opt.max_seq = max_seq;
+  opt.batch = batch;
   ml_ctx *ctx = nullptr;
   if (ml_open(&ctx, path.c_str(), nullptr, &opt) != ML_OK) {
     std::fprintf(stderr, "ml_bench: %s\n", ml_last_error());
-    return false;
+    return nullptr;
   }
-  ml_get_info(ctx, &out->info);
+  ml_get_info(ctx, info);
+  return ctx;
+}
+
+// Decode tok/s: feed BOS and 7 tokens, then `tokens` greedy steps (median of 3 passes).
+bool measure_decode(const std::string &path, int threads, int tokens, Decode *out) {
+  ml_ctx *ctx = open_model(path, threads, tokens + 16, 0, &out->info);
+  if (!ctx) return false;
   out->weight_bytes = out->info.weight_bytes;
   double runs[3];
   for (double &r : runs) {
@@ -387,17 +395,8 @@ bool measure_decode(const std::string &path, int threads, int tokens, Decode *ou
 
 // Prompt tok/s: one ml_eval_batch of `tokens` tokens from position 0 (median of 3).
 bool measure_prefill(const std::string &path, int threads, int tokens, Decode *out) {
-  ml_options opt;
-  ml_options_init(&opt);
-  opt.n_threads = threads;
-  opt.max_seq = tokens;
-  opt.batch = tokens;
-  ml_ctx *ctx = nullptr;
-  if (ml_open(&ctx, path.c_str(), nullptr, &opt) != ML_OK) {
-    std::fprintf(stderr, "ml_bench: %s\n", ml_last_error());
-    return false;
-  }
-  ml_get_info(ctx, &out->info);
+  ml_ctx *ctx = open_model(path, threads, tokens, tokens, &out->info);
+  if (!ctx) return false;
   out->weight_bytes = out->info.weight_bytes;
   std::vector<int> prompt(static_cast<size_t>(tokens));
   for (int t = 0; t < tokens; ++t) prompt[size_t(t)] = t == 0 ? 1 : (t * 7919) % out->info.vocab;
@@ -456,16 +455,8 @@ struct SampleCost {
 };
 
 bool measure_sample(const std::string &path, int threads, int tokens, SampleCost *out) {
-  ml_options opt;
-  ml_options_init(&opt);
-  opt.n_threads = threads;
-  opt.max_seq = tokens + 16;
-  ml_ctx *ctx = nullptr;
-  if (ml_open(&ctx, path.c_str(), nullptr, &opt) != ML_OK) {
-    std::fprintf(stderr, "ml_bench: %s\n", ml_last_error());
-    return false;
-  }
-  ml_get_info(ctx, &out->info);
+  ml_ctx *ctx = open_model(path, threads, tokens + 16, 0, &out->info);
+  if (!ctx) return false;
   const int vocab = out->info.vocab;
   std::vector<double> step, topp, mult, flat;
   const float *logits = nullptr;
