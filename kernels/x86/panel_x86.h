@@ -23,54 +23,12 @@
 #include <cstring>
 
 #include "kernels/kernels.h"
+#include "kernels/panel_driver.h"
 
 namespace ml::x86 {
 
-// Rows [r0, r1) of the tokens t0 .. t0+T-1 of Y[t·ldy + r] = W · X[t].
-template <class Width, class Int, bool Q4, int T>
-inline void panel_tokens(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int t0, int r0, int r1) {
-  constexpr size_t kUnits = Q4 ? 4 : 8;
-  const int nb = W->cols / ML_QK;
-  const uint8_t *q = static_cast<const uint8_t *>(W->q);
-  for (int p = r0 / ML_PANEL_ROWS; p * ML_PANEL_ROWS < r1; ++p) {
-    const uint8_t *units = q + size_t(p) * nb * kUnits * 64;
-    const float *d = W->d + size_t(p) * nb * ML_PANEL_ROWS;
-    typename Width::Acc acc[T][4];
-    for (int t = 0; t < T; ++t)
-      for (int k = 0; k < 4; ++k) acc[t][k] = Width::zero();
-    for (int b = 0; b < nb; ++b, units += kUnits * 64, d += ML_PANEL_ROWS) {
-      const auto w = [&] {
-        if constexpr (Q4)
-          return Int::load_q4(units);
-        else
-          return Int::load_q8(reinterpret_cast<const int8_t *>(units));
-      }();
-      for (int t = 0; t < T; ++t) {
-        const ml_qact &x = X[t0 + t];
-        const typename Width::Sums s = Int::dot(w, Int::template prep<Q4>(x.q + b * ML_QK, x.s[b]));
-        acc[t][b & 3] = Width::fold(acc[t][b & 3], s, d, x.d[b]);
-      }
-    }
-    const int row0 = p * ML_PANEL_ROWS, lo = r0 > row0 ? r0 : row0;
-    const int hi = r1 < row0 + ML_PANEL_ROWS ? r1 : row0 + ML_PANEL_ROWS;
-    for (int t = 0; t < T; ++t)
-      Width::store(Y + size_t(t0 + t) * ldy + row0,
-                   Width::add(Width::add(acc[t][0], acc[t][1]), Width::add(acc[t][2], acc[t][3])), lo - row0, hi - row0);
-  }
-}
-
-template <class Width, class Int, bool Q4>
-inline void panel_matmul(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
-  constexpr int kT = Width::kTokens;  // tokens per weight load: as many as the registers hold
-  int t = 0;
-  for (; t + kT <= m; t += kT) panel_tokens<Width, Int, Q4, kT>(Y, ldy, W, X, t, r0, r1);
-  for (; t < m; ++t) panel_tokens<Width, Int, Q4, 1>(Y, ldy, W, X, t, r0, r1);
-}
-
-template <class Width, class Int, bool Q4>
-inline void panel_matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  panel_tokens<Width, Int, Q4, 1>(y, 0, W, x, 0, r0, r1);
-}
+using driver::panel_matmul;  // the loop: kernels/panel_driver.h
+using driver::panel_matvec;
 
 // Width128: 16 rows as four 128-bit registers (sse2, sse41).
 struct Width128 {

@@ -1,0 +1,122 @@
+// THE quantized-panel driver: the one loop of every SIMD matvec_q8/q4 and matmul_q8/q4 on 16-row
+// panels (layout 1, docs/mlb-format.md), for every ISA family. No intrinsics here: an ISA supplies
+// two small parts and the macro at the bottom turns them into the four kernels of the ABI.
+//
+// A 64-byte unit of a panel holds the same 4 weights of 16 rows, so a vector lane is a row: one
+// block's int32 sums for the panel's 16 rows come from 8 (Q8) or 4 (Q4) units without any
+// horizontal reduction, and the float part runs 16 rows wide.
+//
+//   struct Width {                          // the float part: 16 rows of float accumulators
+//     static constexpr int kTokens;         // tokens per weight load in matmul (register budget)
+//     struct Sums;                          // 16 exact int32 block sums, one per row
+//     struct Acc;                           // 16 float partial sums, one per row (a sized type:
+//                                           // SVE/RVV keep them in NEON registers or a float[16])
+//     static Acc zero();
+//     static Acc fold(Acc a, const Sums &s, const float *d, float dx);  // a + (float(s)·d)·dx,
+//                                           // two roundings, never an FMA; d: the 16 row scales
+//     static Acc add(Acc a, const Acc &b);
+//     static void store(float *y, const Acc &a, int lo, int hi);       // y[lo, hi) of the panel
+//   };
+//   struct Int {                            // the integer part: load/unpack and the dot instruction
+//     using Sums = Width::Sums;
+//     struct X; template <bool Q4> static X prep(const int8_t *xb, int32_t s);  // one block of x
+//                                           // (32 quants) and its sum Σx, as dot() wants it
+//     struct Wq8; static Wq8 load_q8(const int8_t *units);    // a block's 8 units (512 bytes)
+//     struct Wq4; static Wq4 load_q4(const uint8_t *units);   // a block's 4 units (256 bytes)
+//     static Sums dot(const Wq8 &, const X &);  static Sums dot(const Wq4 &, const X &);
+//   };
+//
+// A block of weights is loaded (and offset or unpacked) once and used for T tokens, so a prompt of
+// m tokens reads the weights m/T times instead of m (matmul); matvec is T = 1.
+// Float order (kernels/kernels.h), per row and token: t_b = (float(sumi_b) · dw_b) · dx_b into
+// partial b mod 4, then (p0 + p1) + (p2 + p3) — the scalar reference's bits, for every T, every
+// row range and every ISA. Row tails: a range [r0, r1) computes whole panels and stores only its
+// rows (Width::store); the caller splits on multiples of 16 (kernels/kernels.h).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/kernels.h"
+
+namespace ml::driver {
+
+// Rows [r0, r1) of the tokens t0 .. t0+T-1 of Y[t·ldy + r] = W · X[t].
+template <class Width, class Int, bool Q4, int T>
+inline void panel_tokens(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int t0, int r0, int r1) {
+  constexpr size_t kUnits = Q4 ? 4 : 8;
+  const int nb = W->cols / ML_QK;
+  const uint8_t *q = static_cast<const uint8_t *>(W->q);
+  for (int p = r0 / ML_PANEL_ROWS; p * ML_PANEL_ROWS < r1; ++p) {
+    const uint8_t *units = q + size_t(p) * nb * kUnits * 64;
+    const float *d = W->d + size_t(p) * nb * ML_PANEL_ROWS;
+    typename Width::Acc acc[T][4];
+    for (int t = 0; t < T; ++t)
+      for (int k = 0; k < 4; ++k) acc[t][k] = Width::zero();
+    for (int b = 0; b < nb; ++b, units += kUnits * 64, d += ML_PANEL_ROWS) {
+      const auto w = [&] {
+        if constexpr (Q4)
+          return Int::load_q4(units);
+        else
+          return Int::load_q8(reinterpret_cast<const int8_t *>(units));
+      }();
+      for (int t = 0; t < T; ++t) {
+        const ml_qact &x = X[t0 + t];
+        const typename Width::Sums s = Int::dot(w, Int::template prep<Q4>(x.q + b * ML_QK, x.s[b]));
+        acc[t][b & 3] = Width::fold(acc[t][b & 3], s, d, x.d[b]);
+      }
+    }
+    const int row0 = p * ML_PANEL_ROWS, lo = r0 > row0 ? r0 : row0;
+    const int hi = r1 < row0 + ML_PANEL_ROWS ? r1 : row0 + ML_PANEL_ROWS;
+    for (int t = 0; t < T; ++t)
+      Width::store(Y + size_t(t0 + t) * ldy + row0,
+                   Width::add(Width::add(acc[t][0], acc[t][1]), Width::add(acc[t][2], acc[t][3])), lo - row0,
+                   hi - row0);
+  }
+}
+
+// Batched: Width::kTokens tokens per weight load, then the leftover tokens one at a time.
+template <class Width, class Int, bool Q4>
+inline void panel_matmul(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
+  constexpr int kT = Width::kTokens;
+  int t = 0;
+  for (; t + kT <= m; t += kT) panel_tokens<Width, Int, Q4, kT>(Y, ldy, W, X, t, r0, r1);
+  for (; t < m; ++t) panel_tokens<Width, Int, Q4, 1>(Y, ldy, W, X, t, r0, r1);
+}
+
+template <class Width, class Int, bool Q4>
+inline void panel_matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+  panel_tokens<Width, Int, Q4, 1>(y, 0, W, x, 0, r0, r1);
+}
+
+// Layout 0 (rows) has no weight reuse across tokens worth a kernel: matmul is the ISA's row matvec
+// once per token.
+template <class RowsMatvec>
+inline void rows_matmul(RowsMatvec matvec, float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0,
+                        int r1) {
+  for (int t = 0; t < m; ++t) matvec(Y + size_t(t) * ldy, W, &X[t], r0, r1);
+}
+
+}  // namespace ml::driver
+
+// The four ABI kernels of override set `set` (kernels/kernel_table.h): layout 1 through the driver
+// with (Width, Int), layout 0 through the set's own row matvecs rows_q8 / rows_q4 (functions with
+// the matvec signature).
+#define ML_PANEL_KERNELS(set, Width, Int, rows_q8, rows_q4)                                                        \
+  extern "C" void ml_k_matvec_q8_##set(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {         \
+    if (W->layout == ML_LAYOUT_PANEL16) return ml::driver::panel_matvec<Width, Int, false>(y, W, x, r0, r1);      \
+    rows_q8(y, W, x, r0, r1);                                                                                      \
+  }                                                                                                                \
+  extern "C" void ml_k_matvec_q4_##set(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {         \
+    if (W->layout == ML_LAYOUT_PANEL16) return ml::driver::panel_matvec<Width, Int, true>(y, W, x, r0, r1);       \
+    rows_q4(y, W, x, r0, r1);                                                                                      \
+  }                                                                                                                \
+  extern "C" void ml_k_matmul_q8_##set(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, \
+                                       int r1) {                                                                   \
+    if (W->layout == ML_LAYOUT_PANEL16) return ml::driver::panel_matmul<Width, Int, false>(Y, ldy, W, X, m, r0, r1); \
+    ml::driver::rows_matmul(rows_q8, Y, ldy, W, X, m, r0, r1);                                                     \
+  }                                                                                                                \
+  extern "C" void ml_k_matmul_q4_##set(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, \
+                                       int r1) {                                                                   \
+    if (W->layout == ML_LAYOUT_PANEL16) return ml::driver::panel_matmul<Width, Int, true>(Y, ldy, W, X, m, r0, r1); \
+    ml::driver::rows_matmul(rows_q4, Y, ldy, W, X, m, r0, r1);                                                     \
+  }
