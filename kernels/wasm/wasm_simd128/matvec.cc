@@ -1,8 +1,8 @@
 // Quantized matvec_q8/q4 and matmul_q8/q4 for WebAssembly SIMD128 (override set wasm_simd128,
 // kernels/kernel_table.h). WASM SIMD has no int8 dot instruction; this file builds one from
-//   i16x8.extmul_{low,high}_i8x16_s   16 int8·int8 products per instruction pair, exact in int16
-//                                     (|q| ≤ 127, so |product| ≤ 16129)
-//   i32x4.dot_i16x8_s (with ones)     adjacent int16 products summed into int32 (pmaddwd on x86)
+//   i16x8.extend_{low,high}_i8x16_s   int8 → int16 (pmovsxbw on x86)
+//   i32x4.dot_i16x8_s                 int16 products summed in adjacent pairs into int32, exact
+//                                     (pmaddwd on x86); x is widened once per block and token
 // Contract, shapes and reference: kernels/scalar/matvec.cc; tests: verify/kernel_checks.cc.
 // Bit-identical to the scalar reference (kernels/kernels.h): the int32 block sums are exact, the
 // float part is t_b = (float(sumi_b) · dw_b) · dx_b with two roundings (no FMA without
@@ -13,8 +13,8 @@
 //   blocks are added to their partial in scalar code, after the vector part, in the same order.
 // Layout 1 (16-row panels, docs/mlb-format.md): the loop, token batching and row tails are
 //   kernels/panel_driver.h's. 16 bytes of a 64-byte unit are 4 rows × 4 weights, so a lane is a
-//   row: against x's quad repeated 4 times, extmul gives the products of rows (0, 1) and (2, 3),
-//   dot_i16x8 adds them in pairs, and after a block's units the pairs give [sumi of rows 0..3].
+//   row: widened, against x's quad (int16, repeated twice), dot_i16x8 gives the pair sums of rows
+//   (0, 1) and (2, 3), and after a block's units the pairs give [sumi of rows 0..3].
 //   Q4 nibbles are used unsigned (0..15): Σ (n − 8)·x = Σ n·x − 8·Σx, exact.
 // Loads are unaligned-safe and stay inside W, x and their scale arrays.
 #include <wasm_simd128.h>
@@ -26,13 +26,11 @@
 
 namespace {
 
-// Σ of adjacent pairs of the int16 products of w and x's low (Hi = false) or high 8 bytes: 4 int32.
-template <bool Hi>
-inline v128_t pairs(v128_t w, v128_t x) {
-  const v128_t p = Hi ? wasm_i16x8_extmul_high_i8x16(w, x) : wasm_i16x8_extmul_low_i8x16(w, x);
-  return wasm_i32x4_dot_i16x8(p, wasm_i16x8_splat(1));
+// Exact int32 lanes whose sum is the dot product of 16 int8 pairs.
+inline v128_t dot16(v128_t w, v128_t x) {
+  return wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(w), wasm_i16x8_extend_low_i8x16(x)),
+                        wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(w), wasm_i16x8_extend_high_i8x16(x)));
 }
-inline v128_t dot16(v128_t w, v128_t x) { return wasm_i32x4_add(pairs<false>(w, x), pairs<true>(w, x)); }
 inline v128_t nib_lo(v128_t z) { return wasm_v128_and(z, wasm_i8x16_splat(0x0F)); }
 inline v128_t nib_hi(v128_t z) { return wasm_u8x16_shr(z, 4); }
 inline v128_t shuffle_add(v128_t a, v128_t b) {  // [a0+a1, a2+a3, b0+b1, b2+b3]
@@ -107,14 +105,14 @@ struct Width {
 struct Int {
   using Sums = Width::Sums;
   struct X {
-    v128_t xq[8];  // quad u of the block, repeated 4 times
+    v128_t xq[8];  // quad u of the block as int16, repeated twice
     int32_t s;
   };
   template <bool Q4>
   static X prep(const int8_t *xb, int32_t s) {
     X p;
     p.s = s;
-    for (int u = 0; u < 8; ++u) p.xq[u] = wasm_v128_load32_splat(xb + 4 * u);
+    for (int u = 0; u < 8; ++u) p.xq[u] = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(xb + 4 * u));
     return p;
   }
   struct Wq8 {  // weights are read where they lie (from L1 for the later tokens of a batch)
@@ -125,6 +123,8 @@ struct Int {
   };
   static Wq8 load_q8(const int8_t *units) { return {reinterpret_cast<const uint8_t *>(units)}; }
   static Wq4 load_q4(const uint8_t *units) { return {units}; }
+  // Rows 4k .. 4k+3: the low 8 bytes of 16 are rows (0, 1), widened to int16 and dot_i16x8 against
+  // the quad: [r0a r0b r1a r1b]; the high 8 bytes likewise rows (2, 3).
   template <bool Q4>
   static Sums sums(const uint8_t *units, const X &x) {
     Sums out;
@@ -133,8 +133,8 @@ struct Int {
       for (int u = 0; u < 8; ++u) {  // Q4: unit u & 3, low nibbles for x quads 0..3, high for 4..7
         const v128_t z = wasm_v128_load(units + 64 * (Q4 ? u & 3 : u) + 16 * k);
         const v128_t w = Q4 ? (u < 4 ? nib_lo(z) : nib_hi(z)) : z;
-        lo = wasm_i32x4_add(lo, pairs<false>(w, x.xq[u]));
-        hi = wasm_i32x4_add(hi, pairs<true>(w, x.xq[u]));
+        lo = wasm_i32x4_add(lo, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(w), x.xq[u]));
+        hi = wasm_i32x4_add(hi, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(w), x.xq[u]));
       }
       out.v[k] = Q4 ? wasm_i32x4_sub(shuffle_add(lo, hi), wasm_i32x4_splat(8 * x.s)) : shuffle_add(lo, hi);
     }
