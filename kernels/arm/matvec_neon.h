@@ -1,112 +1,183 @@
-// matvec_q8 / matvec_q4 for 128-bit ARM vectors, written once for the neon set (vmull_s8 +
-// vpadalq_s16, ARMv7 and AArch64) and the neon_dotprod set (vdotq_s32), both weight layouts.
-// Dot supplies the ISA-specific steps:
-//   static int32x4_t Dot::block(int8x16_t w0, int8x16_t w1, int8x16_t x0, int8x16_t x1)
-//     layout 0: four int32 lanes whose sum is one row's exact block dot Σ_j w_j·x_j
-//     (w0/x0: elements 0..15, w1/x1: 16..31)
-//   Dot::X Dot::bcast(const int8_t *x); static int32x4_t Dot::quad(U u, const Dot::X &xb)
-//     layout 1: xb holds the block's 8 groups of 4 activations, each broadcast to every lane;
-//     u(k) (k = 0..7) returns 16 bytes of unit k: weights 4k..4k+3 of four consecutive rows, so
-//     the result is the four rows' exact block sums, lane = row, with no horizontal step.
-// Layout 0: four rows share each x block; hsum4x4 turns the four rows' lanes into one vector of
-// block sums (lane = row). Layout 1 (16-row panels, docs/mlb-format.md): the block's x groups are
-// broadcast once and feed the 16 rows as four quads; scales are contiguous (one vld1q per quad).
-// Either way Partials4 (kernels/arm/neon_common.h) adds t_b in the canonical order. Q4 nibbles are
-// unpacked in registers and go through the same Dot steps.
-// Contract and reference: kernels/scalar/matvec.cc. Tests: verify/kernel_checks.cc.
+// The shared parts of the ARM matvec_q8/q4 and matmul_q8/q4 (override sets neon, neon_dotprod,
+// sve; ARMv7 and AArch64 alike: every ARMv7 difference sits in padd). A set supplies only its
+// integer dot; this header has the rest.
+//   Layout 1 (16-row panels): Width, the float part of kernels/panel_driver.h on four 128-bit
+//   float32x4 (fixed 4 lanes, so SVE's bits cannot depend on its VL), and PanelInt<Sums16>, the
+//   driver's Int part around a set's Sums16::sums<Q4>(units, x) = the 16 rows' exact block sums.
+//   Layout 0 (rows): matvec_rows<Tile> takes rows four at a time and blocks a tile at a time;
+//   Tile::sums fills sums[j][i] = exact int32 dot of block j of row i with x (Q4 rows arrive
+//   unpacked to int8 by the loop: (q & 0x0F) − 8, (q >> 4) − 8).
+// Float order (kernels/kernels.h): t_b = (float(sumi_b) · dw_b) · dx_b into partial b mod 4, then
+// (p0 + p1) + (p2 + p3); separate vmulq/vaddq (-ffp-contract=off): the scalar reference's bits.
+// ARMv7 only: NEON flushes denormals to zero, VFP does not, so a t_b or partial below 2^-126
+// (block scales dw·dx below ~1e-33; real and test scales are above 1e-5) may differ. The Highway
+// float kernels share this on ARMv7; exp, softmax and silu_mul recompute underflows with VFP.
+// Reads only the rows [r0, r1) of W (layout 1: their panels) and x; writes only y[r0, r1); no
+// alignment needed. Reference: kernels/scalar/matvec.cc. Tests: verify/kernel_checks.cc.
 #pragma once
+#include <arm_neon.h>
+
 #include <cstring>
 
-#include "kernels/arm/neon_common.h"
 #include "kernels/kernels.h"
+#include "kernels/panel_driver.h"
 
 namespace ml::arm {
 
-// 4 activations (one 32-bit group) broadcast: the x operand of a lane-per-row dot.
-inline int32_t x_group(const int8_t *x) {
-  int32_t g;
-  std::memcpy(&g, x, 4);
-  return g;
+// [a0+a1, a2+a3, b0+b1, b2+b3], exact. ARMv7 has no 128-bit pairwise add.
+inline int32x4_t padd(int32x4_t a, int32x4_t b) {
+#if defined(__aarch64__)
+  return vpaddq_s32(a, b);
+#else
+  return vcombine_s32(vpadd_s32(vget_low_s32(a), vget_high_s32(a)), vpadd_s32(vget_low_s32(b), vget_high_s32(b)));
+#endif
 }
 
-// Layout 1: rows [r0, r1) from whole panels. Partials of the panel's 16 rows as four quads.
-template <class Dot, bool Q4>
-inline void matvec_panels(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+inline int8x16_t q4_lo(uint8x16_t v) { return vsubq_s8(vreinterpretq_s8_u8(vandq_u8(v, vdupq_n_u8(0x0F))), vdupq_n_s8(8)); }
+inline int8x16_t q4_hi(uint8x16_t v) { return vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(v, 4)), vdupq_n_s8(8)); }
+
+// p + (float(s) · dw) · dx, two roundings.
+inline float32x4_t fold4(float32x4_t p, int32x4_t s, float32x4_t dw, float32x4_t dx) {
+  return vaddq_f32(p, vmulq_f32(vmulq_f32(vcvtq_f32_s32(s), dw), dx));
+}
+
+// y[r + i] = lane i of v for the rows r + i in [r0, r1).
+inline void store_rows(float *y, int r, float32x4_t v, int r0, int r1) {
+  if (r >= r0 && r + 4 <= r1) return vst1q_f32(y + r, v);
+  float t[4];
+  vst1q_f32(t, v);
+  for (int i = 0; i < 4; ++i)
+    if (r + i >= r0 && r + i < r1) y[r + i] = t[i];
+}
+
+struct Width {
+  // Tokens per weight load. A token's 4 partials × 16 rows take 16 q-registers, ARMv7's whole file
+  // and half of AArch64's: 2 tokens spill partials to the stack (L1) but halve weight reads.
+  static constexpr int kTokens = 2;
+  struct Sums {
+    int32x4_t v[4];
+  };
+  struct Acc {
+    float32x4_t v[4];
+  };
+  static Acc zero() { return {{vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)}}; }
+  static Acc fold(Acc a, const Sums &s, const float *d, float dx) {
+    for (int k = 0; k < 4; ++k) a.v[k] = fold4(a.v[k], s.v[k], vld1q_f32(d + 4 * k), vdupq_n_f32(dx));
+    return a;
+  }
+  static Acc add(Acc a, const Acc &b) {
+    for (int k = 0; k < 4; ++k) a.v[k] = vaddq_f32(a.v[k], b.v[k]);
+    return a;
+  }
+  static void store(float *y, const Acc &a, int lo, int hi) {
+    for (int k = 0; k < 4; ++k) store_rows(y, 4 * k, a.v[k], lo, hi);
+  }
+};
+
+struct XGroups {  // a block of x as 8 groups of 4 activations, for broadcasting
+  int32_t g[8];
+};
+
+template <class Sums16>
+struct PanelInt {
+  using Sums = Width::Sums;
+  using X = XGroups;
+  struct Wq8 {  // weights are read where they lie (from L1 for the batch's later tokens)
+    const uint8_t *u;
+  };
+  struct Wq4 {
+    const uint8_t *u;
+  };
+  template <bool Q4>
+  static X prep(const int8_t *xb, int32_t) {
+    X x;
+    std::memcpy(x.g, xb, sizeof x.g);
+    return x;
+  }
+  static Wq8 load_q8(const int8_t *u) { return {reinterpret_cast<const uint8_t *>(u)}; }
+  static Wq4 load_q4(const uint8_t *u) { return {u}; }
+  static Sums dot(const Wq8 &w, const X &x) { return Sums16::template sums<false>(w.u, x); }
+  static Sums dot(const Wq4 &w, const X &x) { return Sums16::template sums<true>(w.u, x); }
+};
+
+// Sums16 from a 4-row dot: slice g of unit k (16 bytes at 64k + 16g) is rows 4g..4g+3 × weights
+// 4k..4k+3; Q4 unit k holds weights 4k.. (low nibbles) and 16 + 4k.. (high). Quad::quad(u, x)
+// gets u(k) = slice k as int8 (k = 0..7) and returns the 4 rows' block sums, lane = row.
+template <class Quad>
+struct QuadSums {
+  template <bool Q4>
+  static Width::Sums sums(const uint8_t *units, const XGroups &x) {
+    Width::Sums s;
+    for (int g = 0; g < 4; ++g)
+      s.v[g] = Quad::quad([&](int k) {
+        const uint8_t *slice = units + 64 * (Q4 ? k & 3 : k) + 16 * g;
+        if constexpr (Q4) return k < 4 ? q4_lo(vld1q_u8(slice)) : q4_hi(vld1q_u8(slice));
+        else return vld1q_s8(reinterpret_cast<const int8_t *>(slice));
+      }, x);
+    return s;
+  }
+};
+
+constexpr int kTile = 64;  // layout 0: blocks per tile (2 KB of int8 per row)
+
+// Tile from a one-row block dot Block::block(w0, w1, x0, x1): four int32 lanes summing to
+// Σ w·x over the block's 32 (w0/x0: elements 0..15, w1/x1: 16..31).
+template <class Block>
+struct BlockTile {
+  static void sums(int32_t (*s)[4], const int8_t *const w[4], const int8_t *x, int nblk) {
+    for (int j = 0; j < nblk; ++j) {
+      const int8x16_t x0 = vld1q_s8(x + j * ML_QK), x1 = vld1q_s8(x + j * ML_QK + 16);
+      int32x4_t r[4];
+      for (int i = 0; i < 4; ++i) r[i] = Block::block(vld1q_s8(w[i] + j * ML_QK), vld1q_s8(w[i] + j * ML_QK + 16), x0, x1);
+      vst1q_s32(s[j], padd(padd(r[0], r[1]), padd(r[2], r[3])));
+    }
+  }
+};
+
+// Layout 0: rows [r0, r1) four at a time (a last group of R < 4 rows repeats its last row in the
+// unused lanes; only real rows are stored), partial b mod 4 a register by unrolling blocks by 4.
+template <class Tile, bool Q4>
+void matvec_rows(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
   const int nb = W->cols / ML_QK;
-  constexpr size_t kUnitBytes = 64, kUnits = Q4 ? 4 : 8;  // units per block of a panel
-  const uint8_t *q = static_cast<const uint8_t *>(W->q);
-  for (int p = r0 / ML_PANEL_ROWS; p * ML_PANEL_ROWS < r1; ++p) {
-    Partials4 acc[4];
-    for_blocks4(0, nb, [&](int j, int b) {
-      const size_t pb = size_t(p) * nb + size_t(b);
-      const uint8_t *units = q + pb * kUnits * kUnitBytes;
-      const float *d = W->d + pb * ML_PANEL_ROWS;
-      const typename Dot::X xb = Dot::bcast(x->q + size_t(b) * ML_QK);
-      const float32x4_t dx = vld1q_dup_f32(x->d + b);
-      for (int g = 0; g < 4; ++g) {
-        const uint8_t *u0 = units + 16 * g;
-        int32x4_t s;
-        if constexpr (Q4)  // unit k & 3: low nibbles are weights 4k.., high nibbles 16 + 4k..
-          s = Dot::quad([&](int k) { const uint8x16_t v = vld1q_u8(u0 + (k & 3) * kUnitBytes);
-                                     return k < 4 ? q4_lo(v) : q4_hi(v); }, xb);
-        else
-          s = Dot::quad([&](int k) { return vld1q_s8(reinterpret_cast<const int8_t *>(u0) + k * kUnitBytes); }, xb);
-        acc[g].add(j, s, vld1q_f32(d + 4 * g), dx);
+  constexpr size_t kBlockBytes = Q4 ? ML_QK / 2 : ML_QK;
+  for (int r = r0; r < r1; r += 4) {
+    const int8_t *w[4];
+    const float *dw[4];
+    int32_t s[kTile][4];
+    int8_t unpacked[4][Q4 ? kTile * ML_QK : 1];
+    float32x4_t p[4] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
+    for (int b0 = 0; b0 < nb; b0 += kTile) {
+      const int nblk = nb - b0 < kTile ? nb - b0 : kTile;
+      for (int i = 0; i < 4; ++i) {
+        const size_t row = size_t(r + i < r1 ? r + i : r1 - 1);
+        const uint8_t *src = static_cast<const uint8_t *>(W->q) + (row * nb + b0) * kBlockBytes;
+        dw[i] = W->d + row * nb;
+        w[i] = Q4 ? unpacked[i] : reinterpret_cast<const int8_t *>(src);
+        for (int j = 0; Q4 && j < nblk; ++j) {
+          vst1q_s8(unpacked[i] + j * ML_QK, q4_lo(vld1q_u8(src + 16 * j)));
+          vst1q_s8(unpacked[i] + j * ML_QK + 16, q4_hi(vld1q_u8(src + 16 * j)));
+        }
       }
-    });
-    for (int g = 0; g < 4; ++g) store_rows(y, p * ML_PANEL_ROWS + 4 * g, acc[g].total(), r0, r1);
+      Tile::sums(s, w, x->q + size_t(b0) * ML_QK, nblk);
+      const auto fold = [&](int j, int b) {
+        float32x4_t d = vld1q_dup_f32(dw[0] + b);
+        d = vld1q_lane_f32(dw[1] + b, d, 1);
+        d = vld1q_lane_f32(dw[2] + b, d, 2);
+        p[j] = fold4(p[j], vld1q_s32(s[b - b0]), vld1q_lane_f32(dw[3] + b, d, 3), vld1q_dup_f32(x->d + b));
+      };
+      int b = b0;  // j = b mod 4 a literal at every call
+      for (; b + 4 <= b0 + nblk; b += 4) fold(0, b), fold(1, b + 1), fold(2, b + 2), fold(3, b + 3);
+      if (b < b0 + nblk) fold(0, b);
+      if (b + 1 < b0 + nblk) fold(1, b + 1);
+      if (b + 2 < b0 + nblk) fold(2, b + 2);
+    }
+    store_rows(y, r, vaddq_f32(vaddq_f32(p[0], p[1]), vaddq_f32(p[2], p[3])), r0, r1);
   }
 }
 
-template <class Dot>
-inline void matvec_q8(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  if (W->layout == ML_LAYOUT_PANEL16) return matvec_panels<Dot, false>(y, W, x, r0, r1);
-  const int K = W->cols, nb = K / ML_QK;
-  const int8_t *q = static_cast<const int8_t *>(W->q);
-  const int8_t *xq = x->q;
-  for_row_groups(r0, r1, [&](int r, const int rows[4]) {
-    const int8_t *w0 = q + size_t(rows[0]) * K, *w1 = q + size_t(rows[1]) * K, *w2 = q + size_t(rows[2]) * K,
-                 *w3 = q + size_t(rows[3]) * K;
-    const float *dw[4] = {W->d + size_t(rows[0]) * nb, W->d + size_t(rows[1]) * nb, W->d + size_t(rows[2]) * nb,
-                          W->d + size_t(rows[3]) * nb};
-    Partials4 acc;
-    for_blocks4(0, nb, [&](int j, int b) {
-      const size_t o = size_t(b) * ML_QK;
-      const int8x16_t x0 = vld1q_s8(xq + o), x1 = vld1q_s8(xq + o + 16);
-      const int32x4_t s = hsum4x4(Dot::block(vld1q_s8(w0 + o), vld1q_s8(w0 + o + 16), x0, x1),
-                                  Dot::block(vld1q_s8(w1 + o), vld1q_s8(w1 + o + 16), x0, x1),
-                                  Dot::block(vld1q_s8(w2 + o), vld1q_s8(w2 + o + 16), x0, x1),
-                                  Dot::block(vld1q_s8(w3 + o), vld1q_s8(w3 + o + 16), x0, x1));
-      acc.add(j, s, gather_dw(dw, b), vld1q_dup_f32(x->d + b));
-    });
-    store_rows(y, r, acc.total(), r0, r1);
-  });
-}
-
-template <class Dot>
-inline void matvec_q4(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  if (W->layout == ML_LAYOUT_PANEL16) return matvec_panels<Dot, true>(y, W, x, r0, r1);
-  const int nb = W->cols / ML_QK;
-  const size_t row_bytes = size_t(nb) * (ML_QK / 2);
-  const uint8_t *q = static_cast<const uint8_t *>(W->q);
-  const int8_t *xq = x->q;
-  for_row_groups(r0, r1, [&](int r, const int rows[4]) {
-    const uint8_t *w[4] = {q + rows[0] * row_bytes, q + rows[1] * row_bytes, q + rows[2] * row_bytes,
-                           q + rows[3] * row_bytes};
-    const float *dw[4] = {W->d + size_t(rows[0]) * nb, W->d + size_t(rows[1]) * nb, W->d + size_t(rows[2]) * nb,
-                          W->d + size_t(rows[3]) * nb};
-    Partials4 acc;
-    for_blocks4(0, nb, [&](int j, int b) {
-      const int8x16_t x0 = vld1q_s8(xq + size_t(b) * ML_QK), x1 = vld1q_s8(xq + size_t(b) * ML_QK + 16);
-      int32x4_t s[4];
-      for (int i = 0; i < 4; ++i) {
-        const uint8x16_t v = vld1q_u8(w[i] + size_t(b) * (ML_QK / 2));
-        s[i] = Dot::block(q4_lo(v), q4_hi(v), x0, x1);
-      }
-      acc.add(j, hsum4x4(s[0], s[1], s[2], s[3]), gather_dw(dw, b), vld1q_dup_f32(x->d + b));
-    });
-    store_rows(y, r, acc.total(), r0, r1);
-  });
-}
+template <class Tile>
+void rows_q8(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) { matvec_rows<Tile, false>(y, W, x, r0, r1); }
+template <class Tile>
+void rows_q4(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) { matvec_rows<Tile, true>(y, W, x, r0, r1); }
 
 }  // namespace ml::arm
