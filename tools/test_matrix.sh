@@ -10,6 +10,14 @@
 #                                     build folders; builds what is missing)
 # Logs: build/<preset>.log, build/mutants.log, build/install.log. Exit status: non-zero if any preset failed.
 #
+# Two at a time: ML_MATRIX_JOBS presets (default 2; the mutation audit counts as one) build and test
+# side by side, longest first (the order of `longest` below), so one preset's serial steps
+# (configure, link, its slowest qemu test) overlap another's work on the two cores of a CI machine.
+# A preset's seconds are wall time while sharing the machine. The install test runs after all of
+# them (it installs their build folders). ccache (installed by setup.sh) serves the objects that are
+# the same in several presets — the Catch2 runner and test files, compiled without ISA flags — so
+# each is compiled once per compiler; CCACHE_DIR defaults to build/ccache. Not for Emscripten.
+#
 # Skips: a test that did not run (exit 77 / SKIP_RETURN_CODE, a Python unittest skip reported by
 # verify/run_unittest.py, a Disabled test) must be listed in verify/allowed_skips.txt for that
 # preset (verify/check_skips.py); the summary line prints the allowed ones with their reasons.
@@ -49,10 +57,36 @@ report() {  # name status seconds text
   summary="$summary$line
 "
 }
-for p in $presets; do
+if command -v ccache >/dev/null; then
+  export CCACHE_DIR="${CCACHE_DIR:-$PWD/build/ccache}"
+  ccache=ccache
+else
+  ccache=""
+fi
+
+# One preset (or the mutation audit): writes its summary line to build/<name>.result, its log to
+# build/<name>.log.
+run_one() {
+  p=$1
   start=$(date +%s)
   log="build/$p.log"
-  if cmake --workflow --preset "$p" --fresh >"$log" 2>&1; then
+  if [ "$p" = mutants ]; then
+    if [ ! -x tools/mutants.sh ]; then
+      echo "tools/mutants.sh is missing" >"$log"
+      status=FAIL
+    elif CMAKE_CXX_COMPILER_LAUNCHER=$ccache CMAKE_C_COMPILER_LAUNCHER=$ccache tools/mutants.sh >"$log" 2>&1; then
+      status=PASS
+    else
+      status=FAIL
+    fi
+    caught=$(grep "mutants caught:" "$log" | tail -n 1)
+    printf "%-14s %s  %4ss  %s\n" mutants "$status" "$(( $(date +%s) - start ))" "${caught:-$(tail -n 1 "$log")}" >"build/$p.result"
+    return
+  fi
+  launcher=$ccache
+  case $p in wasm*) launcher="" ;; esac  # em++ is a Python wrapper ccache does not know
+  if CMAKE_CXX_COMPILER_LAUNCHER=$launcher CMAKE_C_COMPILER_LAUNCHER=$launcher \
+     cmake --workflow --preset "$p" --fresh >"$log" 2>&1; then
     status=PASS
   else
     status=FAIL
@@ -62,9 +96,57 @@ for p in $presets; do
   # The preset's build folder, as ctest names it ("Test project <dir>").
   dir=$(sed -n 's/^Test project //p' "$log" | tail -n 1)
   skips=$(python3 verify/check_skips.py "$p" "$log" "${dir:-build/$p}" "$allow") || status=FAIL
-  [ "$status" = FAIL ] && failed=1
-  report "$p" "$status" "$secs" "${tests:-no test summary (see $log)}${skips:+  $skips}"
-  [ "$status" = FAIL ] && tail -n 40 "$log"
+  printf "%-14s %s  %4ss  %s\n" "$p" "$status" "$secs" "${tests:-no test summary (see $log)}${skips:+  $skips}" >"build/$p.result"
+}
+
+# The queue: the longest presets first (seconds on the CI machine, for the order only), then the rest.
+longest="sve rvv fuzz mutants rv64 neon-v7 neon neon-dotprod avx2 tsan sanitize-avx2 avxvnni avx512vnni scalar sse41"
+jobs=$presets
+[ "$mutants" = yes ] && jobs="$jobs mutants"
+queue=""
+for p in $longest; do
+  case " $jobs " in *" $p "*) queue="$queue $p" ;; esac
+done
+for p in $jobs; do
+  case " $queue " in *" $p "*) ;; *) queue="$queue $p" ;; esac
+done
+qdir=build/matrix-queue
+rm -rf "$qdir" && mkdir -p "$qdir"
+n=0
+for p in $queue; do
+  n=$((n + 1))
+  echo "$p" >"$qdir/$(printf %03d $n)"
+  rm -f "build/$p.result"
+done
+worker() {  # takes the next queue entry (mkdir is the lock), until the queue is empty
+  for f in "$qdir"/[0-9]*; do
+    [ -e "$f" ] || continue
+    mkdir "$f.taken" 2>/dev/null || continue
+    p=$(cat "$f")
+    run_one "$p"
+    cat "build/$p.result"
+    case $(cat "build/$p.result") in *" FAIL "*) tail -n 40 "build/$p.log" ;; esac
+  done
+}
+# The Windows presets share one Wine prefix (cmake/presets/windows.json): create it before two of
+# them can start at once.
+case " $queue " in
+  *" win-"*) WINEPREFIX="$PWD/build/wineprefix" WINEDEBUG=-all /usr/lib/wine/wine64 wineboot --init >/dev/null 2>&1
+             WINEPREFIX="$PWD/build/wineprefix" /usr/lib/wine/wineserver -w >/dev/null 2>&1 ;;
+esac
+lanes=${ML_MATRIX_JOBS:-2}
+i=0
+while [ $i -lt "$lanes" ]; do
+  worker &
+  i=$((i + 1))
+done
+wait
+# The summary in the presets' own order.
+for p in $jobs; do
+  line=$(cat "build/$p.result" 2>/dev/null || printf "%-14s FAIL     ?s  no result (see build/%s.log)" "$p" "$p")
+  case $line in *" FAIL "*) failed=1 ;; esac
+  summary="$summary$line
+"
 done
 
 # The install test: tools/install.sh into build/install-test/ from the build folders just built (x86-64:
@@ -96,26 +178,7 @@ if [ "$install" = yes ]; then
   [ "$status" = FAIL ] && tail -n 40 "$log"
 fi
 
-# The mutation audit: one ML_MUTANTS=ON scalar build, the suite once per deliberate bug; its last
-# line is `mutants caught: A/B`.
-if [ "$mutants" = yes ]; then
-  start=$(date +%s)
-  log=build/mutants.log
-  if [ ! -x tools/mutants.sh ]; then
-    echo "tools/mutants.sh is missing" >"$log"
-    status=FAIL
-    [ "${CI:-}" = true ] || [ $# -gt 0 ] || status="SKIP"  # full matrix outside CI: a note, not a failure
-  elif tools/mutants.sh >"$log" 2>&1; then
-    status=PASS
-  else
-    status=FAIL
-  fi
-  [ "$status" = FAIL ] && failed=1
-  caught=$(grep "mutants caught:" "$log" | tail -n 1)
-  report mutants "$status" "$(( $(date +%s) - start ))" "${caught:-$(tail -n 1 "$log")}"
-  [ "$status" = FAIL ] && tail -n 40 "$log"
-fi
 echo
-echo "=== legacy-ml test matrix ($(( $(date +%s) - start_all ))s) ==="
+echo "=== legacy-ml test matrix ($(( $(date +%s) - start_all ))s, $lanes presets at a time) ==="
 printf "%s" "$summary"
 exit $failed

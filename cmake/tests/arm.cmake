@@ -4,10 +4,12 @@
 #   guard.<cpu>      the CPU guard on a CPU without the build's features: one line naming what is
 #                    missing, ML_E_ISA's exit status, never SIGILL (verify/guard_test.py refuse);
 #                    or the floor CPU a build must run on, printing llama2.c's stories260K text (golden)
-#   <test>.sve<N>    sve: the kernel group, the random-model forward against scalar (both layouts)
-#                    and the golden text again at 256- and 128-bit vectors (the preset's own
-#                    emulator runs 512-bit), one build, three lengths (stories260K's quantized
-#                    forward is covered bit for bit by logits.identical at each length)
+#   <test>.sve<N>    sve: the kernel group (every variant against scalar, both layouts, bit for
+#                    bit), the golden text (the F32 forward) and logits.identical again at 256- and
+#                    128-bit vectors (the preset's own emulator runs 512-bit): one build, three
+#                    lengths. Not repeated per length, as on rvv: the random-model and panel forward
+#                    groups (their quantized forwards are logits.identical's models, bit for bit
+#                    against the scalar kernels, their F32 forward is the golden text's)
 #   logits.identical quantized stories260K and random GQA models, both layouts: ml_run's logits of
 #                    48 positions are bit-identical to its --reference run (the scalar kernels;
 #                    verify/logits_compare.py, registered for every preset by cmake/Tests.cmake) —
@@ -31,14 +33,10 @@ elseif(ML_ISA STREQUAL "sve")
   ml_qemu_cpu(_a64fx a64fx)
   ml_guard_test(guard.a64fx refuse ${_a64fx})     # SVE without dotprod (see simd/isa_table.h)
   # (logits.identical at the preset's 512-bit vectors: cmake/Tests.cmake)
+  ml_guard_test(golden.sve512 golden ${CMAKE_CROSSCOMPILING_EMULATOR})
   foreach(_vl 256 128)
     ml_qemu_cpu(_emu max,sve${_vl}=on)
     ml_test_group(kernels.sve${_vl} "[kernels]" EMULATOR "${_emu}")
-    # The random-model forward against scalar (F32 included: matvec_f32 sums depend on VL) and on
-    # panels; by name (the group's thread and prefill cases do not depend on VL). -w NoTests fails
-    # the test if a renamed case stops matching.
-    ml_test_group(e2e.random.sve${_vl} "ISA forward vs scalar forward: random*" EMULATOR "${_emu}" FIXTURES random)
-    ml_test_group(e2e.panels.sve${_vl} "16-row panels*" EMULATOR "${_emu}" FIXTURES random)
     ml_guard_test(golden.sve${_vl} golden ${_emu})
     ml_logits_test(logits.identical.sve${_vl} EMULATOR ${_emu})
   endforeach()

@@ -23,6 +23,7 @@ if(ML_ISA STREQUAL "rv64")
 elseif(ML_ISA STREQUAL "rvv")
   ml_qemu_cpu(_rv64 rv64)
   ml_guard_test(guard.rv64-without-v refuse ${_rv64})  # rv64gc, no vector unit
+  ml_guard_test(golden.vlen256 golden ${CMAKE_CROSSCOMPILING_EMULATOR})  # the preset's VLEN (cli is not run here)
   foreach(_vl 128 512)
     ml_qemu_cpu(_emu rv64,v=true,vlen=${_vl},vext_spec=v1.0)
     ml_test_group(kernels.vlen${_vl} "[kernels]" EMULATOR "${_emu}")
