@@ -1,9 +1,10 @@
 # Reads simd/isa_table.h (the one ISA table) so CMake uses the same rows as the C++ code.
-# ml_isa_row(<isa> <prefix>) sets <prefix>_PARENT, _IMPL, _ARCH, _HWY, _FLAGS (a list), _FEATURES.
+# ml_isa_row(<isa> <prefix>) sets <prefix>_PARENT, _IMPL, _ARCH, _HWY, _FLAGS (a list), _FEATURES,
+# _RUN and _REFUSE (lists of qemu CPU models: the table's run and refuse columns).
 # ml_isa_chain(<isa> <out>) sets <out> to the ISAs from <isa> down to scalar.
 file(READ "${PROJECT_SOURCE_DIR}/simd/isa_table.h" _ml_isa_text)
 string(REGEX MATCHALL "X\\(arg, [^\n]*\"\\)" _ml_isa_lines "${_ml_isa_text}")  # rows end in a quoted string
-set(_ml_isa_re "X\\(arg, *([a-z0-9_]+), *([a-z0-9_]+), *([a-z0-9_]+), *([a-z0-9_]+), *\"([^\"]*)\", *\"([^\"]*)\", *\"([^\"]*)\"\\)")
+set(_ml_isa_re "X\\(arg, *([a-z0-9_]+), *([a-z0-9_]+), *([a-z0-9_]+), *([a-z0-9_]+), *\"([^\"]*)\", *\"([^\"]*)\", *\"([^\"]*)\", *\"([^\"]*)\", *\"([^\"]*)\"\\)")
 set(ML_ALL_ISAS "")
 foreach(_line IN LISTS _ml_isa_lines)
   if(NOT _line MATCHES "${_ml_isa_re}")
@@ -18,13 +19,17 @@ foreach(_line IN LISTS _ml_isa_lines)
   separate_arguments(_flags UNIX_COMMAND "${CMAKE_MATCH_6}")
   set(_ML_ISA_${_n}_FLAGS "${_flags}")
   set(_ML_ISA_${_n}_FEATURES "${CMAKE_MATCH_7}")
+  separate_arguments(_run UNIX_COMMAND "${CMAKE_MATCH_8}")
+  set(_ML_ISA_${_n}_RUN "${_run}")
+  separate_arguments(_refuse UNIX_COMMAND "${CMAKE_MATCH_9}")
+  set(_ML_ISA_${_n}_REFUSE "${_refuse}")
 endforeach()
 
 function(ml_isa_row isa prefix)
   if(NOT isa IN_LIST ML_ALL_ISAS)
     message(FATAL_ERROR "ML_ISA=${isa} is not a row of simd/isa_table.h (${ML_ALL_ISAS})")
   endif()
-  foreach(_f PARENT IMPL ARCH HWY FLAGS FEATURES)
+  foreach(_f PARENT IMPL ARCH HWY FLAGS FEATURES RUN REFUSE)
     set(${prefix}_${_f} "${_ML_ISA_${isa}_${_f}}" PARENT_SCOPE)
   endforeach()
 endfunction()

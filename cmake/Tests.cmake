@@ -267,6 +267,48 @@ function(ml_qemu_cpu out cpu)
   set(${out} "${ML_QEMU};-cpu;${cpu};-L;${CMAKE_FIND_ROOT_PATH}" PARENT_SCOPE)
 endfunction()
 
+# The CPU guard under the qemu CPU models of the ISA table's run and refuse columns
+# (simd/isa_table.h): guard.golden_on_<cpu> prints llama2.c's text, guard.refuses_<cpu> the guard's
+# one-line refusal. Cross builds: the preset's qemu-user with another -cpu (the first run model is
+# the preset's emulator itself, which runs every test). x86-64 hosts: qemu-x86_64 for the x86 rows
+# and scalar. WebAssembly: none.
+set(_ml_guard_run ${ISA_RUN})
+set(_ml_guard_qemu "")
+if(EMSCRIPTEN)
+  set(_ml_guard_run "")
+  set(ISA_REFUSE "")
+elseif(CMAKE_CROSSCOMPILING)
+  if(_ml_guard_run)
+    list(REMOVE_AT _ml_guard_run 0)
+  endif()
+  set(_ml_guard_qemu ${ML_QEMU};-cpu;<cpu>;-L;${CMAKE_FIND_ROOT_PATH})
+elseif(ISA_ARCH STREQUAL "x86_64" OR CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64)$")
+  find_program(ML_QEMU_X86 qemu-x86_64)
+  if(NOT ML_QEMU_X86 AND (_ml_guard_run OR ISA_REFUSE))
+    add_test(NAME guard.qemu_missing COMMAND ${CMAKE_COMMAND} -E echo
+             "qemu-x86_64 not found: the CPU-guard tests cannot run (tools/setup.sh --all installs qemu-user)")
+    set_tests_properties(guard.qemu_missing PROPERTIES WILL_FAIL ON)  # a visible failure, not a skip
+  elseif(ML_QEMU_X86)
+    set(_ml_guard_qemu ${ML_QEMU_X86};-cpu;<cpu>)
+  endif()
+endif()
+if(_ml_guard_qemu)
+  foreach(_mode golden refuse)
+    if(_mode STREQUAL "golden")
+      set(_cpus ${_ml_guard_run})
+      set(_prefix guard.golden_on_)
+    else()
+      set(_cpus ${ISA_REFUSE})
+      set(_prefix guard.refuses_)
+    endif()
+    foreach(_cpu IN LISTS _cpus)
+      string(REGEX REPLACE "[,=]" "-" _tname "${_prefix}${_cpu}")
+      string(REPLACE "<cpu>" "${_cpu}" _cmd "${_ml_guard_qemu}")
+      ml_guard_test(${_tname} ${_mode} ${_cmd})
+    endforeach()
+  endforeach()
+endif()
+
 if(ML_FAMILY AND EXISTS "${PROJECT_SOURCE_DIR}/cmake/tests/${ML_FAMILY}.cmake")
   include("${PROJECT_SOURCE_DIR}/cmake/tests/${ML_FAMILY}.cmake")
 endif()

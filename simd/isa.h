@@ -27,7 +27,7 @@ struct IsaRow {
 };
 
 inline constexpr IsaRow kIsaTable[] = {
-#define ML_ISA_ROW(arg, name, parent, impl, arch, hwy, flags, features) \
+#define ML_ISA_ROW(arg, name, parent, impl, arch, hwy, flags, features, ...) \
   {Isa::name, #name, Isa::parent, Isa::impl, #arch, hwy, flags, features},
     ML_ISA_TABLE(ML_ISA_ROW, _)
 #undef ML_ISA_ROW

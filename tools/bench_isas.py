@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Builds every x86 (or ARM) preset this CPU can run and prints one table: ISA × (matvec_q8 GB/s,
-matvec_q4 GB/s, decode tok/s, speed-up over scalar), then checks that each accelerated ISA beats
-the one below it on matvec_q8 and matvec_q4.
+"""Builds every native preset this CPU can run (the rows of simd/isa_table.h, in its order) and
+prints one table: ISA × (matvec_q8 GB/s, matvec_q4 GB/s, decode tok/s, speed-up over scalar), then
+checks that each accelerated ISA beats the one below it on matvec_q8 and matvec_q4.
 
   tools/bench_isas.py [--seconds S] [--model-preset stories110m] [--markdown]
 
@@ -18,8 +18,12 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ORDER = ["scalar", "sse2", "sse41", "avx2", "avxvnni", "avx512vnni",
-         "neon_v7", "neon", "neon_dotprod", "sve"]
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import gen_presets  # noqa: E402  (its parser of simd/isa_table.h)
+
+# The native build ISAs in the ISA table's order (each row's parent comes before it).
+ORDER = [r["name"] for r in gen_presets.isa_rows() if r["arch"] != "wasm32"]
 SHAPE = "110M w1 2048x768"
 
 

@@ -8,7 +8,7 @@
 Every row of the ISA table gets a configure, build, test and workflow preset named after it
 (underscores become hyphens: neon_dotprod -> neon-dotprod), in the file of its architecture's
 family (x86, arm, riscv, wasm; scalar in CMakePresets.json). What the table cannot say — the
-display name, the qemu CPU model, the toolchain file, extra cache variables — is in the tables
+display name, the qemu binary and sysroot, the toolchain file, extra cache variables — is in the tables
 below. The Windows presets (win-<isa>, cmake/presets/windows.json) are the x86 rows listed in
 WINDOWS, cross-built with mingw-w64 and tested under Wine (docs/windows.md). The sanitizer presets
 are not per ISA: they are written out as data here.
@@ -24,7 +24,8 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ROW = re.compile(r'X\(arg, *([a-z0-9_]+), *([a-z0-9_]+), *([a-z0-9_]+), *([a-z0-9_]+), *"([^"]*)", *"([^"]*)", *"([^"]*)"\)')
+ROW = re.compile(r'X\(arg, *([a-z0-9_]+), *([a-z0-9_]+), *([a-z0-9_]+), *([a-z0-9_]+), *"([^"]*)", *"([^"]*)", *"([^"]*)", '
+                 r'*"([^"]*)", *"([^"]*)"\)')
 
 # ---- What the ISA table cannot say.
 # Display names of the ISA rows' presets.
@@ -43,15 +44,10 @@ DISPLAY = {
     "rv64": "RISC-V rv64gc, scalar + Highway EMU128 (every 64-bit RISC-V Linux board)",
     "rvv": "RISC-V rv64gcv, RVV 1.0 (SpaceMiT X60/K1, Kendryte K230, SG2044); tests at 256-, 128- and 512-bit VLEN",
 }
-# Cross builds: the emulator ctest runs every binary under (qemu-user with the CPU model to test on).
-EMULATOR = {
-    "neon_v7": "qemu-arm;-cpu;cortex-a15;-L;/usr/arm-linux-gnueabihf",
-    "neon": "qemu-aarch64;-cpu;cortex-a53;-L;/usr/aarch64-linux-gnu",
-    "neon_dotprod": "qemu-aarch64;-cpu;neoverse-n1;-L;/usr/aarch64-linux-gnu",
-    "sve": "qemu-aarch64;-cpu;max,sve512=on;-L;/usr/aarch64-linux-gnu",
-    "rv64": "qemu-riscv64;-cpu;rv64;-L;/usr/riscv64-linux-gnu",
-    "rvv": "qemu-riscv64;-cpu;rv64,v=true,vlen=256,vext_spec=v1.0;-L;/usr/riscv64-linux-gnu",
-}
+# Cross builds: the qemu-user and sysroot of each architecture. The emulator ctest runs every binary
+# under is that qemu with the first CPU model of the row's run column (simd/isa_table.h).
+QEMU = {"armv7": ("qemu-arm", "/usr/arm-linux-gnueabihf"), "aarch64": ("qemu-aarch64", "/usr/aarch64-linux-gnu"),
+        "riscv64": ("qemu-riscv64", "/usr/riscv64-linux-gnu")}
 # Cache variables a preset sets besides ML_ISA (and its emulator).
 EXTRA_CACHE = {"sse2": {"ML_ASM": "ON"}}
 # Per architecture: the hidden preset the row's preset inherits (its toolchain), and the presets file.
@@ -145,7 +141,7 @@ def isa_rows():
         rows = [m.groups() for m in ROW.finditer(f.read())]
     if not rows:
         sys.exit("gen_presets.py: no rows in simd/isa_table.h")
-    return [{"name": r[0], "arch": r[3]} for r in rows]
+    return [{"name": r[0], "arch": r[3], "run": r[7].split()} for r in rows]
 
 
 def preset_name(isa):
@@ -163,11 +159,23 @@ def build_preset(name, jobs=None):
     return b
 
 
-def isa_configure(isa, inherits, display, extra=None):
+def emulator(row):
+    """The preset's CMAKE_CROSSCOMPILING_EMULATOR (cross builds only), or None."""
+    if row["arch"] not in QEMU:
+        return None
+    if not row["run"]:
+        sys.exit("gen_presets.py: cross-built row %s has no run model (its preset's emulator)" % row["name"])
+    qemu, sysroot = QEMU[row["arch"]]
+    return ";".join([qemu, "-cpu", row["run"][0], "-L", sysroot])
+
+
+def isa_configure(row, inherits, display, extra=None):
+    isa = row["name"]
     cache = {"ML_ISA": isa}
     cache.update(EXTRA_CACHE.get(isa, {}))
-    if isa in EMULATOR:
-        cache["CMAKE_CROSSCOMPILING_EMULATOR"] = EMULATOR[isa]
+    emu = emulator(row) if inherits != "win" else None
+    if emu:
+        cache["CMAKE_CROSSCOMPILING_EMULATOR"] = emu
     cache.update(extra or {})
     return {"name": preset_name(isa) if inherits != "win" else "win-" + preset_name(isa),
             "inherits": inherits, "displayName": display, "cacheVariables": cache}
@@ -213,19 +221,19 @@ def generate():
     files = {"base": BASE}
     for fam in ("x86", "arm", "riscv"):
         files[fam] = family_file(fam, [
-            isa_configure(r["name"], ARCH[r["arch"]]["inherits"], DISPLAY[r["name"]]) for r in by_file.get(fam, [])])
+            isa_configure(r, ARCH[r["arch"]]["inherits"], DISPLAY[r["name"]]) for r in by_file.get(fam, [])])
     wasm = [{"name": WASM_SCALAR[0], "inherits": "wasm", "displayName": WASM_SCALAR[1],
              "cacheVariables": {"ML_ISA": "scalar"}}]
-    wasm += [isa_configure(r["name"], "wasm", DISPLAY[r["name"]], WASM_EXTRA.get(r["name"]))
+    wasm += [isa_configure(r, "wasm", DISPLAY[r["name"]], WASM_EXTRA.get(r["name"]))
              for r in by_file.get("wasm", [])]
     files["wasm"] = family_file("wasm", wasm)
-    x86 = [r["name"] for r in by_file.get("x86", [])]
+    x86 = {r["name"]: r for r in by_file.get("x86", [])}
     for w in WINDOWS:
         if w not in x86:
             sys.exit("gen_presets.py: WINDOWS names %s, not an x86_64 row of simd/isa_table.h" % w)
     win = []
     for w in WINDOWS:
-        c = isa_configure(w, "win", WINDOWS_DISPLAY.format(WINDOWS_NAME[w]))
+        c = isa_configure(x86[w], "win", WINDOWS_DISPLAY.format(WINDOWS_NAME[w]))
         c["cacheVariables"].pop("ML_ASM", None)  # add.S is System V only (kernels/x86/sse2/asm.cmake)
         win.append(c)
     files["windows"] = family_file("windows", win, {"environment": dict(WINDOWS_TEST_ENV)})
@@ -233,7 +241,7 @@ def generate():
         "version": 6, "include": ["base.json"],
         "configurePresets": SANITIZERS["configurePresets"], "buildPresets": SANITIZERS["buildPresets"],
         "testPresets": SANITIZERS["testPresets"], "workflowPresets": [workflow(n) for n in SANITIZERS["workflow"]]}
-    scalar = isa_configure("scalar", "base", DISPLAY["scalar"])
+    scalar = isa_configure(next(r for r in rows if r["name"] == "scalar"), "base", DISPLAY["scalar"])
     top = {
         "version": 6,
         "cmakeMinimumRequired": {"major": 3, "minor": 25, "patch": 0},
