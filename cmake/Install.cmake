@@ -1,7 +1,8 @@
 # `cmake --install build/<preset> --prefix P`: one preset's build, pinned to its ISA.
 #   P/bin/ml_run, ml_bench, ml_tokenize (ml_server when the build has it)
 #   P/include/legacy-ml/ml.h                    the public C API (#include <legacy-ml/ml.h>)
-#   P/lib/libml_runtime.a, libml_kernels.a      the static libraries (ISA-compiled)
+#   P/lib/libml_runtime.a, libml_kernels.a,     the static libraries (ISA-compiled): the layers
+#         libml_simd.a                          runtime -> kernels -> simd
 #   P/lib/cmake/legacy_ml/                      find_package(legacy_ml): imported target legacy_ml::ml,
 #                                               LEGACY_ML_ISA = the preset's ISA
 #   P/lib/pkgconfig/legacy-ml.pc                pkg-config --cflags --libs legacy-ml; variable isa=
@@ -28,7 +29,7 @@ if(EMSCRIPTEN)  # node programs: name.js beside its name.wasm
   endforeach()
 endif()
 install(FILES runtime/ml.h DESTINATION include/legacy-ml)
-install(TARGETS ml_api ml_runtime ml_kernels EXPORT legacy_mlTargets ARCHIVE DESTINATION lib)
+install(TARGETS ml_api ml_runtime ml_kernels ml_simd EXPORT legacy_mlTargets ARCHIVE DESTINATION lib)
 install(EXPORT legacy_mlTargets NAMESPACE legacy_ml:: DESTINATION lib/cmake/legacy_ml)
 
 include(CMakePackageConfigHelpers)
@@ -40,7 +41,7 @@ write_basic_package_version_file("${CMAKE_BINARY_DIR}/install/legacy_mlConfigVer
 install(FILES "${CMAKE_BINARY_DIR}/install/legacy_mlConfig.cmake"
   "${CMAKE_BINARY_DIR}/install/legacy_mlConfigVersion.cmake" DESTINATION lib/cmake/legacy_ml)
 
-set(ML_PC_LIBS "-lml_runtime -lml_kernels -lstdc++ -lm")
+set(ML_PC_LIBS "-lml_runtime -lml_kernels -lml_simd -lstdc++ -lm")
 if(ML_THREADS)
   string(APPEND ML_PC_LIBS " -pthread")
 endif()
@@ -53,7 +54,7 @@ configure_file(cmake/install/legacy-ml.pc.in "${CMAKE_BINARY_DIR}/install/legacy
 install(FILES "${CMAKE_BINARY_DIR}/install/legacy-ml.pc" DESTINATION lib/pkgconfig)
 
 add_custom_target(ml_install_deps)
-add_dependencies(ml_install_deps ${ML_INSTALL_PROGRAMS} ml_runtime ml_kernels)
+add_dependencies(ml_install_deps ${ML_INSTALL_PROGRAMS} ml_runtime ml_kernels ml_simd)
 if(NOT EMSCRIPTEN AND NOT WIN32)  # POSIX exec; WebAssembly and Windows builds have no launcher
   add_executable(ml_launcher launcher/ml_launcher.cc simd/cpu_select.cc)  # no ISA flags
   target_link_libraries(ml_launcher PRIVATE ml_guard)

@@ -1,10 +1,11 @@
+// The sampler (runtime/sampler.h): argmax, llama2.c's multinomial and top-p draws, and the
+// temperature-scaled softmax through the kernel the caller binds (bit-identical to scalar's).
 #include "runtime/sampler.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-#include "kernels/kernels.h"
 #include "kernels/mutants.h"
 #include "runtime/error.h"
 

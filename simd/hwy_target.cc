@@ -1,9 +1,9 @@
-// Which Highway static target this build's flags select (the Highway bodies, kernels/hwy/, are
-// compiled only where simd/isa_table.h names one) (ml_run --version, and a
-// test that compares it with the hwy column of simd/isa_table.h so a missing flag cannot silently
-// drop a build to Highway's scalar emulation).
+// ml::hwy_static_target() (simd/hwy_target.h): hwy::TargetName of the static target Highway picks
+// under this translation unit's ISA flags, the same flags as every ISA-compiled unit.
+#include "simd/hwy_target.h"
+
 #include <hwy/highway.h>
 
-#include "runtime/ml.h"
-
-extern "C" const char *ml_hwy_target(void) { return hwy::TargetName(HWY_STATIC_TARGET); }
+namespace ml {
+const char *hwy_static_target() { return hwy::TargetName(HWY_STATIC_TARGET); }
+}  // namespace ml
