@@ -78,6 +78,8 @@ endif()
 if(ML_ISA STREQUAL "scalar" AND NOT EMSCRIPTEN)
   ml_logits_checksum_test(logits.checksum)  # pins the bytes the Windows presets must reproduce
   add_test(NAME presets.generated COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/tools/gen_presets.py --check)
+endif()
+if(ML_ONCE)
   # Every #include against the layers' table (runtime -> kernels -> simd; programs on top), and the
   # checker failing on a planted back-edge (tools/check_includes.py).
   add_test(NAME includes.layers COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/tools/check_includes.py --self-test)
