@@ -12,8 +12,9 @@
 // ARMv7 only: NEON flushes denormals to zero, VFP does not, so a t_b or partial below 2^-126
 // (block scales dw·dx below ~1e-33; real and test scales are above 1e-5) may differ. The Highway
 // float kernels share this on ARMv7; exp, softmax and silu_mul recompute underflows with VFP.
-// Reads only the rows [r0, r1) of W (layout 1: their panels) and x; writes only y[r0, r1); no
-// alignment needed. Reference: kernels/scalar/matvec.cc. Tests: verify/kernel_checks.cc.
+// Reads only the rows [r0, r1) of W (layout 1: their panels) and x; writes only y[r0, r1) (matmul:
+// of each token's row of Y); no alignment needed. Reference: kernels/scalar/matvec.cc.
+// Tests: verify/kernel_checks.cc.
 #pragma once
 #include <arm_neon.h>
 
