@@ -115,14 +115,10 @@ struct Int {
     for (int u = 0; u < 8; ++u) p.xq[u] = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(xb + 4 * u));
     return p;
   }
-  struct Wq8 {  // weights are read where they lie (from L1 for the later tokens of a batch)
-    const uint8_t *units;
-  };
-  struct Wq4 {
-    const uint8_t *units;
-  };
-  static Wq8 load_q8(const int8_t *units) { return {reinterpret_cast<const uint8_t *>(units)}; }
-  static Wq4 load_q4(const uint8_t *units) { return {units}; }
+  using Wq8 = const int8_t *;  // weights are read where they lie (from L1 for the later tokens of a batch)
+  using Wq4 = const uint8_t *;
+  static Wq8 load_q8(const int8_t *units) { return units; }
+  static Wq4 load_q4(const uint8_t *units) { return units; }
   // Rows 4k .. 4k+3: the low 8 bytes of 16 are rows (0, 1), widened to int16 and dot_i16x8 against
   // the quad: [r0a r0b r1a r1b]; the high 8 bytes likewise rows (2, 3).
   template <bool Q4>
@@ -140,8 +136,8 @@ struct Int {
     }
     return out;
   }
-  static Sums dot(const Wq8 &w, const X &x) { return sums<false>(w.units, x); }
-  static Sums dot(const Wq4 &w, const X &x) { return sums<true>(w.units, x); }
+  static Sums dot(Wq8 w, const X &x) { return sums<false>(reinterpret_cast<const uint8_t *>(w), x); }
+  static Sums dot(Wq4 w, const X &x) { return sums<true>(w, x); }
 };
 
 }  // namespace
