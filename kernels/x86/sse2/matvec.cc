@@ -1,58 +1,32 @@
-// sse2 override: matvec_q8, matvec_q4, matvec_f32 with SSE2 only (the x86-64 v1 floor; Highway has
-// no SSE2 target). Block sums: sign-extend int8 → int16 (unpack with itself, arithmetic shift by
-// 8), pmaddwd → int32, four blocks reduced at once (hsum4x4). Loop and float order:
-// kernels/x86/matvec_x86.h (bit-identical to kernels/scalar/matvec.cc; tests: verify/kernel_checks.cc).
-// Layout 1 (16-row panels): kernels/x86/panel_x86.h with pmaddwd on sign-extended units (Q8) or
-// on each row's even and odd nibbles taken in place (Q4); see Sse2Panel.
+// sse2 override: matvec_q8, matvec_q4, matmul_q8, matmul_q4, matvec_f32 with SSE2 only (the
+// x86-64 v1 floor; Highway has no SSE2 target). SSE2 has no byte multiply, so this file brings its
+// own dot on the loops of kernels/x86/quant_x86.h (float order and bits as kernels/scalar/matvec.cc;
+// tests: verify/kernel_checks.cc):
+// - rows (Rows<Sse2>): int8 sign-extended to int16 (unpack with itself, arithmetic shift by 8),
+//   pmaddwd → int32; x widened once per 4 blocks;
+// - panels (Sse2Panel on Width<V128>): pmaddwd on sign-extended units (Q8) or on each row's even and
+//   odd nibbles taken in place (Q4), described below.
 // matvec_f32: 4 rows × 4 lanes, multiply then add (SSE2 has no FMA); reassociated, within 1e-5.
-#include <emmintrin.h>
-
-#include <cstring>
 #include <type_traits>
 
-#include "kernels/kernels.h"
-#include "kernels/x86/matvec_x86.h"
-#include "kernels/x86/panel_x86.h"
+#include "kernels/x86/quant_x86.h"
 
 namespace {
 
 using namespace ml::x86;
 
-struct Sse2 {
-  struct X {
-    __m128i lo[8], hi[8];  // x of 4 blocks as int16: 16 bytes → lo (bytes 0-7), hi (8-15)
+struct Sse2 : V128 {  // the Isa of Rows: 16 bytes of x as int16, lo (bytes 0-7) and hi (8-15)
+  struct Xop {
+    __m128i lo, hi;
   };
+  static constexpr int kBias = 0;
   static __m128i widen_lo(__m128i v) { return _mm_srai_epi16(_mm_unpacklo_epi8(v, v), 8); }
   static __m128i widen_hi(__m128i v) { return _mm_srai_epi16(_mm_unpackhi_epi8(v, v), 8); }
-
-  static X load_x(const int8_t *x) {
-    X p;
-    for (int k = 0; k < 8; ++k) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x + 16 * k));
-      p.lo[k] = widen_lo(v);
-      p.hi[k] = widen_hi(v);
-    }
-    return p;
-  }
-  // int32x4 partial sums of 16 weights against x chunk k (lane sum = their dot product)
-  static __m128i dot16(__m128i w, const X &x, int k) {
-    return _mm_add_epi32(_mm_madd_epi16(widen_lo(w), x.lo[k]), _mm_madd_epi16(widen_hi(w), x.hi[k]));
-  }
-  static __m128i sums_q8(const int8_t *w, const X &x) {
-    __m128i v[4];
-    for (int b = 0; b < 4; ++b)
-      v[b] = _mm_add_epi32(dot16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(w + 32 * b)), x, 2 * b),
-                           dot16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(w + 32 * b + 16)), x, 2 * b + 1));
-    return hsum4x4(v[0], v[1], v[2], v[3]);
-  }
-  static __m128i sums_q4(const uint8_t *w, const X &x) {
-    __m128i v[4];
-    for (int b = 0; b < 4; ++b) {
-      __m128i lo, hi;
-      unpack_q4_sse2(w + 16 * b, &lo, &hi);
-      v[b] = _mm_add_epi32(dot16(lo, x, 2 * b), dot16(hi, x, 2 * b + 1));
-    }
-    return hsum4x4(v[0], v[1], v[2], v[3]);
+  static Xop xop(__m128i x) { return {widen_lo(x), widen_hi(x)}; }
+  static __m128i start(__m128i) { return zero(); }
+  static __m128i bias8(__m128i w) { return w; }
+  static __m128i dot8(__m128i acc, __m128i w, const Xop &x) {
+    return add32(acc, add32(_mm_madd_epi16(widen_lo(w), x.lo), _mm_madd_epi16(widen_hi(w), x.hi)));
   }
 };
 
@@ -65,7 +39,7 @@ struct Sse2 {
 // exactly at the end. (The same even/odd form for Q8 measured 1-13 % slower: three shifts per
 // 16 bytes against two unpacks and two shifts.)
 struct Sse2Panel {
-  using Sums = Width128::Sums;
+  using Sums = Width<V128>::Sums;
   struct XQ8 {
     __m128i xq16[8];  // quad u as int16 [x0 x1 x2 x3 x0 x1 x2 x3]
     int32_t s;
@@ -74,6 +48,10 @@ struct Sse2Panel {
     __m128i even[8], odd[8];  // quad u as int16: [x0 x2] and [x1 x3], four times
     int32_t s;
   };
+  static void splat4(__m128i v, __m128i *out) {  // out[k]: lane k of v in every lane
+    out[0] = _mm_shuffle_epi32(v, 0x00), out[1] = _mm_shuffle_epi32(v, 0x55);
+    out[2] = _mm_shuffle_epi32(v, 0xAA), out[3] = _mm_shuffle_epi32(v, 0xFF);
+  }
   template <bool Q4>
   static std::conditional_t<Q4, XQ4, XQ8> prep(const int8_t *xb, int32_t s) {
     if constexpr (Q4) {
@@ -82,14 +60,8 @@ struct Sse2Panel {
       for (int h = 0; h < 2; ++h) {  // quads 4h .. 4h+3
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(xb + 16 * h));
         const __m128i even = _mm_srai_epi16(_mm_slli_epi16(v, 8), 8), odd = _mm_srai_epi16(v, 8);
-        p.even[4 * h + 0] = _mm_shuffle_epi32(even, _MM_SHUFFLE(0, 0, 0, 0));
-        p.even[4 * h + 1] = _mm_shuffle_epi32(even, _MM_SHUFFLE(1, 1, 1, 1));
-        p.even[4 * h + 2] = _mm_shuffle_epi32(even, _MM_SHUFFLE(2, 2, 2, 2));
-        p.even[4 * h + 3] = _mm_shuffle_epi32(even, _MM_SHUFFLE(3, 3, 3, 3));
-        p.odd[4 * h + 0] = _mm_shuffle_epi32(odd, _MM_SHUFFLE(0, 0, 0, 0));
-        p.odd[4 * h + 1] = _mm_shuffle_epi32(odd, _MM_SHUFFLE(1, 1, 1, 1));
-        p.odd[4 * h + 2] = _mm_shuffle_epi32(odd, _MM_SHUFFLE(2, 2, 2, 2));
-        p.odd[4 * h + 3] = _mm_shuffle_epi32(odd, _MM_SHUFFLE(3, 3, 3, 3));
+        splat4(even, p.even + 4 * h);
+        splat4(odd, p.odd + 4 * h);
       }
       return p;
     } else {
@@ -156,35 +128,7 @@ struct Sse2Panel {
 
 }  // namespace
 
-extern "C" void ml_k_matvec_q8_sse2(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  if (W->layout == ML_LAYOUT_PANEL16)
-    ml::x86::panel_matvec<Width128, Sse2Panel, false>(y, W, x, r0, r1);
-  else
-    ml::x86::matvec<Sse2, false>(y, W, x, r0, r1);
-}
-
-extern "C" void ml_k_matmul_q8_sse2(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0,
-                                   int r1) {
-  if (W->layout == ML_LAYOUT_PANEL16)
-    ml::x86::panel_matmul<Width128, Sse2Panel, false>(Y, ldy, W, X, m, r0, r1);
-  else
-    ml::x86::matmul_rows(ml_k_matvec_q8_sse2, Y, ldy, W, X, m, r0, r1);
-}
-
-extern "C" void ml_k_matvec_q4_sse2(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  if (W->layout == ML_LAYOUT_PANEL16)
-    ml::x86::panel_matvec<Width128, Sse2Panel, true>(y, W, x, r0, r1);
-  else
-    ml::x86::matvec<Sse2, true>(y, W, x, r0, r1);
-}
-
-extern "C" void ml_k_matmul_q4_sse2(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0,
-                                   int r1) {
-  if (W->layout == ML_LAYOUT_PANEL16)
-    ml::x86::panel_matmul<Width128, Sse2Panel, true>(Y, ldy, W, X, m, r0, r1);
-  else
-    ml::x86::matmul_rows(ml_k_matvec_q4_sse2, Y, ldy, W, X, m, r0, r1);
-}
+ML_PANEL_KERNELS(sse2, Width<V128>, Sse2Panel, Rows<Sse2>::q8, Rows<Sse2>::q4)
 
 extern "C" void ml_k_matvec_f32_sse2(float *y, const ml_qtensor *W, const float *x, int r0, int r1) {
   const int K = W->cols, Kv = K & ~3;
