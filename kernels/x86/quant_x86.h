@@ -57,7 +57,6 @@ struct VecOps {
   static I sub8(I a, I b) { return I(I8(a) - I8(b)); }
   static I add32(I a, I b) { return I(I32(a) + I32(b)); }
   static I srli4(I a) { return I(U16(a) >> 4); }
-  static F zerof() { return F{}; }
   template <size_t... k>
   static F splat(float v, std::index_sequence<k...>) { return F{(void(k), v)...}; }
   static F set1f(float v) { return splat(v, std::make_index_sequence<kBytes / 4>()); }
@@ -72,15 +71,17 @@ struct VecOps {
 };
 
 // Each width adds kTokens per weight load in matmul (register budget), its dot instructions, and
-// for Rows: nibbles(q, i) = register i of 4 Q4_0 blocks (64 bytes) as nibbles 0..15 in element
-// order (low nibbles are elements 0-15 of a block, high 16-31); reduce4(v) = the 4 block sums of
-// the 128 / kBytes registers of 4 blocks.
+// for Rows: nibbles(q, n) = 4 Q4_0 blocks (64 bytes) as nibbles 0..15 in element order (low
+// nibbles are elements 0-15 of a block, high 16-31) in the 128 / kBytes registers n; reduce4(v) =
+// the 4 block sums of 4 blocks' 128 / kBytes registers v.
 struct V128 : VecOps<16> {  // sse2 and up; SSSE3's byte multiply where the build has it
   static constexpr int kTokens = 2;
   static F cvt(I a) { return _mm_cvtepi32_ps(a); }
-  static I nibbles(const uint8_t *q, int i) {  // two registers a block
-    const I v = load(q + 16 * (i >> 1));
-    return and_(i & 1 ? srli4(v) : v, set8(0x0F));
+  static void nibbles(const uint8_t *q, I *n) {  // two registers a block
+    for (int b = 0; b < 4; ++b) {
+      const I v = load(q + 16 * b);
+      n[2 * b] = and_(v, set8(0x0F)), n[2 * b + 1] = and_(srli4(v), set8(0x0F));
+    }
   }
   static __m128i reduce4(const I *v) {
     return hsum4x4(add32(v[0], v[1]), add32(v[2], v[3]), add32(v[4], v[5]), add32(v[6], v[7]));
@@ -96,9 +97,11 @@ struct V128 : VecOps<16> {  // sse2 and up; SSSE3's byte multiply where the buil
 struct V256 : VecOps<32> {  // avx2, avxvnni
   static constexpr int kTokens = 2;
   static F cvt(I a) { return _mm256_cvtepi32_ps(a); }
-  static I nibbles(const uint8_t *q, int i) {  // a block a register
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(q + 16 * i)), m = _mm_set1_epi8(0x0F);
-    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_and_si128(v, m)), _mm_and_si128(_mm_srli_epi16(v, 4), m), 1);
+  static void nibbles(const uint8_t *q, I *n) {  // a block a register
+    for (int b = 0; b < 4; ++b) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(q + 16 * b)), m = _mm_set1_epi8(0x0F);
+      n[b] = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_and_si128(v, m)), _mm_and_si128(_mm_srli_epi16(v, 4), m), 1);
+    }
   }
   static __m128i reduce4(const I *v) {  // two rounds of vphaddd, then the two halves
     const I h = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
@@ -119,10 +122,12 @@ struct V256 : VecOps<32> {  // avx2, avxvnni
 struct V512 : VecOps<64> {  // avx512vnni
   static constexpr int kTokens = 4;  // 4 tokens × 4 partial sums + 8 weight registers fit in 32 zmm
   static F cvt(I a) { return _mm512_cvtepi32_ps(a); }
-  static I nibbles(const uint8_t *q, int i) {  // two blocks a register: [b0 0-15, 16-31, b1 0-15, 16-31]
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q + 32 * i)), m = _mm256_set1_epi8(0x0F);
-    const I t = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(v, m)), _mm256_and_si256(_mm256_srli_epi16(v, 4), m), 1);
-    return _mm512_shuffle_i64x2(t, t, _MM_SHUFFLE(3, 1, 2, 0));
+  static void nibbles(const uint8_t *q, I *n) {  // two blocks a register: [b0 0-15, 16-31, b1 0-15, 16-31]
+    for (int i = 0; i < 2; ++i) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q + 32 * i)), m = _mm256_set1_epi8(0x0F);
+      const I t = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(v, m)), _mm256_and_si256(_mm256_srli_epi16(v, 4), m), 1);
+      n[i] = _mm512_shuffle_i64x2(t, t, _MM_SHUFFLE(3, 1, 2, 0));
+    }
   }
   static __m128i reduce4(const I *v) {  // v[0]: blocks 0 (chunks 0-1) and 1 (2-3); v[1]: 2 and 3
     I s = _mm512_add_epi32(_mm512_shuffle_i32x4(v[0], v[1], _MM_SHUFFLE(2, 0, 2, 0)),
@@ -171,11 +176,7 @@ struct Width {
   struct Acc {
     typename V::F v[kRegs];
   };
-  static Acc zero() {
-    Acc a;
-    for (int k = 0; k < kRegs; ++k) a.v[k] = V::zerof();
-    return a;
-  }
+  static Acc zero() { return {}; }
   static Acc fold(Acc a, const Sums &s, const float *d, float dx) {  // a + (cvt(s)·d)·dx
     for (int k = 0; k < kRegs; ++k)
       a.v[k] = V::addf(a.v[k], V::mulf(V::mulf(V::cvt(s.v[k]), V::loadf(d + kLanes * k)), V::set1f(dx)));
@@ -219,13 +220,13 @@ struct PanelInt {
     }
     return p;
   }
-  template <bool Q4>  // weight register i (pairs with xq[i]) of slice h
-  static I vec(const uint8_t *units, int i, int h) {
+  template <bool Q4>  // weight registers j and j + 4 (for xq[j], xq[j + 4]) of slice h
+  static void vec2(const uint8_t *units, int j, int h, I &lo, I &hi) {
+    const I z = Isa::load(units + 64 * j + Isa::kBytes * h);
     if constexpr (Q4) {
-      const I z = Isa::load(units + 64 * (i & 3) + Isa::kBytes * h);
-      return Isa::and_(i < 4 ? z : Isa::srli4(z), Isa::set8(0x0F));
+      lo = Isa::and_(z, Isa::set8(0x0F)), hi = Isa::and_(Isa::srli4(z), Isa::set8(0x0F));
     } else {
-      return Isa::bias8(Isa::load(units + 64 * i + Isa::kBytes * h));
+      lo = Isa::bias8(z), hi = Isa::bias8(Isa::load(units + 64 * (j + 4) + Isa::kBytes * h));
     }
   }
   template <bool Q4>
@@ -237,7 +238,7 @@ struct PanelInt {
   static Wq<Q4> load(const uint8_t *units) {
     Wq<Q4> w{units, {}};
     if constexpr (kHold)
-      for (int i = 0; i < 8; ++i) w.v[i] = vec<Q4>(units, i, 0);
+      for (int j = 0; j < 4; ++j) vec2<Q4>(units, j, 0, w.v[j], w.v[j + 4]);
     return w;
   }
   static Wq<false> load_q8(const int8_t *units) { return load<false>(reinterpret_cast<const uint8_t *>(units)); }
@@ -247,13 +248,14 @@ struct PanelInt {
     Sums out;
     for (int h = 0; h < kRegs; ++h) {
       I acc = Isa::set32((Q4 ? -8 : -Isa::kBias) * x.s);
-      for (int i = 0; i < 8; ++i) {
-        I v;
+      for (int j = 0; j < 4; ++j) {
+        I lo, hi;
         if constexpr (kHold)
-          v = w.v[i];
+          lo = w.v[j], hi = w.v[j + 4];
         else
-          v = vec<Q4>(w.units, i, h);
-        acc = Q4 ? Isa::udot(acc, v, x.xq[i]) : Isa::dot8(acc, v, x.xq[i]);
+          vec2<Q4>(w.units, j, h, lo, hi);
+        acc = Q4 ? Isa::udot(acc, lo, x.xq[j]) : Isa::dot8(acc, lo, x.xq[j]);
+        acc = Q4 ? Isa::udot(acc, hi, x.xq[j + 4]) : Isa::dot8(acc, hi, x.xq[j + 4]);
       }
       out.v[h] = acc;
     }
@@ -285,8 +287,9 @@ struct Rows {
   template <bool Q4>
   static __m128i sums(const uint8_t *w, const X &x) {  // w: 4 blocks (Q8 128 bytes, Q4 64)
     I v[kN];
+    if constexpr (Q4) Isa::nibbles(w, v);
     for (int i = 0; i < kN; ++i) {
-      const I wi = Q4 ? Isa::add8(Isa::nibbles(w, i), Isa::set8(char(Isa::kBias - 8))) : Isa::bias8(Isa::load(w + Isa::kBytes * i));
+      const I wi = Q4 ? Isa::add8(v[i], Isa::set8(char(Isa::kBias - 8))) : Isa::bias8(Isa::load(w + Isa::kBytes * i));
       v[i] = Isa::dot8(x.c[i], wi, x.x[i]);
     }
     return Isa::reduce4(v);

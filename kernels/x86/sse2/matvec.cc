@@ -83,12 +83,8 @@ struct Sse2Panel {
                          _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))));
   }
   // Weights are read where they lie (from L1 for the second token of a batch).
-  struct Wq8 {
-    const int8_t *units;
-  };
-  struct Wq4 {
-    const uint8_t *units;
-  };
+  struct Wq8 { const int8_t *units; };
+  struct Wq4 { const uint8_t *units; };
   static Wq8 load_q8(const int8_t *units) { return {units}; }
   static Wq4 load_q4(const uint8_t *units) { return {units}; }
   static __m128i unit(const void *units, int u, int k) {  // bytes 16k .. 16k+15 of unit u
