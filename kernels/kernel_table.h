@@ -25,8 +25,8 @@
 #define ML_KERNEL_TABLE(X) \
   X(matvec_q8,   sse2 | sse41 | avx2 | avxvnni | avx512vnni | neon | neon_dotprod | sve | wasm_simd128 | rvv | hwy) \
   X(matvec_q4,   sse2 | sse41 | avx2 | avxvnni | avx512vnni | neon | neon_dotprod | sve | wasm_simd128 | rvv | hwy) \
-  X(matmul_q8,   sse2 | sse41 | avx2 | avxvnni | avx512vnni | neon | neon_dotprod | sve | wasm_simd128 | rvv) \
-  X(matmul_q4,   sse2 | sse41 | avx2 | avxvnni | avx512vnni | neon | neon_dotprod | sve | wasm_simd128 | rvv) \
+  X(matmul_q8,   sse2 | sse41 | avx2 | avxvnni | avx512vnni | neon | neon_dotprod | sve | wasm_simd128 | rvv | hwy) \
+  X(matmul_q4,   sse2 | sse41 | avx2 | avxvnni | avx512vnni | neon | neon_dotprod | sve | wasm_simd128 | rvv | hwy) \
   X(matvec_f32,  sse2 | hwy) \
   X(quantize_q8, sse2 | rvv | hwy) \
   X(rmsnorm,     sse2 | rvv | hwy) \

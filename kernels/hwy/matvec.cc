@@ -4,9 +4,10 @@
 //   matvec_q8/q4: int8 → int16 (PromoteTo), ReorderWidenMulAccumulate into int32, one block's lanes
 //   summed (SumOfLanes) to the exact int32 block sum; t_b = (sumi·dw)·dx summed in the canonical
 //   sum4 order (bit-identical to the reference). Highway 1.0.3 has no int8 dot product, hence the
-//   widening.
+//   widening. Both layouts; matmul_q8/q4 batch 4 tokens per weight load on panels (below).
 //   matvec_f32: 4 rows share each x vector; 1 accumulator per row; scalar tail.
 #include "kernels/kernels.h"
+#include "kernels/panel_driver.h"
 #include "kernels/scalar/sum4.h"
 #include "simd/hwy.h"
 
@@ -53,70 +54,90 @@ HWY_INLINE void unpack_q4(const uint8_t *q, int8_t *out) {
 }  // namespace
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Layout 1 (16-row panels): each block of a panel is de-interleaved into 16 row blocks (the units
-// hold 4 weights of 16 rows, docs/mlb-format.md), then block_dot as above. Portable, not tuned:
-// ISAs with a lane-per-row dot product override this.
+// Layout 0 (rows): block b of row r unpacked if Q4, block_dot, Sum4.
 template <bool Q4>
-void panel_matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+void rows(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+  constexpr size_t kBytes = Q4 ? ML_QK / 2 : ML_QK;
   const int nb = W->cols / ML_QK;
-  constexpr size_t kUnits = Q4 ? 4 : 8;
-  const uint8_t *q = static_cast<const uint8_t *>(W->q);
-  alignas(64) int8_t rows[ML_PANEL_ROWS][ML_QK];
-  for (int p = r0 / ML_PANEL_ROWS; p * ML_PANEL_ROWS < r1; ++p) {
-    ml::Sum4 sum[ML_PANEL_ROWS];
-    for (int b = 0; b < nb; ++b) {
-      const uint8_t *units = q + (size_t(p) * nb + b) * kUnits * 64;
-      const float *d = W->d + (size_t(p) * nb + b) * ML_PANEL_ROWS;
-      for (int i = 0; i < ML_PANEL_ROWS; ++i)
-        for (size_t u = 0; u < kUnits; ++u)
-          for (int t = 0; t < 4; ++t) {
-            const uint8_t v = units[u * 64 + 4 * i + t];
-            if (Q4) {
-              rows[i][4 * u + t] = int8_t((v & 0x0F) - 8);
-              rows[i][16 + 4 * u + t] = int8_t((v >> 4) - 8);
-            } else {
-              rows[i][4 * u + t] = int8_t(v);
-            }
-          }
-      for (int i = 0; i < ML_PANEL_ROWS; ++i)
-        sum[i].add(b, float(block_dot(rows[i], x->q + b * ML_QK)) * d[i] * x->d[b]);
-    }
-    for (int i = 0; i < ML_PANEL_ROWS; ++i) {
-      const int r = p * ML_PANEL_ROWS + i;
-      if (r >= r0 && r < r1) y[r] = sum[i].total();
-    }
-  }
-}
-
-extern "C" void ml_k_matvec_q8_hwy(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  if (W->layout == ML_LAYOUT_PANEL16) return panel_matvec<false>(y, W, x, r0, r1);
-  const int nb = W->cols / ML_QK;
-  const int8_t *q = static_cast<const int8_t *>(W->q);
-  for (int r = r0; r < r1; ++r) {
-    const int8_t *w = q + size_t(r) * W->cols;
-    const float *dw = W->d + size_t(r) * nb;
-    ml::Sum4 sum;
-    for (int b = 0; b < nb; ++b) sum.add(b, float(hn::block_dot(w + b * ML_QK, x->q + b * ML_QK)) * dw[b] * x->d[b]);
-    y[r] = sum.total();
-  }
-}
-
-extern "C" void ml_k_matvec_q4_hwy(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  if (W->layout == ML_LAYOUT_PANEL16) return panel_matvec<true>(y, W, x, r0, r1);
-  const int nb = W->cols / ML_QK;
-  const uint8_t *q = static_cast<const uint8_t *>(W->q);
   alignas(64) int8_t w8[ML_QK];
   for (int r = r0; r < r1; ++r) {
-    const uint8_t *w = q + size_t(r) * nb * (ML_QK / 2);
+    const uint8_t *w = static_cast<const uint8_t *>(W->q) + size_t(r) * nb * kBytes;
     const float *dw = W->d + size_t(r) * nb;
     ml::Sum4 sum;
     for (int b = 0; b < nb; ++b) {
-      hn::unpack_q4(w + b * (ML_QK / 2), w8);
-      sum.add(b, float(hn::block_dot(w8, x->q + b * ML_QK)) * dw[b] * x->d[b]);
+      if (Q4) unpack_q4(w + b * kBytes, w8);
+      const int8_t *wb = Q4 ? w8 : reinterpret_cast<const int8_t *>(w + b * kBytes);
+      sum.add(b, float(block_dot(wb, x->q + b * ML_QK)) * dw[b] * x->d[b]);
     }
     y[r] = sum.total();
   }
 }
+
+// Layout 1 (16-row panels, docs/mlb-format.md): the loop, token batching and row tails are
+// kernels/panel_driver.h's; lane = row. The float part is Highway, 16 rows at a time; the integer
+// part is plain C++ (a unit holds 4 weights of each of 16 rows, which Highway 1.0.3 has no
+// grouped int8 dot for). Portable, not tuned: hwy's panels bind only where no ISA set does
+// (rv64, whose Highway target EMU128 is scalar code anyway).
+using DF = hn::CappedTag<float, ML_PANEL_ROWS>;
+using DI = hn::RebindToSigned<DF>;
+
+struct Width {
+  static constexpr int kTokens = 4;
+  struct Sums {
+    int32_t v[ML_PANEL_ROWS];
+  };
+  struct Acc {
+    float v[ML_PANEL_ROWS];
+  };
+  static Acc zero() { return {}; }  // +0.0f
+  static Acc fold(Acc a, const Sums &s, const float *d, float dx) {  // a + (float(s) · d) · dx
+    const DF df;
+    for (size_t i = 0; i < ML_PANEL_ROWS; i += hn::Lanes(df)) {
+      const auto t = hn::Mul(hn::ConvertTo(df, hn::LoadU(DI(), s.v + i)), hn::LoadU(df, d + i));
+      hn::StoreU(hn::Add(hn::LoadU(df, a.v + i), hn::Mul(t, hn::Set(df, dx))), df, a.v + i);
+    }
+    return a;
+  }
+  static Acc add(Acc a, const Acc &b) {
+    const DF df;
+    for (size_t i = 0; i < ML_PANEL_ROWS; i += hn::Lanes(df))
+      hn::StoreU(hn::Add(hn::LoadU(df, a.v + i), hn::LoadU(df, b.v + i)), df, a.v + i);
+    return a;
+  }
+  static void store(float *y, const Acc &a, int lo, int hi) {
+    for (int i = lo; i < hi; ++i) y[i] = a.v[i];
+  }
+};
+
+struct Int {
+  using Sums = Width::Sums;
+  using Wq8 = const int8_t *;  // weights and x are read where they lie
+  using Wq4 = const uint8_t *;
+  static Wq8 load_q8(Wq8 units) { return units; }
+  static Wq4 load_q4(Wq4 units) { return units; }
+  using X = const int8_t *;  // the block's 32 quants
+  template <bool Q4>
+  static X prep(X xb, int32_t) { return xb; }
+  static Sums dot(Wq8 w, X x) {  // unit u: weights 4u..4u+3 of each row, at 4i..4i+3
+    Sums s{};
+    for (int u = 0; u < 8; ++u)
+      for (int i = 0; i < ML_PANEL_ROWS; ++i)
+        for (int k = 0; k < 4; ++k) s.v[i] += w[64 * u + 4 * i + k] * x[4 * u + k];
+    return s;
+  }
+  static Sums dot(Wq4 w, X x) {  // low nibbles: weights 4u.., high: 16 + 4u..
+    Sums s{};
+    for (int u = 0; u < 4; ++u)
+      for (int i = 0; i < ML_PANEL_ROWS; ++i)
+        for (int k = 0; k < 4; ++k) {
+          const int v = w[64 * u + 4 * i + k];
+          s.v[i] += ((v & 0x0F) - 8) * x[4 * u + k] + ((v >> 4) - 8) * x[16 + 4 * u + k];
+        }
+    return s;
+  }
+};
+
+ML_PANEL_KERNELS(hwy, Width, Int, rows<false>, rows<true>)
 
 extern "C" void ml_k_matvec_f32_hwy(float *y, const ml_qtensor *W, const float *x, int r0, int r1) {
   const hn::ScalableTag<float> d;
