@@ -1,6 +1,6 @@
 // legacy-ml's exp: one algorithm, bit-identical on every ISA (only IEEE operations and an exact
 // exponent construction), so softmax and silu give the same bits everywhere. exp_scalar() below is
-// the reference; simd/exp-inl.h (Highway targets) and simd/exp_sse2.h (SSE2) vectorize it.
+// the reference; simd/exp-inl.h (Highway targets) and simd/f32x4_math.h (the 4-lane layer) vectorize it.
 //   x clamped to [kExpLo, kExpHi];  n = round(x · log2 e);  r = x − n·ln2_hi − n·ln2_lo  (|r| ≤ ln2/2)
 //   p = 1 + r + r²/2! + … + r⁶/6!   (Horner; truncation error ≤ r⁷/7! < 1.2e-7 relative)
 //   exp(x) = p · 2^(n>>1) · 2^(n − (n>>1))   (two exponent multiplies reach 2^-150 … 2^128: denormal

@@ -1,31 +1,19 @@
 // RMS norm with Highway. Reference and contract: kernels/scalar/rmsnorm.cc (o may alias x).
-// ss in the canonical sum4 order, o = w·(ss·x) per element: bit-identical to the reference.
+// ss in the canonical sum4 order (simd/f32x4_math.h), o = w·(ss·x) per element: bit-identical to
+// the reference.
 #include <cmath>
 
-#include <cstring>
-
 #include "kernels/kernels.h"
+#include "simd/f32x4_math.h"
 #include "simd/hwy.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace hwy {
 namespace HWY_NAMESPACE {  // extern "C" functions keep their C names inside a namespace
 namespace hn = hwy::HWY_NAMESPACE;
-#include "simd/sum4-inl.h"
 
 extern "C" void ml_k_rmsnorm_hwy(float *o, const float *x, const float *w, int n, float eps) {
-  const MlD4 d4;
-  auto acc = Zero(d4);
-  size_t j4 = 0;
-  for (; j4 + 4 <= size_t(n); j4 += 4) {
-    const auto v = LoadU(d4, x + j4);
-    acc = Add(acc, Mul(v, v));
-  }
-  if (j4 < size_t(n)) {
-    const auto v = MlLoadTail4(x, j4, size_t(n));
-    acc = Add(acc, Mul(v, v));
-  }
-  float ss = MlTotal4(acc);
+  float ss = ml::f4::dot(x, x, n);
   ss /= float(n);
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d), nv = size_t(n) - size_t(n) % N;

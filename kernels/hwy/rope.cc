@@ -1,6 +1,8 @@
 // RoPE with Highway: pairs (v[2i], v[2i+1]) de-interleaved by LoadInterleaved2, rotated with
 // separate multiplies and adds (no FMA), re-interleaved: bit-identical to kernels/scalar/rope.cc.
+// Leftover pairs: the 4-lane layer's RoPE (simd/f32x4_math.h).
 #include "kernels/kernels.h"
+#include "simd/f32x4_math.h"
 #include "simd/hwy.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -22,11 +24,7 @@ void rotate(float *v, const float *cos_t, const float *sin_t, int head_dim, int 
       const auto o2 = hn::Add(hn::Mul(e, s), hn::Mul(o, c));
       hn::StoreInterleaved2(e2, o2, d, v + 2 * i);
     }
-    for (; i < half; ++i) {
-      const float v0 = v[2 * i], v1 = v[2 * i + 1], c = cos_t[i], s = sin_t[i];
-      v[2 * i] = v0 * c - v1 * s;
-      v[2 * i + 1] = v0 * s + v1 * c;
-    }
+    ml::f4::rope_head(v + 2 * i, cos_t + i, sin_t + i, int(2 * (half - i)));  // the last pairs
   }
 }
 }  // namespace

@@ -1,18 +1,17 @@
 // Softmax in place with Highway: the SIMD exp (simd/exp-inl.h) full width, the sum in the canonical
-// sum4 order, IEEE division: bit-identical to kernels/scalar/softmax.cc. Tail elements go through
-// the same vector exp (one padded vector in a stack buffer).
+// sum4 order (simd/f32x4_math.h), IEEE division: bit-identical to kernels/scalar/softmax.cc. Tail
+// elements go through the same vector exp (one padded vector in a stack buffer).
 #include <cstring>
 
 #include "kernels/kernels.h"
-#include "kernels/scalar/sum4.h"
 #include "simd/exp.h"
+#include "simd/f32x4_math.h"
 #include "simd/hwy.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace hwy {
 namespace HWY_NAMESPACE {
 #include "simd/exp-inl.h"
-#include "simd/sum4-inl.h"
 namespace hn = hwy::HWY_NAMESPACE;
 
 extern "C" void ml_k_softmax_hwy(float *x, int n) {
@@ -33,20 +32,12 @@ extern "C" void ml_k_softmax_hwy(float *x, int n) {
     hn::Store(hn::MlExp(d, hn::Sub(hn::Load(d, buf), mv)), d, buf);
     std::memcpy(x + nv, buf, tail * sizeof(float));
   }
+  const float total = ml::f4::sum(x, n);
 #if HWY_ARCH_ARM_V7
-  // ARMv7 NEON flushes denormal e_i to zero and has no IEEE division (Highway's Div there is a
-  // reciprocal estimate + Newton steps): sum and divide with VFP, which is IEEE.
-  ml::Sum4 sum;
-  for (int j = 0; j < n; ++j) sum.add(j, x[j]);
-  const float total = sum.total();
+  // ARMv7 NEON has no IEEE division (Highway's Div there is a reciprocal estimate + Newton
+  // steps): divide with VFP, which is IEEE (the sum above is VFP too: simd/f32x4.h).
   for (int j = 0; j < n; ++j) x[j] /= total;
 #else
-  const MlD4 d4;
-  auto acc = Zero(d4);
-  size_t j4 = 0;
-  for (; j4 + 4 <= size_t(n); j4 += 4) acc = Add(acc, LoadU(d4, x + j4));
-  if (j4 < size_t(n)) acc = Add(acc, MlLoadTail4(x, j4, size_t(n)));
-  const float total = MlTotal4(acc);
   const auto inv = hn::Set(d, total);
   for (size_t j = 0; j < nv; j += N) hn::StoreU(hn::Div(hn::LoadU(d, x + j), inv), d, x + j);
   for (size_t j = nv; j < size_t(n); ++j) x[j] /= total;
