@@ -9,6 +9,7 @@
 //   map2            out[i] = f(a[i], b[i]) four at a time; the tail through one zero-padded vector,
 //                   so every element sees the same arithmetic. out may alias a or b.
 //   silu_mul, add, exp_f32, axpy, rmsnorm, softmax, rope: the kernels of kernels/kernels.h.
+// Lambdas capture floats, not vectors: RVV vector types are sizeless and cannot be captured.
 // RoPE: pairs (v0, v1) go two to a vector as v·[c c] + swap(v)·[−s s] — the reference's
 // v0·c − v1·s and v0·s + v1·c, as a + (−b) = a − b and x·(−s) = −(x·s) exactly.
 #pragma once
@@ -70,25 +71,23 @@ inline void exp_f32(float *y, const float *x, int n) {
   map2(y, x, x, n, [](F4 xv, F4) { return exp(xv); });
 }
 inline void axpy(float *y, float a, const float *x, int n) {
-  const F4 av = splat(a);
-  map2(y, y, x, n, [av](F4 yv, F4 xv) { return add(yv, mul(av, xv)); });
+  map2(y, y, x, n, [a](F4 yv, F4 xv) { return add(yv, mul(splat(a), xv)); });
 }
 
 inline void rmsnorm(float *o, const float *x, const float *w, int n, float eps) {
   float ss = dot(x, x, n);
   ss /= float(n);
   ss += eps;
-  const F4 s = splat(1.0f / std::sqrt(ss));
-  map2(o, w, x, n, [s](F4 wv, F4 xv) { return mul(wv, mul(s, xv)); });
+  ss = 1.0f / std::sqrt(ss);
+  map2(o, w, x, n, [ss](F4 wv, F4 xv) { return mul(wv, mul(splat(ss), xv)); });
 }
 
 inline void softmax(float *x, int n) {
   float max_val = x[0];
   for (int i = 1; i < n; ++i) max_val = x[i] > max_val ? x[i] : max_val;
-  const F4 m = splat(max_val);
-  map2(x, x, x, n, [m](F4 v, F4) { return exp(sub(v, m)); });
-  const F4 s = splat(sum(x, n));
-  map2(x, x, x, n, [s](F4 v, F4) { return div(v, s); });
+  map2(x, x, x, n, [max_val](F4 v, F4) { return exp(sub(v, splat(max_val))); });
+  const float s = sum(x, n);
+  map2(x, x, x, n, [s](F4 v, F4) { return div(v, splat(s)); });
 }
 
 // One head: head_dim / 2 interleaved pairs, two per vector (an odd last pair zero-padded).

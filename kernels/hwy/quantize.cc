@@ -2,8 +2,6 @@
 // scalar reference's exact float operations, so q and d are bit-identical to
 // kernels/scalar/quantize.cc (tested: verify/kernel_checks.cc). Blocks are 32 floats; the vector
 // covers a block in 32/N steps (N = lanes, at most 16 here).
-#include <cstring>
-
 #include "kernels/kernels.h"
 #include "simd/hwy.h"
 
@@ -25,20 +23,15 @@ extern "C" void ml_k_quantize_q8_hwy(ml_qact *out, const float *x, int k) {
     for (size_t j = 0; j < ML_QK; j += N) m = hn::Max(m, hn::Abs(hn::LoadU(d, xb + j)));
     const float amax = hn::GetLane(hn::MaxOfLanes(d, m));
     int8_t *qb = out->q + b * ML_QK;
-    if (!(amax >= ML_QUANT_TINY)) {
-      out->d[b] = 0.0f;
-      std::memset(qb, 0, ML_QK);
-      out->s[b] = 0;
-      continue;
-    }
-    out->d[b] = amax / 127.0f;
     const auto id = hn::Set(d, 127.0f / amax);
-    for (size_t j = 0; j < ML_QK; j += N) {
+    out->d[b] = amax / 127.0f;
+    for (size_t j = 0; j < ML_QK && amax >= ML_QUANT_TINY; j += N) {
       const auto v = hn::LoadU(d, xb + j);
       const auto r = hn::Add(hn::Mul(v, id), hn::Or(hn::And(v, sign), half));  // x·id + copysign(0.5, x)
       const auto t = hn::Min(hn::Max(hn::Trunc(r), lo), hi);
       hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, t)), d8, qb + j);
     }
+    if (!(amax >= ML_QUANT_TINY)) ml_quantize_row_q8_0(qb, out->d + b, xb, ML_QK);  // zero block (or NaN)
     ml_block_sums_q8(out->s + b, qb, ML_QK);
   }
   out->n = k;

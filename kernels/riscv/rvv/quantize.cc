@@ -1,7 +1,7 @@
 // quantize_q8, rvv override set. Reference: kernels/scalar/quantize.cc (docs/mlb-format.md).
 // One block of 32 floats is one register group (e32m8, vl = 32 at every VLEN >= 128):
 //   amax = vfredmax(|x|) from 0 (fmax semantics: a NaN x is skipped, as std::fmax does);
-//   blocks with amax < 2^-100 (or NaN) are zero blocks: d = 0, q = 0, s = 0;
+//   blocks with amax < 2^-100 (or NaN) go to the reference (zero blocks: d = 0, q = 0, s = 0);
 //   d = amax / 127 and id = 127 / amax in scalar IEEE arithmetic, as the reference;
 //   q = x·id + copysign(0.5, x) (vfmul, then vfadd of 0.5 carrying x's sign bit: separate
 //   roundings), clamped to [−127, 127] with vfmax/vfmin (a NaN goes to −127, the reference's
@@ -9,8 +9,6 @@
 //   same integers), narrowed to int8;
 //   s = exact int32 sum of the block's q (vredsum of the int32 lanes).
 // Bit-identical q, d and s at every VLEN. Tests: verify/kernel_checks.cc.
-#include <cstring>
-
 #include "kernels/kernels.h"
 #include "kernels/riscv/rvv/rvv_common.h"
 
@@ -23,10 +21,9 @@ extern "C" void ml_k_quantize_q8_rvv(ml_qact *out, const float *x, int k) {
     int8_t *qb = out->q + size_t(b) * ML_QK;
     const vfloat32m8_t v = __riscv_vle32_v_f32m8(xb, vl);
     const float amax = __riscv_vfmv_f_s_f32m1_f32(__riscv_vfredmax_vs_f32m8_f32m1(__riscv_vfabs_v_f32m8(v, vl), zero_f, vl));
-    if (!(amax >= ML_QUANT_TINY)) {
-      out->d[b] = 0.0f;
-      std::memset(qb, 0, ML_QK);
-      out->s[b] = 0;
+    if (!(amax >= ML_QUANT_TINY)) {  // a zero block (or NaN): the reference quantizes it
+      ml_quantize_row_q8_0(qb, out->d + b, xb, ML_QK);
+      ml_block_sums_q8(out->s + b, qb, ML_QK);
       continue;
     }
     const float id = 127.0f / amax;

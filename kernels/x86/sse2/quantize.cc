@@ -4,8 +4,6 @@
 // −127 as in the reference). The block sums s come from the clamped int16 values (pmaddwd by 1).
 #include <emmintrin.h>
 
-#include <cstring>
-
 #include "kernels/kernels.h"
 
 extern "C" void ml_k_quantize_q8_sse2(ml_qact *out, const float *x, int k) {
@@ -21,10 +19,9 @@ extern "C" void ml_k_quantize_q8_sse2(ml_qact *out, const float *x, int k) {
     m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
     const float amax = _mm_cvtss_f32(m);
     int8_t *qb = out->q + b * ML_QK;
-    if (!(amax >= ML_QUANT_TINY)) {
-      out->d[b] = 0.0f;
-      std::memset(qb, 0, ML_QK);
-      out->s[b] = 0;
+    if (!(amax >= ML_QUANT_TINY)) {  // a zero block (or NaN): the reference quantizes it
+      ml_quantize_row_q8_0(qb, out->d + b, xb, ML_QK);
+      ml_block_sums_q8(out->s + b, qb, ML_QK);
       continue;
     }
     out->d[b] = amax / 127.0f;
