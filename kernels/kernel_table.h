@@ -14,9 +14,10 @@
 // sve → neon_dotprod → neon → scalar, neon_v7 → scalar (shares neon's set), wasm_simd128 → scalar,
 // rvv → rv64 → scalar.
 //
-// matmul_q8/q4 (prompt prefill) are listed only where weights are reused across tokens; a build
-// whose matmul resolves to scalar while its matvec does not runs its matvec once per token
-// instead (runtime/forward.cc) — the same bits either way.
+// matvec_q8/q4 and matmul_q8/q4 come together: every set that has a quantized matvec has the
+// batched matmul (prompt prefill) from the same two parts through kernels/panel_driver.h, so every
+// SIMD build reads each weight block once for several prompt tokens; only the scalar build runs
+// matvec once per token (its matmul, the definition the others match bit for bit).
 //
 // The verify harness tests every implementation a build compiles (its own set, its ancestors',
 // hwy, scalar) against scalar, so listing a set here is also a promise that it is tested.

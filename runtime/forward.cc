@@ -36,28 +36,16 @@ Input prepare(State &s, const float *x, size_t stride, int n, int k, ml_type wty
   return {x, stride, s.xq, n};
 }
 
-// A build whose matmul has no weight-reusing implementation runs its own matvec per token
-// (kernels/kernel_table.h) rather than the scalar matmul.
-template <class K, class Kn, class Km>
-constexpr bool kBatchedMatmul = K::template impl_of<Km>() != static_cast<int>(Isa::scalar) ||
-                                K::template impl_of<Kn>() == static_cast<int>(Isa::scalar);
-
 // Y[t·ldy + r] = W[r] · in_t for rows [r0, r1) and every token.
 template <class K>
 void matmul_rows(float *Y, size_t ldy, const ml_qtensor &W, const Input &in, int r0, int r1) {
   if (r0 >= r1) return;
   switch (W.type) {
     case ML_TYPE_Q8_0:
-      if constexpr (kBatchedMatmul<K, kn_matvec_q8, kn_matmul_q8>)
-        K::matmul_q8(Y, ldy, &W, in.q, in.n, r0, r1);
-      else
-        for (int t = 0; t < in.n; ++t) K::matvec_q8(Y + size_t(t) * ldy, &W, &in.q[t], r0, r1);
+      K::matmul_q8(Y, ldy, &W, in.q, in.n, r0, r1);
       break;
     case ML_TYPE_Q4_0:
-      if constexpr (kBatchedMatmul<K, kn_matvec_q4, kn_matmul_q4>)
-        K::matmul_q4(Y, ldy, &W, in.q, in.n, r0, r1);
-      else
-        for (int t = 0; t < in.n; ++t) K::matvec_q4(Y + size_t(t) * ldy, &W, &in.q[t], r0, r1);
+      K::matmul_q4(Y, ldy, &W, in.q, in.n, r0, r1);
       break;
     default:
       for (int t = 0; t < in.n; ++t) K::matvec_f32(Y + size_t(t) * ldy, &W, in.f + size_t(t) * in.stride, r0, r1);
