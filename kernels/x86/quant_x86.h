@@ -17,7 +17,6 @@
 #include <immintrin.h>
 
 #include <cstring>
-#include <utility>
 
 #include "kernels/kernels.h"
 #include "kernels/panel_driver.h"
@@ -32,51 +31,39 @@ inline __m128i hsum4x4(__m128i a, __m128i b, __m128i c, __m128i d) {
   return _mm_add_epi32(_mm_unpacklo_epi64(ab, cd), _mm_unpackhi_epi64(ab, cd));
 }
 
-// The ops every width shares, written once on GCC/Clang vector types (what the intrinsics are
-// made of: the same instructions). I, F: the intrinsic types of an N-byte register. Each width adds
-// cvt (int32 → float, round to nearest).
-template <int N>
-struct VecOps {
-  typedef long long I __attribute__((vector_size(N), __may_alias__));
-  typedef float F __attribute__((vector_size(N), __may_alias__));
-  typedef int8_t I8 __attribute__((vector_size(N)));
-  typedef int32_t I32 __attribute__((vector_size(N)));
-  typedef uint16_t U16 __attribute__((vector_size(N)));
-  static constexpr int kBytes = N;
-  static I load(const void *p) {
-    I v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  }
-  static I zero() { return I{}; }
-  static I set8(char v) { return I(I8{} + int8_t(v)); }
-  static I set32(int32_t v) { return I(I32{} + v); }
-  static I and_(I a, I b) { return a & b; }
-  static I xor_(I a, I b) { return a ^ b; }
-  static I add8(I a, I b) { return I(I8(a) + I8(b)); }
-  static I sub8(I a, I b) { return I(I8(a) - I8(b)); }
-  static I add32(I a, I b) { return I(I32(a) + I32(b)); }
-  static I srli4(I a) { return I(U16(a) >> 4); }
-  template <size_t... k>
-  static F splat(float v, std::index_sequence<k...>) { return F{(void(k), v)...}; }
-  static F set1f(float v) { return splat(v, std::make_index_sequence<kBytes / 4>()); }
-  static F loadf(const float *p) {
-    F v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  }
-  static void storef(float *p, F a) { std::memcpy(p, &a, sizeof a); }
-  static F addf(F a, F b) { return a + b; }  // no FMA contraction (-ffp-contract=off)
-  static F mulf(F a, F b) { return a * b; }
-};
+// The ops every width shares, one line each, spelled with the width's intrinsics (P: _mm, _mm256 or
+// _mm512; S: the integer register's suffix; IT, FT: its integer and float register types). Plain
+// intrinsics, no compiler vector extensions: MSVC compiles them too (docs/windows.md).
+#define ML_X86_VEC_OPS(N, P, S, IT, FT)                                                  \
+  using I = IT;                                                                           \
+  using F = FT;                                                                           \
+  static constexpr int kBytes = N;                                                        \
+  static I load(const void *p) { return P##_loadu_##S(static_cast<const I *>(p)); }      \
+  static I zero() { return P##_setzero_##S(); }                                           \
+  static I set8(char v) { return P##_set1_epi8(v); }                                      \
+  static I set32(int32_t v) { return P##_set1_epi32(v); }                                 \
+  static I and_(I a, I b) { return P##_and_##S(a, b); }                                   \
+  static I xor_(I a, I b) { return P##_xor_##S(a, b); }                                   \
+  static I add8(I a, I b) { return P##_add_epi8(a, b); }                                  \
+  static I sub8(I a, I b) { return P##_sub_epi8(a, b); }                                  \
+  static I add32(I a, I b) { return P##_add_epi32(a, b); }                                \
+  static I srli4(I a) { return P##_srli_epi16(a, 4); }                                    \
+  static F cvt(I a) { return P##_cvtepi32_ps(a); } /* int32 → float, round to nearest */ \
+  static F set1f(float v) { return P##_set1_ps(v); }                                      \
+  static F loadf(const float *p) { return P##_loadu_ps(p); }                              \
+  static void storef(float *p, F a) { P##_storeu_ps(p, a); }                              \
+  static F addf(F a, F b) { return P##_add_ps(a, b); } /* never fused (kernels/kernels.h) */ \
+  static F mulf(F a, F b) { return P##_mul_ps(a, b); }
 
+// Which widths a translation unit declares: the ones its flags enable (the compiler's target
+// macros). MSVC sets few of those macros and compiles every intrinsic without flags: all of them.
 // Each width adds kTokens per weight load in matmul (register budget), its dot instructions, and
 // for Rows: nibbles(q, n) = 4 Q4_0 blocks (64 bytes) as nibbles 0..15 in element order (low
 // nibbles are elements 0-15 of a block, high 16-31) in the 128 / kBytes registers n; reduce4(v) =
 // the 4 block sums of 4 blocks' 128 / kBytes registers v.
-struct V128 : VecOps<16> {  // sse2 and up; SSSE3's byte multiply where the build has it
+struct V128 {  // sse2 and up; SSSE3's byte multiply where the build has it
+  ML_X86_VEC_OPS(16, _mm, si128, __m128i, __m128)
   static constexpr int kTokens = 2;
-  static F cvt(I a) { return _mm_cvtepi32_ps(a); }
   static void nibbles(const uint8_t *q, I *n) {  // two registers a block
     for (int b = 0; b < 4; ++b) {
       const I v = load(q + 16 * b);
@@ -86,17 +73,17 @@ struct V128 : VecOps<16> {  // sse2 and up; SSSE3's byte multiply where the buil
   static __m128i reduce4(const I *v) {
     return hsum4x4(add32(v[0], v[1]), add32(v[2], v[3]), add32(v[4], v[5]), add32(v[6], v[7]));
   }
-#ifdef __SSSE3__
+#if defined(__SSSE3__) || defined(_MSC_VER)
   static I maddubs(I u8, I s8) { return _mm_madd_epi16(_mm_maddubs_epi16(u8, s8), _mm_set1_epi16(1)); }
   static I abs8(I a) { return _mm_abs_epi8(a); }
   static I sign8(I a, I b) { return _mm_sign_epi8(a, b); }
 #endif
 };
 
-#ifdef __AVX2__
-struct V256 : VecOps<32> {  // avx2, avxvnni
+#if defined(__AVX2__) || defined(_MSC_VER)
+struct V256 {  // avx2, avxvnni
+  ML_X86_VEC_OPS(32, _mm256, si256, __m256i, __m256)
   static constexpr int kTokens = 2;
-  static F cvt(I a) { return _mm256_cvtepi32_ps(a); }
   static void nibbles(const uint8_t *q, I *n) {  // a block a register
     for (int b = 0; b < 4; ++b) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(q + 16 * b)), m = _mm_set1_epi8(0x0F);
@@ -112,16 +99,16 @@ struct V256 : VecOps<32> {  // avx2, avxvnni
   static I sign8(I a, I b) { return _mm256_sign_epi8(a, b); }
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)  // the avx512vnni build: EVEX encoding
   static I dpbusd(I acc, I u8, I s8) { return _mm256_dpbusd_epi32(acc, u8, s8); }
-#elif defined(__AVXVNNI__)
+#else  // the avxvnni build (and MSVC, which cannot tell the two apart by macros)
   static I dpbusd(I acc, I u8, I s8) { return _mm256_dpbusd_avx_epi32(acc, u8, s8); }
 #endif
 };
 #endif
 
-#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-struct V512 : VecOps<64> {  // avx512vnni
+#if (defined(__AVX512VNNI__) && defined(__AVX512BW__)) || defined(_MSC_VER)
+struct V512 {  // avx512vnni
+  ML_X86_VEC_OPS(64, _mm512, si512, __m512i, __m512)
   static constexpr int kTokens = 4;  // 4 tokens × 4 partial sums + 8 weight registers fit in 32 zmm
-  static F cvt(I a) { return _mm512_cvtepi32_ps(a); }
   static void nibbles(const uint8_t *q, I *n) {  // two blocks a register: [b0 0-15, 16-31, b1 0-15, 16-31]
     for (int i = 0; i < 2; ++i) {
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q + 32 * i)), m = _mm256_set1_epi8(0x0F);
