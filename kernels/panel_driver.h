@@ -88,6 +88,33 @@ inline void panel_matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0
   panel_tokens<Width, Int, Q4, 1>(y, 0, W, x, 0, r0, r1);
 }
 
+// A Width of four 4-row registers (128-bit families: NEON, WASM SIMD128). The family supplies
+// only its 4-lane part Q: types I (int32 x4) and F (float x4), kTokens, and
+//   zero(), fold(F p, I s, const float *d4, float dx) = p + (float(s)·d4)·dx, add(F, F),
+//   store(float *y4, F v, int lo, int hi): lanes i of v with lo <= i < hi into y4[i].
+template <class Q>
+struct Quads {
+  static constexpr int kTokens = Q::kTokens;
+  struct Sums {
+    typename Q::I v[4];  // rows 4k .. 4k+3 in v[k]
+  };
+  struct Acc {
+    typename Q::F v[4];
+  };
+  static Acc zero() { return {{Q::zero(), Q::zero(), Q::zero(), Q::zero()}}; }
+  static Acc fold(Acc a, const Sums &s, const float *d, float dx) {
+    for (int k = 0; k < 4; ++k) a.v[k] = Q::fold(a.v[k], s.v[k], d + 4 * k, dx);
+    return a;
+  }
+  static Acc add(Acc a, const Acc &b) {
+    for (int k = 0; k < 4; ++k) a.v[k] = Q::add(a.v[k], b.v[k]);
+    return a;
+  }
+  static void store(float *y, const Acc &a, int lo, int hi) {
+    for (int k = 0; k < 4; ++k) Q::store(y + 4 * k, a.v[k], lo - 4 * k, hi - 4 * k);
+  }
+};
+
 // Layout 0 (rows) has no weight reuse across tokens worth a kernel: matmul is the ISA's row matvec
 // once per token.
 template <class RowsMatvec>

@@ -59,6 +59,8 @@ report() {  # name status seconds text
 }
 if command -v ccache >/dev/null; then
   export CCACHE_DIR="${CCACHE_DIR:-$PWD/build/ccache}"
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"  # paths below the checkout hash as relative ones
+  ccache -z >/dev/null 2>&1
   ccache=ccache
 else
   ccache=""
@@ -178,6 +180,11 @@ if [ "$install" = yes ]; then
   [ "$status" = FAIL ] && tail -n 40 "$log"
 fi
 
+if [ -n "$ccache" ]; then  # how much compiling the shared objects saved (hits of all compiles)
+  hits=$(ccache -s 2>/dev/null | sed -n 's/^ *Hits: *\([0-9]* \/ *[0-9]*\).*/\1/p' | head -n 1)
+  summary="${summary}ccache: ${hits:-?} compiles served from the cache
+"
+fi
 echo
 echo "=== legacy-ml test matrix ($(( $(date +%s) - start_all ))s, $lanes presets at a time) ==="
 printf "%s" "$summary"

@@ -51,29 +51,19 @@ inline void store_rows(float *y, int r, float32x4_t v, int r0, int r1) {
     if (r + i >= r0 && r + i < r1) y[r + i] = t[i];
 }
 
-struct Width {
-  // Tokens per weight load. A token's 4 partials × 16 rows take 16 q-registers, ARMv7's whole file
-  // and half of AArch64's: 2 tokens spill partials to the stack (L1) but halve weight reads.
+// The driver's float part: 16 rows as four float32x4 (kernels/panel_driver.h's Quads). Tokens per
+// weight load: a token's 4 partials × 16 rows take 16 q-registers, ARMv7's whole file and half of
+// AArch64's: 2 tokens spill partials to the stack (L1) but halve weight reads.
+struct Quad {
+  using I = int32x4_t;
+  using F = float32x4_t;
   static constexpr int kTokens = 2;
-  struct Sums {
-    int32x4_t v[4];
-  };
-  struct Acc {
-    float32x4_t v[4];
-  };
-  static Acc zero() { return {{vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)}}; }
-  static Acc fold(Acc a, const Sums &s, const float *d, float dx) {
-    for (int k = 0; k < 4; ++k) a.v[k] = fold4(a.v[k], s.v[k], vld1q_f32(d + 4 * k), vdupq_n_f32(dx));
-    return a;
-  }
-  static Acc add(Acc a, const Acc &b) {
-    for (int k = 0; k < 4; ++k) a.v[k] = vaddq_f32(a.v[k], b.v[k]);
-    return a;
-  }
-  static void store(float *y, const Acc &a, int lo, int hi) {
-    for (int k = 0; k < 4; ++k) store_rows(y, 4 * k, a.v[k], lo, hi);
-  }
+  static F zero() { return vdupq_n_f32(0.0f); }
+  static F fold(F p, I s, const float *d, float dx) { return fold4(p, s, vld1q_f32(d), vdupq_n_f32(dx)); }
+  static F add(F a, F b) { return vaddq_f32(a, b); }
+  static void store(float *y, F v, int lo, int hi) { store_rows(y, 0, v, lo, hi); }
 };
+using Width = driver::Quads<Quad>;
 
 struct XGroups {  // a block of x as 8 groups of 4 activations, for broadcasting
   int32_t g[8];

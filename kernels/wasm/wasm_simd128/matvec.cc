@@ -78,29 +78,19 @@ void rows(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
 
 // ---------------------------------------------------------------- layout 1 (panels): driver parts
 
-struct Width {
+struct Quad {  // the driver's float part: 16 rows as four f32x4 (kernels/panel_driver.h's Quads)
+  typedef v128_t I, F;  // one register type for both
   static constexpr int kTokens = 4;
-  struct Sums {
-    v128_t v[4];  // rows 4k .. 4k+3 in v[k]
-  };
-  struct Acc {
-    v128_t v[4];
-  };
-  static Acc zero() { return {}; }  // +0.0f in every lane
-  static Acc fold(Acc a, const Sums &s, const float *d, float dx) {
-    for (int k = 0; k < 4; ++k) a.v[k] = fold4(a.v[k], s.v[k], wasm_v128_load(d + 4 * k), wasm_f32x4_splat(dx));
-    return a;
-  }
-  static Acc add(Acc a, const Acc &b) {
-    for (int k = 0; k < 4; ++k) a.v[k] = wasm_f32x4_add(a.v[k], b.v[k]);
-    return a;
-  }
-  static void store(float *y, const Acc &a, int lo, int hi) {
-    float t[16];
-    for (int k = 0; k < 4; ++k) wasm_v128_store(t + 4 * k, a.v[k]);
-    std::memcpy(y + lo, t + lo, sizeof(float) * size_t(hi - lo));
+  static F zero() { return wasm_f32x4_splat(0.0f); }
+  static F fold(F p, I s, const float *d, float dx) { return fold4(p, s, wasm_v128_load(d), wasm_f32x4_splat(dx)); }
+  static F add(F a, F b) { return wasm_f32x4_add(a, b); }
+  static void store(float *y, F v, int lo, int hi) {  // lanes [lo, hi) of 4
+    float t[4];
+    wasm_v128_store(t, v);
+    for (int i = lo < 0 ? 0 : lo; i < 4 && i < hi; ++i) y[i] = t[i];
   }
 };
+using Width = ml::driver::Quads<Quad>;
 
 struct Int {
   using Sums = Width::Sums;
