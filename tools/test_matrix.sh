@@ -103,7 +103,7 @@ run_one() {
 
 # The queue: the longest presets first (seconds on the CI machine, for the order only), then the rest.
 longest="sve rvv fuzz mutants rv64 neon-v7 neon neon-dotprod avx2 tsan sanitize-avx2 avxvnni avx512vnni scalar sse41"
-jobs=$presets
+jobs=$(echo $presets)  # one line, single spaces (cmake lists the presets one a line)
 [ "$mutants" = yes ] && jobs="$jobs mutants"
 queue=""
 for p in $longest; do
@@ -121,7 +121,7 @@ for p in $queue; do
   rm -f "build/$p.result"
 done
 worker() {  # takes the next queue entry (mkdir is the lock), until the queue is empty
-  for f in "$qdir"/[0-9]*; do
+  for f in "$qdir"/[0-9][0-9][0-9]; do
     [ -e "$f" ] || continue
     mkdir "$f.taken" 2>/dev/null || continue
     p=$(cat "$f")
