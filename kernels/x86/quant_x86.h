@@ -20,7 +20,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/panel_driver.h"
-#include "kernels/x86/sum4_sse.h"
+#include "simd/f32x4.h"
 
 namespace ml::x86 {
 
@@ -253,7 +253,7 @@ struct PanelInt {
 // Layout 0 (rows): rows go 4 at a time (x prepared once per group of 4 blocks, reused by the 4
 // rows); the row tail and the block tail (nb % 4, zero-padded copies, so nothing is read past an
 // array) run through the same code. sums of 4 blocks: one register of x and w per kBytes, then
-// reduce4. Float part: one __m128 per row, lane b mod 4, then total4 (kernels/x86/sum4_sse.h).
+// reduce4. Float part: one __m128 per row, lane b mod 4, then f4::total, the canonical combine (simd/f32x4.h).
 template <class Isa>
 struct Rows {
   using I = typename Isa::I;
@@ -324,7 +324,7 @@ struct Rows {
       }
       step(xq, xd, wp, dwp);
     }
-    for (int i = 0; i < R; ++i) y[r + i] = total4(acc[i]);
+    for (int i = 0; i < R; ++i) y[r + i] = f4::total(acc[i]);
   }
   template <bool Q4>
   static void matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {

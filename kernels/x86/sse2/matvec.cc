@@ -137,7 +137,7 @@ extern "C" void ml_k_matvec_f32_sse2(float *y, const ml_qtensor *W, const float 
         acc[i] = _mm_add_ps(acc[i], _mm_mul_ps(_mm_loadu_ps(w + size_t(r + i) * K + j), xv));
     }
     for (int i = 0; i < n; ++i) {
-      float s = ml::x86::total4(acc[i]);
+      float s = ml::f4::total(acc[i]);
       for (int j = Kv; j < K; ++j) s += w[size_t(r + i) * K + j] * x[j];
       y[r + i] = s;
     }
