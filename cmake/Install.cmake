@@ -57,6 +57,7 @@ add_custom_target(ml_install_deps)
 add_dependencies(ml_install_deps ${ML_INSTALL_PROGRAMS} ml_runtime ml_kernels ml_simd)
 if(NOT EMSCRIPTEN AND NOT WIN32)  # POSIX exec; WebAssembly and Windows builds have no launcher
   add_executable(ml_launcher launcher/ml_launcher.cc simd/cpu_select.cc)  # no ISA flags
+  target_compile_definitions(ml_launcher PRIVATE ${ML_ISA_DEFINE})
   target_link_libraries(ml_launcher PRIVATE ml_guard)
   add_dependencies(ml_install_deps ml_launcher)
 endif()

@@ -23,6 +23,14 @@ if(WIN32)  # the Windows suite runs these groups only (cmake/tests/windows.cmake
   list(FILTER ML_TEST_SOURCES INCLUDE REGEX "/(main|test_kernels|test_quant|test_e2e|test_model|test_portability)\\.cc$")
 endif()
 add_executable(ml_tests ${ML_TEST_SOURCES} $<TARGET_OBJECTS:ml_guarded_main>)
+# The build's ISA only where a case asks for it (CMakeLists.txt: ML_ISA_DEFINE); the Catch2 runner at
+# -O0 (Catch's whole implementation, none of our checks): its speed does not matter, and -O3 made it
+# the slowest file to compile (em++: 9 s of CPU at -O0 against 27 s).
+set_property(SOURCE verify/tests/test_kernels.cc verify/tests/test_portability.cc verify/tests/test_pinned.cc
+             APPEND PROPERTY COMPILE_DEFINITIONS ${ML_ISA_DEFINE})
+if(NOT MSVC)
+  set_property(SOURCE verify/tests/main.cc APPEND PROPERTY COMPILE_OPTIONS -O0)
+endif()
 target_link_libraries(ml_tests PRIVATE ml_guard ml_verify)
 
 # ml_test_group(<name> <catch tags or test spec> [SHARED] [FIXTURES ...] [EMULATOR cmd...]): one

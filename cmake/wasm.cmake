@@ -60,9 +60,7 @@ function(ml_wasm_targets)
   if(TARGET ml_tests)
     target_compile_options(ml_tests PRIVATE -fexceptions)
     target_link_options(ml_tests PRIVATE -fexceptions)
-    # The Catch2 runner (Catch's whole implementation, none of our checks): -O0 compiles it in a
-    # third of the -O3 time (9 s vs 27 s of CPU with em++).
-    set_source_files_properties(verify/tests/main.cc TARGET_DIRECTORY ml_tests PROPERTIES COMPILE_OPTIONS -O0)
+    # (The Catch2 runner is compiled at -O0 on every build: cmake/Tests.cmake.)
   endif()
 
   # The browser module.

@@ -7,8 +7,9 @@
 # Configures ONE extra build, the scalar preset with -DML_MUTANTS=ON (kernels/mutants.h compiles
 # each mutant point as `if (ML_MUTANT("name")) <bug>`), in build/mutants (or $ML_MUTANTS_BUILD),
 # builds it, runs its suite once unmutated (it must pass: a broken baseline would "catch"
-# everything), then once per mutant with ML_MUTANT=<name>. Prints per mutant the ctest tests that
-# failed (caught it) or NOT CAUGHT, the total time, and as its last line `mutants caught: A/B`.
+# everything), then once per mutant with ML_MUTANT=<name>: the quick tests ($QUICK below) first,
+# the rest of the suite only if none of them failed. Prints per mutant the ctest tests that failed
+# (caught it) or NOT CAUGHT, the total time, and as its last line `mutants caught: A/B`.
 # Exit status 0 only if every mutant was caught (1: some not caught, 2: build or baseline failed).
 #
 # Left out of the mutant runs, because no mutant can change their outcome (the baseline runs the
@@ -55,6 +56,9 @@ JOBS=${ML_MUTANTS_JOBS:-2}
 TIMEOUT=${ML_MUTANTS_TIMEOUT:-300}
 EXCLUDE='^(tools\.python|tokenizer\.(corpus_current|unicode_tables_current|pretokenize_oracle|oracle)|e2e\.random|e2e\.stories260K|logits\.identical|bench\..*|isa\.flags_vs_guard)$'
 LOG="$BUILD/mutants-log"
+# Run first for each mutant; the rest of the suite runs only if none of these fails. They are the
+# numbers written in tests (pinned, logits.checksum) and the quantizer and tokenizer unit tests.
+QUICK='^(pinned|logits\.checksum|quant|quant\.converter|tokenizer\.(bpe|unicode))$'
 t_start=$(date +%s)
 
 names=()
@@ -121,8 +125,14 @@ echo "baseline (no mutant): passed ($(( $(date +%s) - t0 )) s)"
 caught=0
 for name in "${selected[@]}"; do
   t0=$(date +%s)
-  failed=$(ML_MUTANT="$name" run_suite "$LOG/$name.log" "^fixture\\.|$EXCLUDE" --fixture-exclude-setup '.*')
+  # The quick tests first (a few seconds): most mutants are caught there; only a mutant they miss
+  # pays for the rest of the suite.
+  failed=$(ML_MUTANT="$name" run_suite "$LOG/$name.quick.log" "^fixture\\.|$EXCLUDE" -R "$QUICK" --fixture-exclude-setup '.*')
   rc=$?
+  if [ -z "$failed" ] && [ $rc -eq 0 ]; then
+    failed=$(ML_MUTANT="$name" run_suite "$LOG/$name.log" "^fixture\\.|$EXCLUDE|$QUICK" --fixture-exclude-setup '.*')
+    rc=$?
+  fi
   dt=$(( $(date +%s) - t0 ))
   if [ -n "$failed" ]; then
     caught=$((caught + 1))

@@ -15,8 +15,9 @@
 # (configure, link, its slowest qemu test) overlap another's work on the two cores of a CI machine.
 # A preset's seconds are wall time while sharing the machine. The install test runs after all of
 # them (it installs their build folders). ccache (installed by setup.sh) serves the objects that are
-# the same in several presets — the Catch2 runner and test files, compiled without ISA flags — so
-# each is compiled once per compiler; CCACHE_DIR defaults to build/ccache. Not for Emscripten.
+# the same in several presets — the Catch2 runner and the test case files, compiled without ISA
+# flags or the ISA's id (CMakeLists.txt: ML_ISA_DEFINE) — so each is compiled once per compiler;
+# CCACHE_DIR defaults to build/ccache. Not for Emscripten.
 #
 # Skips: a test that did not run (exit 77 / SKIP_RETURN_CODE, a Python unittest skip reported by
 # verify/run_unittest.py, a Disabled test) must be listed in verify/allowed_skips.txt for that
@@ -101,8 +102,11 @@ run_one() {
   printf "%-14s %s  %4ss  %s\n" "$p" "$status" "$secs" "${tests:-no test summary (see $log)}${skips:+  $skips}" >"build/$p.result"
 }
 
-# The queue: the longest presets first (seconds on the CI machine, for the order only), then the rest.
-longest="sve rvv fuzz mutants rv64 neon-v7 neon neon-dotprod avx2 tsan sanitize-avx2 avxvnni avx512vnni scalar sse41"
+# The queue: the longest presets first (by their seconds on the CI machine), then any not listed. Of
+# the presets that share a compiler, the first to run compiles the test objects the others then get
+# from ccache (sve before neon, rvv before rv64, scalar before the other x86 and the mutants build).
+longest="rvv sve fuzz neon-v7 rv64 sanitize-avx2 neon scalar wasm-scalar wasm-simd128 mutants tsan neon-dotprod
+         avx2 win-sse2 avxvnni avx512vnni win-avx2 sse41 sse2 win-avx512vnni"
 jobs=$(echo $presets)  # one line, single spaces (cmake lists the presets one a line)
 [ "$mutants" = yes ] && jobs="$jobs mutants"
 queue=""
