@@ -8,8 +8,9 @@
 //       streaming (rotating copies totalling --pool-mb, default 512 MB: what decode sees).
 //   ml_bench bandwidth [-t N]
 //       DRAM read bandwidth with 1..N threads (a 1 GiB buffer read with 16-byte loads).
-//   ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS]
-//       decode tok/s of each model at each thread count.
+//   ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]]
+//       decode tok/s of each model at each thread count; with --depth, at each depth D: the KV
+//       cache is filled by prefill with D positions first, then the timed steps run at D, D+1, ...
 //   ml_bench prefill MODEL.mlb... [-t N[,M...]] [-n TOKENS]
 //       prompt processing tok/s: one ml_eval_batch of TOKENS tokens (default 64).
 //   ml_bench roofline MODEL.mlb... [-t N[,M...]] [-n TOKENS]
@@ -46,14 +47,16 @@ using ml::cli::now_ms;
 const char kUsage[] =
     "usage: ml_bench kernels [--all-variants] [--seconds S] [--pool-mb N] [--tsv]\n"
     "       ml_bench bandwidth [-t N] [--tsv]\n"
-    "       ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
+    "       ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--tsv]\n"
     "       ml_bench prefill MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
     "       ml_bench roofline MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
     "       ml_bench sample MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
     "\n"
     "Benchmarks this build (ISA as in ml_run --version). kernels: every kernel at stories110M and\n"
     "TinyLlama shapes, cache-resident and streaming from DRAM; bandwidth: DRAM read GB/s with 1..N\n"
-    "threads; decode: tok/s per model and thread count; prefill: prompt tok/s of one batch of -n\n"
+    "threads; decode: tok/s per model and thread count (--depth D,...: after a context of D positions,\n"
+    "filled by prefill, for each D; the table gains a depth column, --tsv a last field); prefill:\n"
+    "prompt tok/s of one batch of -n\n"
     "tokens; roofline: bandwidth and decode, plus decode tok/s as a\n"
     "share of the bandwidth ceiling; sample: ml_sample's time (temperature 1, top-p 0.9 and 1.0,\n"
     "on the model's logits, on Zipf-shaped logits like a trained model's, and on flat logits, the\n"
@@ -69,6 +72,7 @@ struct Opts {
   std::vector<std::string> models;
   std::vector<int> threads;
   int tokens = 64;
+  std::vector<int> depths;  // decode --depth: positions in the KV cache before the timed steps
   double seconds = 0.25;
   long pool_mb = 512;  // weights streamed by the "dram" rows
   bool all_variants = false, tsv = false;
@@ -327,19 +331,30 @@ ml_ctx *open_model(const std::string &path, int threads, int max_seq, int batch,
   return ctx;
 }
 
-// Decode tok/s: feed BOS and 7 tokens, then `tokens` greedy steps (median of 3 passes).
-bool measure_decode(const std::string &path, int threads, int tokens, Decode *out) {
-  ml_ctx *ctx = open_model(path, threads, tokens + 16, 0, &out->info);
+// Decode tok/s: feed BOS and 7 tokens (depth < 0), or fill `depth` positions by prefill, then
+// `tokens` greedy steps from there (median of 3 passes; each pass rewinds to the same position).
+bool measure_decode(const std::string &path, int threads, int tokens, int depth, Decode *out) {
+  const int start = depth < 0 ? 8 : depth;
+  ml_ctx *ctx = open_model(path, threads, start + tokens + 16, 0, &out->info);
   if (!ctx) return false;
   out->weight_bytes = out->info.weight_bytes;
+  const float *logits = nullptr;
+  std::vector<int> fill(static_cast<size_t>(std::max(start, 1)));
+  for (int p = 0; p < start; ++p) fill[size_t(p)] = p == 0 ? 1 : (p * 7919) % out->info.vocab;
+  for (int p = 0; p < start; p += out->info.batch) {
+    const int n = std::min(out->info.batch, start - p);
+    if (ml_eval_batch(ctx, fill.data() + p, n, p, 0, &logits) != ML_OK) {
+      std::fprintf(stderr, "ml_bench: %s\n", ml_last_error());
+      ml_close(ctx);
+      return false;
+    }
+  }
   double runs[3];
   for (double &r : runs) {
-    const float *logits = nullptr;
-    int tok = 1, pos = 0;
-    for (; pos < 8; ++pos) ml_eval(ctx, tok = (pos * 7919) % out->info.vocab, pos, &logits);
+    int tok = start == 0 ? 1 : (start * 7919) % out->info.vocab, pos = start;
     const double t0 = now_ms();
     for (int i = 0; i < tokens; ++i, ++pos) {
-      tok = ml::argmax(logits, out->info.vocab);
+      if (i > 0) tok = ml::argmax(logits, out->info.vocab);
       ml_eval(ctx, tok, pos, &logits);
     }
     r = tokens / (now_ms() - t0) * 1000.0;
@@ -518,21 +533,32 @@ int run_decode(const Opts &o, bool roofline) {
     if (!o.tsv)
       std::printf("\n%-28s %-5s %3s %12s %10s %10s %8s\n", "model (dim/hidden/layers/heads/kv)", "type", "thr",
                   "MB/token", "tok/s", "ceiling", "% roof");
+  } else if (!o.tsv && !o.depths.empty()) {
+    std::printf("%-28s %-5s %3s %6s %12s %10s\n", "model (dim/hidden/layers/heads/kv)", "type", "thr", "depth",
+                "MB/token", "tok/s");
   } else if (!o.tsv) {
     std::printf("%-28s %-5s %3s %12s %10s\n", "model (dim/hidden/layers/heads/kv)", "type", "thr", "MB/token", "tok/s");
   }
+  const bool by_depth = !o.depths.empty() && !roofline;
+  const std::vector<int> depths = by_depth ? o.depths : std::vector<int>{-1};
   for (const std::string &m : o.models) {
+    for (int depth : depths)
     for (int t : threads) {
       Decode d;
-      if (!measure_decode(m, t, o.tokens, &d)) return ML_E_IO;
+      if (!measure_decode(m, t, o.tokens, depth, &d)) return ML_E_IO;
       char shape[64];
       std::snprintf(shape, sizeof shape, "%d/%d/%d/%d/%d", d.info.dim, d.info.hidden_dim, d.info.n_layers,
                     d.info.n_heads, d.info.n_kv_heads);
       const double mb = double(d.weight_bytes) / 1e6;
       const double ceiling = roofline ? bw[size_t(t)] * 1e3 / mb : 0.0;
-      if (o.tsv)
+      if (o.tsv && by_depth)
+        std::printf("decode\t%s\t%s\t%s\t%d\t%.3f\t%.2f\t%.2f\t%.1f\t%d\n", m.c_str(), shape, type_name(d.info.wtype), t,
+                    mb, d.tok_s, 0.0, 0.0, depth);
+      else if (o.tsv)
         std::printf("decode\t%s\t%s\t%s\t%d\t%.3f\t%.2f\t%.2f\t%.1f\n", m.c_str(), shape, type_name(d.info.wtype), t, mb,
                     d.tok_s, ceiling, roofline ? 100.0 * d.tok_s / ceiling : 0.0);
+      else if (by_depth)
+        std::printf("%-28s %-5s %3d %6d %12.1f %10.1f\n", shape, type_name(d.info.wtype), t, depth, mb, d.tok_s);
       else if (roofline)
         std::printf("%-28s %-5s %3d %12.1f %10.1f %10.1f %7.0f%%\n", shape, type_name(d.info.wtype), t, mb, d.tok_s,
                     ceiling, 100.0 * d.tok_s / ceiling);
@@ -544,14 +570,14 @@ int run_decode(const Opts &o, bool roofline) {
   return 0;
 }
 
-bool parse_threads(const char *s, std::vector<int> *out) {
+bool parse_list(const char *s, long lo, long hi, std::vector<int> *out) {
   out->clear();
   std::string str(s);
   size_t start = 0;
   while (start <= str.size()) {
     const size_t end = str.find(',', start);
     long v;
-    if (!ml::cli::parse_int(str.substr(start, end - start).c_str(), 1, 1024, &v)) return false;
+    if (!ml::cli::parse_int(str.substr(start, end - start).c_str(), lo, hi, &v)) return false;
     out->push_back(static_cast<int>(v));
     if (end == std::string::npos) break;
     start = end + 1;
@@ -584,7 +610,11 @@ extern "C" int ml_main(int argc, char **argv) {
       o.all_variants = true;
     } else if (a == "-t" || a == "--threads") {
       const char *v = value();
-      if (!v || !parse_threads(v, &o.threads)) return usage_error("-t needs thread counts like 1 or 1,2: ", v ? v : "");
+      if (!v || !parse_list(v, 1, 1024, &o.threads)) return usage_error("-t needs thread counts like 1 or 1,2: ", v ? v : "");
+    } else if (a == "--depth") {
+      const char *v = value();
+      if (!v || !parse_list(v, 0, 1 << 20, &o.depths))
+        return usage_error("--depth needs positions like 0 or 0,512,2048: ", v ? v : "");
     } else if (a == "-n") {
       const char *v = value();
       long n;
