@@ -35,6 +35,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/kernels.h"
 
@@ -115,6 +116,60 @@ struct Quads {
   }
 };
 
+// The compute ceiling of a set (ml_bench peak), two loops on data that never leaves registers / L1:
+//   kind 0, the dot instruction alone: Int::peak_dots(iters, sink) where the Int has one (a
+//     register-only chain of the family's multiply-add instruction, its own operands as inputs so
+//     nothing is loop-invariant); returns the int8 multiply-adds done, or 0 if the Int has none;
+//   kind 1, the driver's block step: Int::dot of 4 weight blocks held as load_q8 holds them against
+//     x blocks prepared from a 1 KiB L1 ring (a new address every step: nothing to hoist), folded
+//     into the 4 partial sums as the kernels do (Width::fold) — what the matmul can reach at best.
+// `sink` receives a value of the results so that no work is dead.
+template <class Int, class = void>
+struct HasPeakDots {
+  static constexpr bool value = false;
+};
+template <class Int>
+struct HasPeakDots<Int, decltype(void(Int::peak_dots(int64_t(0), static_cast<int32_t *>(nullptr))))> {
+  static constexpr bool value = true;
+};
+
+template <class Width, class Int>
+inline int64_t peak(int kind, int64_t iters, int32_t *sink) {
+  if (kind == 0) {
+    if constexpr (HasPeakDots<Int>::value)
+      return Int::peak_dots(iters, sink);
+    else
+      return 0;
+  }
+  constexpr int kRing = 32, kW = 4;  // x blocks in the ring; weight blocks reused by every step
+  alignas(64) int8_t w8[kW * 8 * 64], xr[kRing * ML_QK];
+  for (int i = 0; i < kW * 8 * 64; ++i) w8[i] = int8_t((i * 37 + int(*sink)) % 127);
+  for (int i = 0; i < kRing * ML_QK; ++i) xr[i] = int8_t((i * 53) % 127 - 63);
+  float d[ML_PANEL_ROWS];
+  for (int i = 0; i < ML_PANEL_ROWS; ++i) d[i] = 1.0f / float(i + 1);
+  const auto w0 = Int::load_q8(w8), w1 = Int::load_q8(w8 + 512), w2 = Int::load_q8(w8 + 1024),
+             w3 = Int::load_q8(w8 + 1536);
+  typename Width::Acc acc[4] = {Width::zero(), Width::zero(), Width::zero(), Width::zero()};
+  for (int64_t i = 0; i < iters; ++i) {
+    const int8_t *xb = xr + (i % kRing) * ML_QK;
+    const auto x = Int::template prep<false>(xb, int32_t(i));
+    acc[0] = Width::fold(acc[0], Int::dot(w0, x), d, 0.5f);
+    acc[1] = Width::fold(acc[1], Int::dot(w1, x), d, 0.5f);
+    acc[2] = Width::fold(acc[2], Int::dot(w2, x), d, 0.5f);
+    acc[3] = Width::fold(acc[3], Int::dot(w3, x), d, 0.5f);
+  }
+  float out[ML_PANEL_ROWS];
+  Width::store(out, Width::add(Width::add(acc[0], acc[1]), Width::add(acc[2], acc[3])), 0, ML_PANEL_ROWS);
+  uint32_t h = 0;
+  for (float v : out) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    h ^= bits;
+  }
+  *sink = int32_t(h);
+  return iters * kW * ML_PANEL_ROWS * ML_QK;
+}
+
 // Layout 0 (rows) has no weight reuse across tokens worth a kernel: matmul is the ISA's row matvec
 // once per token.
 template <class RowsMatvec>
@@ -127,7 +182,8 @@ inline void rows_matmul(RowsMatvec matvec, float *Y, size_t ldy, const ml_qtenso
 
 // The four ABI kernels of override set `set` (kernels/kernel_table.h): layout 1 through the driver
 // with (Width, Int), layout 0 through the set's own row matvecs rows_q8 / rows_q4 (functions with
-// the matvec signature).
+// the matvec signature). Plus ml_k_peak_<set>, the set's compute ceiling (driver::peak; used by
+// ml_bench peak, not a kernel of the table).
 #define ML_PANEL_KERNELS(set, Width, Int, rows_q8, rows_q4)                                                        \
   extern "C" void ml_k_matvec_q8_##set(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {         \
     if (W->layout == ML_LAYOUT_PANEL16) return ml::driver::panel_matvec<Width, Int, false>(y, W, x, r0, r1);      \
@@ -146,4 +202,7 @@ inline void rows_matmul(RowsMatvec matvec, float *Y, size_t ldy, const ml_qtenso
                                        int r1) {                                                                   \
     if (W->layout == ML_LAYOUT_PANEL16) return ml::driver::panel_matmul<Width, Int, true>(Y, ldy, W, X, m, r0, r1); \
     ml::driver::rows_matmul(rows_q4, Y, ldy, W, X, m, r0, r1);                                                     \
+  }                                                                                                                \
+  extern "C" int64_t ml_k_peak_##set(int kind, int64_t iters, int32_t *sink) {                                     \
+    return ml::driver::peak<Width, Int>(kind, iters, sink);                                                       \
   }

@@ -11,8 +11,15 @@
 //   ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]]
 //       decode tok/s of each model at each thread count; with --depth, at each depth D: the KV
 //       cache is filled by prefill with D positions first, then the timed steps run at D, D+1, ...
+//   ml_bench peak [-t N]
+//       the build's int8 compute ceiling, in G int8 multiply-adds/s, with 1 and N threads: its dot
+//       instruction alone in a register-only loop (where the set has one: x86), and the panel
+//       driver's block step (dot and float fold, data in registers and L1: what a matmul reaches at
+//       best). kernels/panel_driver.h, driver::peak.
 //   ml_bench prefill MODEL.mlb... [-t N[,M...]] [-n TOKENS]
-//       prompt processing tok/s: one ml_eval_batch of TOKENS tokens (default 64).
+//       prompt processing tok/s: one ml_eval_batch of TOKENS tokens (default 64; the context's batch
+//       is TOKENS), its matrix multiply-adds per second and their share of the peak (as above, at
+//       the same thread count), beside the weight MB one decode step reads.
 //   ml_bench roofline MODEL.mlb... [-t N[,M...]] [-n TOKENS]
 //       bandwidth, then for each model and thread count: decode tok/s and the share of the
 //       bandwidth ceiling (weight bytes per token ÷ measured bandwidth).
@@ -38,7 +45,18 @@
 #include "runtime/threads.h"
 #include "runtime/sampler.h"
 #include "simd/compiler.h"
+#include "simd/isa_table.h"
 #include "simd/stream_read.h"
+
+// The compute ceiling of each override set with panel kernels (kernels/panel_driver.h,
+// driver::peak); only the one this build binds for matmul_q8 must exist at link time.
+using ml_peak_fn = int64_t(int kind, int64_t iters, int32_t *sink);
+extern "C" {
+#define ML_PEAK_DECL(arg, name, ...) ml_peak_fn ml_k_peak_##name;
+ML_ISA_TABLE(ML_PEAK_DECL, _)
+#undef ML_PEAK_DECL
+ml_peak_fn ml_k_peak_hwy;
+}
 
 namespace {
 
@@ -47,6 +65,7 @@ using ml::cli::now_ms;
 const char kUsage[] =
     "usage: ml_bench kernels [--all-variants] [--seconds S] [--pool-mb N] [--tsv]\n"
     "       ml_bench bandwidth [-t N] [--tsv]\n"
+    "       ml_bench peak [-t N] [--seconds S] [--tsv]\n"
     "       ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--tsv]\n"
     "       ml_bench prefill MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
     "       ml_bench roofline MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
@@ -54,10 +73,11 @@ const char kUsage[] =
     "\n"
     "Benchmarks this build (ISA as in ml_run --version). kernels: every kernel at stories110M and\n"
     "TinyLlama shapes, cache-resident and streaming from DRAM; bandwidth: DRAM read GB/s with 1..N\n"
-    "threads; decode: tok/s per model and thread count (--depth D,...: after a context of D positions,\n"
-    "filled by prefill, for each D; the table gains a depth column, --tsv a last field); prefill:\n"
-    "prompt tok/s of one batch of -n\n"
-    "tokens; roofline: bandwidth and decode, plus decode tok/s as a\n"
+    "threads; peak: int8 multiply-adds/s with 1..N threads (the dot instruction alone, register-only,\n"
+    "and the matmul's block step in L1); decode: tok/s per model and thread count (--depth D,...:\n"
+    "after a context of D positions, filled by prefill, for each D; the table gains a depth column,\n"
+    "--tsv a last field); prefill: prompt tok/s of one batch of -n tokens and its share of that peak;\n"
+    "roofline: bandwidth and decode, plus decode tok/s as a\n"
     "share of the bandwidth ceiling; sample: ml_sample's time (temperature 1, top-p 0.9 and 1.0,\n"
     "on the model's logits, on Zipf-shaped logits like a trained model's, and on flat logits, the\n"
     "worst case) as a share of a decode step. Models: tools/gen_random.py --preset stories15m|stories110m|\n"
@@ -307,6 +327,88 @@ int run_bandwidth(const Opts &o) {
   return 0;
 }
 
+// ---------------------------------------------------------------- peak
+
+// The scalar build's ceiling: 16 chains of int8 products into int32, both kinds alike.
+int64_t scalar_peak(int, int64_t iters, int32_t *sink) {
+  int32_t acc[16];
+  const int32_t w = 3 + *sink % 8;
+  for (int k = 0; k < 16; ++k) acc[k] = k + 1;
+  for (int64_t i = 0; i < iters; ++i)
+    for (int k = 0; k < 16; ++k) acc[k] += w * int32_t(int8_t(acc[k]));
+  int32_t s = 0;
+  for (int k = 0; k < 16; ++k) s ^= acc[k];
+  *sink = s;
+  return iters * 16;
+}
+
+constexpr ml::ImplId kPeakImpl = ml::BuildKernels::impl_matmul_q8;
+
+ml_peak_fn *peak_fn() {
+#define ML_PEAK_PICK(arg, name, ...)                                                           \
+  if constexpr (kPeakImpl == static_cast<int>(ml::Isa::name) && kPeakImpl != static_cast<int>(ml::Isa::scalar)) \
+    return &ml_k_peak_##name;                                                                    \
+  else
+  ML_ISA_TABLE(ML_PEAK_PICK, _)
+#undef ML_PEAK_PICK
+  if constexpr (kPeakImpl == ml::kHwy) return &ml_k_peak_hwy; else return &scalar_peak;
+}
+
+// G int8 multiply-adds/s of `threads` threads running peak kind `kind` (0: the dot instruction
+// alone, 1: the driver's block step) side by side; 0 if the set has no kind 0 loop.
+double measure_peak(int kind, int threads, double seconds) {
+  ml_peak_fn *fn = peak_fn();
+  int32_t probe = 0;
+  if (fn(kind, 1, &probe) == 0) return 0.0;
+  int64_t iters = 1024;  // grow until one call takes >= 10 ms
+  for (;;) {
+    const double t0 = now_ms();
+    fn(kind, iters, &probe);
+    if (now_ms() - t0 >= 10.0 || iters >= (int64_t(1) << 40)) break;
+    iters *= 2;
+  }
+  ml::ThreadPool pool;
+  if (pool.start(threads) != ML_OK) {
+    std::fprintf(stderr, "ml_bench: %s\n", ml_last_error());
+    std::exit(ML_E_ARG);
+  }
+  std::vector<int32_t> sinks(static_cast<size_t>(threads) * 16, 0);  // a cache line apart
+  int64_t macs = 0;
+  const double ms = time_per_call_ms(seconds, [&] {
+    pool.run([&](int tid, int) {
+      const int64_t n = fn(kind, iters, &sinks[size_t(tid) * 16]);
+      if (tid == 0) macs = n;
+    });
+  });
+  return double(macs) * threads / ms / 1e6;
+}
+
+struct Peak {
+  double dot, step;  // G MAC/s; dot 0 where the set has no instruction-only loop
+  double best() const { return dot > 0.0 ? dot : step; }
+};
+
+Peak measure_peaks(int threads, double seconds) { return {measure_peak(0, threads, seconds), measure_peak(1, threads, seconds)}; }
+
+int run_peak(const Opts &o) {
+  const int max_t = o.threads.empty() ? ml::online_cpus() : o.threads.back();
+  if (!o.tsv) {
+    std::printf("ml_bench peak: %s build, panel set %s; G int8 multiply-adds/s\n", ml_build_isa(), ml::impl_name(kPeakImpl));
+    std::printf("%7s %16s %16s\n", "threads", "dot instruction", "block step");
+  }
+  for (int t = 1; t <= max_t; ++t) {
+    const Peak p = measure_peaks(t, o.seconds);
+    if (o.tsv)
+      std::printf("peak\t%s\t%d\t%.2f\t%.2f\n", ml::impl_name(kPeakImpl), t, p.dot, p.step);
+    else if (p.dot > 0.0)
+      std::printf("%7d %16.1f %16.1f\n", t, p.dot, p.step);
+    else
+      std::printf("%7d %16s %16.1f\n", t, "-", p.step);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 // ---------------------------------------------------------------- decode
 
 struct Decode {
@@ -387,6 +489,14 @@ bool measure_prefill(const std::string &path, int threads, int tokens, Decode *o
 
 const char *type_name(int t) { return t == 8 ? "Q8_0" : t == 2 ? "Q4_0" : "F32"; }
 
+// Matrix multiply-adds of a prompt of n tokens: every layer's seven matrices for each token, the
+// classifier for the last (ml_eval_batch without all_logits). Attention is not counted.
+double prompt_macs(const ml_model_info &i, int n) {
+  const double dim = i.dim, kv = double(i.dim) / i.n_heads * i.n_kv_heads, hid = i.hidden_dim;
+  const double layer = dim * dim * 2 + 2 * kv * dim + 3 * hid * dim;  // wq wo, wk wv, w1 w3 w2
+  return layer * i.n_layers * n + double(i.vocab) * dim;
+}
+
 int run_prefill(const Opts &o) {
   if (o.models.empty()) {
     std::fprintf(stderr, "ml_bench: prefill needs at least one MODEL.mlb (ml_bench --help)\n");
@@ -397,19 +507,28 @@ int run_prefill(const Opts &o) {
     threads.push_back(1);
     if (ml::online_cpus() > 1) threads.push_back(ml::online_cpus());
   }
-  if (!o.tsv) std::printf("%-28s %-5s %-7s %3s %8s %12s\n", "model (dim/hidden/layers/heads/kv)", "type", "layout", "thr", "tokens", "prompt tok/s");
+  std::vector<Peak> peaks;
+  for (int t : threads) peaks.push_back(measure_peaks(t, o.seconds));
+  if (!o.tsv)
+    std::printf("%-28s %-5s %-7s %3s %6s %12s %9s %8s %8s %9s\n", "model (dim/hidden/layers/heads/kv)", "type", "layout",
+                "thr", "tokens", "prompt tok/s", "G MAC/s", "% peak", "% step", "MB/token");
   for (const std::string &m : o.models)
-    for (int t : threads) {
+    for (size_t ti = 0; ti < threads.size(); ++ti) {
+      const int t = threads[ti];
       Decode d;
       if (!measure_prefill(m, t, o.tokens, &d)) return ML_E_IO;
       char shape[64];
       std::snprintf(shape, sizeof shape, "%d/%d/%d/%d/%d", d.info.dim, d.info.hidden_dim, d.info.n_layers,
                     d.info.n_heads, d.info.n_kv_heads);
+      const double gmacs = prompt_macs(d.info, o.tokens) / (o.tokens / d.tok_s) / 1e9;
+      const double pk = 100.0 * gmacs / peaks[ti].best(), ps = 100.0 * gmacs / peaks[ti].step;
+      const double mb = double(d.weight_bytes) / 1e6;
       if (o.tsv)
-        std::printf("prefill\t%s\t%s\t%s\t%d\t%d\t%.2f\n", m.c_str(), shape, type_name(d.info.wtype), t, o.tokens, d.tok_s);
+        std::printf("prefill\t%s\t%s\t%s\t%d\t%d\t%.2f\t%.2f\t%.1f\t%.1f\t%.3f\n", m.c_str(), shape,
+                    type_name(d.info.wtype), t, o.tokens, d.tok_s, gmacs, pk, ps, mb);
       else
-        std::printf("%-28s %-5s %-7s %3d %8d %12.1f\n", shape, type_name(d.info.wtype), d.info.layout ? "panel16" : "rows",
-                    t, o.tokens, d.tok_s);
+        std::printf("%-28s %-5s %-7s %3d %6d %12.1f %9.1f %7.1f%% %7.1f%% %9.1f\n", shape, type_name(d.info.wtype),
+                    d.info.layout ? "panel16" : "rows", t, o.tokens, d.tok_s, gmacs, pk, ps, mb);
       std::fflush(stdout);
     }
   return 0;
@@ -640,6 +759,7 @@ extern "C" int ml_main(int argc, char **argv) {
   }
   if (o.mode == "kernels") return run_kernels(o);
   if (o.mode == "bandwidth") return run_bandwidth(o);
+  if (o.mode == "peak") return run_peak(o);
   if (o.mode == "decode") return run_decode(o, false);
   if (o.mode == "prefill") return run_prefill(o);
   if (o.mode == "roofline") return run_decode(o, true);

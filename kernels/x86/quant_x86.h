@@ -228,6 +228,23 @@ struct PanelInt {
       for (int j = 0; j < 4; ++j) vec2<Q4>(units, j, 0, w.v[j], w.v[j + 4]);
     return w;
   }
+  // ml_bench peak (kernels/panel_driver.h, driver::peak): 16 chains of the dot instruction, kBytes
+  // int8 multiply-adds each. vpdpbusd accumulates in place, so its operands may be loop-invariant;
+  // pmaddubsw's product would be hoisted, so there the accumulator is the signed operand.
+  static int64_t peak_dots(int64_t iters, int32_t *sink) {
+    constexpr int kChains = 16;
+    I acc[kChains];
+    const I w = Isa::set8(char(3 + *sink)), x = Isa::set8(char(5 - *sink));
+    for (int k = 0; k < kChains; ++k) acc[k] = Isa::set32(k + 1);
+    for (int64_t i = 0; i < iters; ++i)
+      for (int k = 0; k < kChains; ++k) acc[k] = Isa::udot(acc[k], w, Isa::kBias ? x : acc[k]);
+    I s = acc[0];
+    for (int k = 1; k < kChains; ++k) s = Isa::xor_(s, acc[k]);
+    alignas(64) int32_t lanes[Isa::kBytes / 4];
+    std::memcpy(lanes, &s, sizeof lanes);
+    *sink = lanes[0];
+    return iters * kChains * Isa::kBytes;
+  }
   static Wq<false> load_q8(const int8_t *units) { return load<false>(reinterpret_cast<const uint8_t *>(units)); }
   static Wq<true> load_q4(const uint8_t *units) { return load<true>(units); }
   template <bool Q4>
