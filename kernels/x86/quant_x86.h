@@ -228,11 +228,12 @@ struct PanelInt {
       for (int j = 0; j < 4; ++j) vec2<Q4>(units, j, 0, w.v[j], w.v[j + 4]);
     return w;
   }
-  // ml_bench peak (kernels/panel_driver.h, driver::peak): 16 chains of the dot instruction, kBytes
-  // int8 multiply-adds each. vpdpbusd accumulates in place, so its operands may be loop-invariant;
-  // pmaddubsw's product would be hoisted, so there the accumulator is the signed operand.
+  // ml_bench peak (kernels/panel_driver.h, driver::peak): chains of the dot instruction, kBytes
+  // int8 multiply-adds each, as many as the registers hold beside the operands (32 zmm, 16 xmm or
+  // ymm). vpdpbusd accumulates in place, so its operands may be loop-invariant; pmaddubsw's product
+  // would be hoisted, so there the accumulator is the signed operand.
   static int64_t peak_dots(int64_t iters, int32_t *sink) {
-    constexpr int kChains = 16;
+    constexpr int kChains = Isa::kBytes == 64 ? 16 : 12;
     I acc[kChains];
     const I w = Isa::set8(char(3 + *sink)), x = Isa::set8(char(5 - *sink));
     for (int k = 0; k < kChains; ++k) acc[k] = Isa::set32(k + 1);

@@ -85,15 +85,16 @@ struct Sse2Panel {
   // Weights are read where they lie (from L1 for the second token of a batch).
   struct Wq8 { const int8_t *units; };
   struct Wq4 { const uint8_t *units; };
-  // ml_bench peak (kernels/panel_driver.h): 16 chains of pmaddwd + paddd, each fed its own
-  // accumulator; 8 multiply-adds of (widened) int8 an instruction.
+  // ml_bench peak (kernels/panel_driver.h): 12 chains of pmaddwd alone (what 16 xmm registers
+  // hold beside the operand), each multiplying its own register in place (the products' int32 read
+  // back as int16: a loop-carried chain, not a dot); 8 multiply-adds of (widened) int8 each.
   static int64_t peak_dots(int64_t iters, int32_t *sink) {
-    constexpr int kChains = 16;
+    constexpr int kChains = 12;
     __m128i acc[kChains];
     const __m128i w = _mm_set1_epi16(short(3 + *sink));
     for (int k = 0; k < kChains; ++k) acc[k] = _mm_set1_epi32(k + 1);
     for (int64_t i = 0; i < iters; ++i)
-      for (int k = 0; k < kChains; ++k) acc[k] = _mm_add_epi32(acc[k], _mm_madd_epi16(w, acc[k]));
+      for (int k = 0; k < kChains; ++k) acc[k] = _mm_madd_epi16(acc[k], w);
     __m128i s = acc[0];
     for (int k = 1; k < kChains; ++k) s = _mm_xor_si128(s, acc[k]);
     *sink = _mm_cvtsi128_si32(s);
