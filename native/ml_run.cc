@@ -38,6 +38,9 @@ const char kUsage[] =
     "      --seed S          RNG seed, > 0 (default: the current time)\n"
     "  -t, --threads N       worker threads including this one (default: one per CPU)\n"
     "      --max-seq N       use a context of N positions (default: the model's; smaller = less memory)\n"
+    "      --kv-type T       KV cache elements: f32 (default, the reference) or f16 (half the cache\n"
+    "                        memory; rounded to nearest-even on store, so the logits differ slightly\n"
+    "                        from f32's, but are the same on every build and thread count)\n"
     "      --logits FILE     write the float32 logits of every position, raw little-endian\n"
     "                        [positions][vocab]; written to a temporary name, renamed when complete\n"
     "      --reference       run the scalar reference kernels instead of this build's\n"
@@ -60,6 +63,7 @@ struct Args {
   const char *model = nullptr, *tokenizer = nullptr, *prompt = nullptr, *token_ids = nullptr,
              *logits_path = nullptr, *system = nullptr, *chat_template = nullptr;
   long steps = 256, threads = 0, max_seq = 0;
+  int kv_type = 0;  // ML_KV_F32
   float temp = 1.0f, topp = 0.9f;
   unsigned long long seed = 0;
   bool reference = false;
@@ -125,6 +129,8 @@ int parse_args(int argc, char **argv, Args *a) {
           return usage_error("-t %s: threads must be an integer in [1, 1024]", v);
       } else if (!std::strcmp(o, "--max-seq")) {
         if (!ml::cli::parse_int(v, 1, 1L << 30, &a->max_seq)) return usage_error("--max-seq %s: must be an integer >= 1", v);
+      } else if (!std::strcmp(o, "--kv-type")) {
+        if (ml_kv_type_parse(v, &a->kv_type) != ML_OK) return usage_error("--kv-type %s: choose f32 or f16", v);
       } else if (!std::strcmp(o, "--temp")) {
         if (!ml::cli::parse_float(v, &a->temp) || !(a->temp >= 0.0f) || !std::isfinite(a->temp))
           return usage_error("--temp %s: temperature must be a finite number >= 0", v);
@@ -217,10 +223,11 @@ int fail_status(ml_status s) {
 void print_banner(const Args &a, const ml_model_info &info, double load_ms) {
   static const char *const kType[] = {"F32", "?", "Q4_0", "?", "?", "?", "?", "?", "Q8_0"};
   std::fprintf(stderr,
-               "ml_run: %s: %s, dim %d, %d layers, %d/%d heads, vocab %d, %s, context %d; %s build%s, %d thread%s; "
+               "ml_run: %s: %s, dim %d, %d layers, %d/%d heads, vocab %d, %s, context %d%s; %s build%s, %d thread%s; "
                "loaded in %.1f ms\n",
                a.model, info.arch, info.dim, info.n_layers, info.n_heads, info.n_kv_heads, info.vocab,
-               info.wtype >= 0 && info.wtype <= 8 ? kType[info.wtype] : "?", info.max_seq, info.isa,
+               info.wtype >= 0 && info.wtype <= 8 ? kType[info.wtype] : "?", info.max_seq,
+               info.kv_type == ML_KV_F16 ? " (f16 KV cache)" : "", info.isa,
                a.reference ? " (scalar reference kernels)" : "", info.n_threads, info.n_threads == 1 ? "" : "s",
                load_ms);
 }
@@ -414,6 +421,7 @@ extern "C" int ml_main(int argc, char **argv) {
   opt.n_threads = static_cast<int>(a.threads);
   opt.max_seq = static_cast<int>(a.max_seq);
   opt.reference = a.reference;
+  opt.kv_type = a.kv_type;
   ml_ctx *ctx = nullptr;
   if (const ml_status s = ml_open(&ctx, a.model, a.tokenizer, &opt)) return fail_status(s);
   struct Closer { ml_ctx *c; ~Closer() { ml_close(c); } } closer{ctx};

@@ -15,6 +15,19 @@ extern "C" void ml_options_init(ml_options *o) {
   o->max_seq = 0;
   o->reference = 0;
   o->batch = 0;
+  o->kv_type = ML_KV_F32;
+}
+
+extern "C" ml_status ml_kv_type_parse(const char *name, int *type) {
+  if (!name || !type) return fail(ML_E_ARG, "ml_kv_type_parse: NULL argument");
+  if (!std::strcmp(name, "f32")) *type = ML_KV_F32;
+  else if (!std::strcmp(name, "f16")) *type = ML_KV_F16;
+  else return fail(ML_E_ARG, "KV cache type '%s': choose f32 or f16", name);
+  return ML_OK;
+}
+
+extern "C" const char *ml_kv_type_name(int type) {
+  return type == ML_KV_F32 ? "f32" : type == ML_KV_F16 ? "f16" : "unknown";
 }
 
 namespace {
@@ -27,12 +40,14 @@ ml_status setup_state(ml_ctx *ctx, const ml_options &o, int threads) {
   int max_seq = c.max_seq;
   if (o.max_seq > 0 && o.max_seq < max_seq) max_seq = o.max_seq;
   const int batch = o.batch > 0 ? o.batch : 64;
-  layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads);
+  if (o.kv_type != ML_KV_F32 && o.kv_type != ML_KV_F16)
+    return fail(ML_E_ARG, "kv_type %d is not ML_KV_F32 (0) or ML_KV_F16 (1)", o.kv_type);
+  layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads, o.kv_type);
   const uint64_t need = ctx->arena.measured();
   if (!ctx->arena.allocate())
     return fail(ML_E_NOMEM, "cannot allocate %llu bytes of runtime memory (KV cache for %d positions)",
                 static_cast<unsigned long long>(need), max_seq);
-  layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads);
+  layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads, o.kv_type);
   bind_activations(ctx->state, c);
   fill_rope_tables(ctx->state, c);
   ctx->reference = o.reference != 0;
@@ -107,6 +122,7 @@ extern "C" ml_status ml_get_info(const ml_ctx *ctx, ml_model_info *info) {
   info->arena_bytes = ctx->arena.size();
   info->arch = arch_name(c.arch);
   info->n_tokens = c.n_tokens;
+  info->kv_type = ctx->state.kv_type;
   return ML_OK;
 }
 

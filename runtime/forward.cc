@@ -2,15 +2,21 @@
 // tokens (prompt prefill; decoding is a batch of one). Every step is per token except the matrix
 // products, which take all tokens at once so each weight block is read once for several tokens
 // (matmul kernels). Row-parallel steps split rows on multiples of the kernels' row tile and
-// attention is split by (token, head), so results are bit-identical for every thread count and
-// batch size.
+// attention is split by (token, kv head, set of its query heads): each query head's scores,
+// softmax and weighted sum run in one fixed order whatever the split, so results are
+// bit-identical for every thread count and batch size. The query heads that share a kv head (GQA)
+// are evaluated together, so each K/V row is read — and for an F16 cache converted — once for all
+// of them.
 #include "runtime/forward.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "kernels/binding.h"
 #include "kernels/mutants.h"
+#include "kernels/scalar/kv_f16.h"
+#include "runtime/ml.h"
 
 namespace ml {
 
@@ -80,6 +86,39 @@ void matmul_share(float *Y, size_t ldy, const ml_qtensor &W, const Input &in, in
   matmul_rows<K>(Y, ldy, W, in, r0, r1);
 }
 
+// One layer's K or V cache, F32 or F16 (positions kv_dim elements apart).
+struct KvRows {
+  const float *f;     // F32 cache, or nullptr
+  const uint16_t *h;  // F16 cache
+  size_t stride;      // kv_dim
+  // Row p of kv head offset `off` as hd floats: in place (F32) or converted exactly into buf (F16).
+  const float *row(int p, size_t off, float *buf, int hd) const {
+    if (f) return f + size_t(p) * stride + off;
+    kv_load_f16(buf, h + size_t(p) * stride + off, hd);
+    return buf;
+  }
+};
+
+// Attention of query heads head(j), j in [j0, j1), which share kv head offset `off`, over
+// positions [0, len): per head, att_p = q · k_p / √hd (p in order), softmax, out = Σ_p att_p · v_p
+// (p in order, from zero). att: (j1 - j0, S) scratch; buf: (2, hd).
+template <class K, class Head>
+void attend(const KvRows &kc, const KvRows &vc, size_t off, int len, int hd, float sqrt_hd, const float *q, float *out,
+            Head head, int j0, int j1, float *att, size_t S, float *buf) {
+  for (int p = 0; p < len; ++p) {
+    const float *k = kc.row(p, off, buf, hd);
+    for (int j = j0; j < j1; ++j) att[size_t(j - j0) * S + p] = K::dot_f32(q + size_t(head(j)) * hd, k, hd) / sqrt_hd;
+  }
+  for (int j = j0; j < j1; ++j) {
+    K::softmax(att + size_t(j - j0) * S, len);
+    std::memset(out + size_t(head(j)) * hd, 0, sizeof(float) * size_t(hd));
+  }
+  for (int p = 0; p < len; ++p) {
+    const float *v = vc.row(p, off, buf + hd, hd);
+    for (int j = j0; j < j1; ++j) K::axpy_f32(out + size_t(head(j)) * hd, att[size_t(j - j0) * S + p], v, hd);
+  }
+}
+
 }  // namespace
 
 template <class K>
@@ -88,16 +127,19 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
   const int dim = c.dim, kv_dim = c.kv_dim(), hd = c.head_dim(), hidden = c.hidden_dim;
   const size_t S = size_t(s.max_seq), half = size_t(hd / 2), D = size_t(dim), H = size_t(hidden);
   const ml_type wt = c.wtype;
+  const bool f16 = s.kv_type == ML_KV_F16;
 
   // x[t] = tok_emb[token t]                                                 (n, dim)
   for (int t = 0; t < n; ++t) ml_dequantize_row(s.x + t * D, &m.tok_emb, tokens[t]);
 
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights &w = m.layers[size_t(l)];
-    float *k_cache = s.key_cache + size_t(l) * S * kv_dim;    // (max_seq, kv_dim) of this layer
-    float *v_cache = s.value_cache + size_t(l) * S * kv_dim;  // (max_seq, kv_dim)
-    float *k = k_cache + size_t(pos) * kv_dim;                // (n, kv_dim): rows pos.. of the cache
-    float *v = v_cache + size_t(pos) * kv_dim;                // (n, kv_dim)
+    const size_t layer_kv = size_t(l) * S * kv_dim;                 // this layer's (max_seq, kv_dim) of the cache
+    const KvRows k_rows{f16 ? nullptr : s.key_cache + layer_kv, f16 ? s.key_cache16 + layer_kv : nullptr, size_t(kv_dim)};
+    const KvRows v_rows{f16 ? nullptr : s.value_cache + layer_kv, f16 ? s.value_cache16 + layer_kv : nullptr, size_t(kv_dim)};
+    // (n, kv_dim): the new K and V rows, in the F32 cache at pos.., or staged for F16 rounding
+    float *k = f16 ? s.kv_new : s.key_cache + layer_kv + size_t(pos) * kv_dim;
+    float *v = f16 ? s.kv_new + size_t(s.batch) * kv_dim : s.value_cache + layer_kv + size_t(pos) * kv_dim;
 
     // xb = rmsnorm(x) · attn_norm                                           (n, dim)
     for (int t = 0; t < n; ++t) K::rmsnorm(s.xb + t * D, s.x + t * D, w.attn_norm, dim, c.norm_eps);
@@ -120,22 +162,29 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
       K::rope(s.q + t * D, k + size_t(t) * kv_dim, s.rope_cos + size_t(pos + t) * half,
               s.rope_sin + size_t(pos + t) * half, hd, c.n_heads, c.n_kv_heads);
 
-    // attention, per token t and head h (kv head h / kv_mul), causal:
+    // F16 cache: k and v rounded (to nearest even) into rows pos.. of the cache  (n, kv_dim)
+    if (f16) {
+      kv_store_f16(s.key_cache16 + layer_kv + size_t(pos) * kv_dim, k, n * kv_dim);
+      kv_store_f16(s.value_cache16 + layer_kv + size_t(pos) * kv_dim, v, n * kv_dim);
+    }
+
+    // attention, per token t and head h (kv head g = h / kv_mul), causal:
     //   xb_th = Σ_{p ≤ pos+t} softmax(q_th · k_p / √hd)_p · v_p
+    // work units: (t, g, part): `parts` sets of g's query heads, enough units for every thread
     const float sqrt_hd = std::sqrt(float(ML_MUTANT("att_scale") ? dim : hd));  // mutant: sqrt(dim)
-    const uint64_t kv_bytes = uint64_t(n) * c.n_heads * uint64_t(pos + n) * hd * 2 * sizeof(float);
+    const int G = c.n_kv_heads, M = c.kv_mul();
+    const bool gqa_mutant = ML_MUTANT("gqa_head");  // mutant: kv head h % n_kv (heads g, g+G, ...)
+    const uint64_t kv_bytes = uint64_t(n) * G * uint64_t(pos + n) * hd * 2 * (f16 ? 2 : 4);
     parallel(pool, kv_bytes, [&](int tid, int nth) {
-      float *att = s.att + size_t(tid) * S;                            // (pos + t + 1) scratch
-      for (int th = tid; th < n * c.n_heads; th += nth) {
-        const int t = th / c.n_heads, h = th % c.n_heads;
+      const int parts = std::min(M, (nth + n * G - 1) / (n * G));
+      float *att = s.att + size_t(tid) * size_t(M) * S;            // (M, max_seq) scratch
+      float *buf = f16 ? s.kv_row + size_t(tid) * 2 * hd : nullptr;  // (2, hd) converted rows
+      for (int u = tid; u < n * G * parts; u += nth) {
+        const int t = u / (G * parts), g = (u / parts) % G, part = u % parts;
         const int len = pos + t + (ML_MUTANT("kv_pos") && pos + t > 0 ? 0 : 1);  // mutant: one position short
-        const float *q_h = s.q + t * D + size_t(h) * hd;               // (hd)
-        const size_t kv_off = size_t(ML_MUTANT("gqa_head") ? h % c.n_kv_heads : h / c.kv_mul()) * hd;  // mutant: h % n_kv
-        for (int p = 0; p < len; ++p) att[p] = K::dot_f32(q_h, k_cache + size_t(p) * kv_dim + kv_off, hd) / sqrt_hd;
-        K::softmax(att, len);
-        float *out = s.xb + t * D + size_t(h) * hd;                    // (hd)
-        std::memset(out, 0, sizeof(float) * size_t(hd));
-        for (int p = 0; p < len; ++p) K::axpy_f32(out, att[p], v_cache + size_t(p) * kv_dim + kv_off, hd);
+        auto head = [&](int j) { return gqa_mutant ? g + j * G : g * M + j; };
+        attend<K>(k_rows, v_rows, size_t(g) * hd, len, hd, sqrt_hd, s.q + t * D, s.xb + t * D, head, M * part / parts,
+                  M * (part + 1) / parts, att, S, buf);
       }
     }, kParallelAttentionBytes);
 

@@ -43,7 +43,15 @@ typedef struct ml_options {
   int max_seq;   /* 0 = the model's; else a shorter context (smaller KV cache) */
   int reference; /* 1 = run the scalar reference kernels instead of the build's */
   int batch;     /* most tokens one ml_eval_batch call takes (prompt prefill); 0 = 64 */
+  int kv_type;   /* KV cache elements: ML_KV_F32 (0, the default and the reference) or ML_KV_F16
+                  * (half the cache bytes; rounded to nearest-even on store, converted exactly on
+                  * load: the same logits on every build and thread count, not those of F32) */
 } ml_options;
+
+typedef enum ml_kv_type { ML_KV_F32 = 0, ML_KV_F16 = 1 } ml_kv_type;
+/* "f32" / "f16" -> type; ML_E_ARG naming the choices otherwise. */
+ml_status ml_kv_type_parse(const char *name, int *type);
+const char *ml_kv_type_name(int type); /* "f32", "f16"; "unknown" otherwise */
 
 void ml_options_init(ml_options *o);
 
@@ -62,6 +70,7 @@ typedef struct ml_model_info {
   uint64_t arena_bytes;   /* runtime memory: KV cache, activations, tables */
   const char *arch;       /* the model's architecture: "llama" or "qwen2" (.mlb version 2) */
   int n_tokens;           /* tokens the tokenizer has: vocab, or fewer (Qwen2.5: 151665 < 151936) */
+  int kv_type;            /* the context's KV cache type (ml_kv_type) */
 } ml_model_info;
 
 /* Opens MODEL (.mlb) and, if tokenizer_path is not NULL, its tokenizer: a llama2.c tokenizer.bin

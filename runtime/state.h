@@ -1,5 +1,7 @@
 // Runtime buffers of one context, all views into its arena (shapes in comments). The forward pass
-// works on up to `batch` tokens at once (prompt prefill); decoding uses row 0.
+// works on up to `batch` tokens at once (prompt prefill); decoding uses row 0. The KV cache holds
+// F32 (key_cache/value_cache) or F16 (key_cache16/value_cache16, kernels/scalar/kv_f16.h) elements
+// as kv_type says; the other pair is empty.
 #pragma once
 #include "kernels/kernels.h"
 #include "runtime/arena.h"
@@ -12,15 +14,20 @@ struct State {
   int max_seq = 0;      // context length of this state (<= the model's)
   int batch = 1;        // tokens per forward call at most
   int threads = 1;      // attention scratch rows
+  int kv_type = 0;      // ML_KV_F32 or ML_KV_F16 (runtime/ml.h)
   float *x;             // (batch, dim)          residual stream
   float *xb;            // (batch, dim)          normed input / attention output
   float *xb2;           // (batch, dim)          projection output
   float *hb, *hb2;      // (batch, hidden_dim)   FFN gate, up
   float *q;             // (batch, dim)          queries
-  float *att;           // (threads, max_seq)    attention scores, one row per worker
+  float *att;           // (threads, kv_mul, max_seq) attention scores of one worker's query heads
+  float *kv_row;        // (threads, 2, head_dim) F16 cache: one K and one V row converted to F32
+  float *kv_new;        // (2, batch, kv_dim)    F16 cache: the new K and V rows before rounding
   float *logits;        // (batch, vocab)
-  float *key_cache;     // (n_layers, max_seq, kv_dim)
+  float *key_cache;     // (n_layers, max_seq, kv_dim)   F32 cache
   float *value_cache;   // (n_layers, max_seq, kv_dim)
+  uint16_t *key_cache16;    // (n_layers, max_seq, kv_dim)   F16 cache
+  uint16_t *value_cache16;  // (n_layers, max_seq, kv_dim)
   float *rope_cos;      // (max_seq, head_dim/2)
   float *rope_sin;      // (max_seq, head_dim/2)
   ml_qact *xq;          // (batch) Q8_0 activations, each of max(dim, hidden_dim) elements:
@@ -32,7 +39,7 @@ struct State {
 };
 
 // Reserves every buffer of `s` in `a` (called for the measuring and the assigning pass).
-void layout_state(Arena &a, State &s, const Config &c, int max_seq, int batch, int threads);
+void layout_state(Arena &a, State &s, const Config &c, int max_seq, int batch, int threads, int kv_type);
 
 // Points xq[t] at its storage (after the assigning pass).
 void bind_activations(State &s, const Config &c);

@@ -58,6 +58,9 @@ const char kUsage[] =
     "      --queue N         requests that may wait for a slot; more get 503 (default 64)\n"
     "  -t, --threads N       worker threads of the one model thread pool (default: one per CPU)\n"
     "      --ctx N           context positions per slot (default: the model's)\n"
+    "      --kv-type T       KV cache elements of every slot: f32 (default, the reference) or f16\n"
+    "                        (half the cache memory per slot; slightly different logits, the same\n"
+    "                        on every build and thread count). The startup line shows MB per slot\n"
     "      --api-key KEY     every request except GET /health needs \"Authorization: Bearer KEY\"\n"
     "                        (default: the ML_API_KEY environment variable; none when unset)\n"
     "      --max-body BYTES  largest request body accepted (default 1048576)\n"
@@ -73,6 +76,7 @@ const char kUsage[] =
 struct Args {
   const char *model = nullptr, *tokenizer = nullptr, *host = "127.0.0.1", *api_key = nullptr,
              *chat_template = nullptr;
+  int kv_type = 0;  // ML_KV_F32
   long port = 8080, parallel = 1, queue = 64, threads = 0, ctx = 0, max_body = 1 << 20;
 };
 
@@ -115,6 +119,9 @@ int parse_args(int argc, char **argv, Args *a) {
         a->api_key = v;
       else if (!std::strcmp(o, "--chat-template"))
         a->chat_template = v;
+      else if (!std::strcmp(o, "--kv-type")) {
+        if (ml_kv_type_parse(v, &a->kv_type) != ML_OK) return usage_error("--kv-type %s: choose f32 or f16", v);
+      }
       else
         return usage_error("unknown option %s", o);
     } else if (!a->model) {
@@ -704,6 +711,7 @@ int Server::run(const Args &a) {
   ml_options_init(&o);
   o.n_threads = int(a.threads);
   o.max_seq = int(a.ctx);
+  o.kv_type = a.kv_type;
   if (const ml_status s = ml_open(&base_, a.model, a.tokenizer, &o)) {
     std::fprintf(stderr, "ml_server: %s\n", ml_last_error());
     return int(s);
@@ -848,9 +856,10 @@ int Server::run(const Args &a) {
   if (!loopback && api_key_.empty())
     std::fprintf(stderr, "ml_server: WARNING: listening on %s without an API key: anyone who can reach this "
                  "address can use the model (pass --api-key KEY or set ML_API_KEY)\n", a.host);
-  std::fprintf(stderr, "ml_server: %s: %s, context %d, %d slot%s, %d thread%s, %s build; listening on http://%s:%d\n",
+  std::fprintf(stderr, "ml_server: %s: %s, context %d, %d slot%s of %.1f MB (%s KV cache), %d thread%s, %s build; "
+               "listening on http://%s:%d\n",
                model_name_.c_str(), info_.arch, info_.max_seq, int(slots_.size()), slots_.size() == 1 ? "" : "s",
-               info_.n_threads, info_.n_threads == 1 ? "" : "s", info_.isa, a.host, port);
+               double(info_.arena_bytes) / 1e6, ml_kv_type_name(info_.kv_type), info_.n_threads, info_.n_threads == 1 ? "" : "s", info_.isa, a.host, port);
   std::fflush(stderr);
 
   sched_ = std::thread(&Server::scheduler, this);

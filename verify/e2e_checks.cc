@@ -1,11 +1,14 @@
 // End-to-end checks through the public API: the build's forward pass against the scalar reference
 // forward (two contexts on one model in one process), teacher-forced agreement with a reference
-// token sequence, and bit-identical logits for every thread count.
+// token sequence, and bit-identical logits for every thread count; each with an F32 or F16 KV
+// cache (ml_options.kv_type), plus the F16 cache's conversions against their integer reference.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
+#include "kernels/scalar/kv_f16.h"
 #include "runtime/ml.h"
 #include "runtime/sampler.h"
 #include "verify/harness.h"
@@ -19,9 +22,10 @@ namespace {
 struct Ctx {
   ml_ctx *c = nullptr;
   ~Ctx() { ml_close(c); }
-  bool open(const char *path, int reference, int threads, int max_seq, int batch = 0) {
+  bool open(const char *path, int reference, int threads, int max_seq, int batch = 0, int kv_type = 0) {
     ml_options o;
     ml_options_init(&o);
+    o.kv_type = kv_type;
     o.reference = reference;
     o.n_threads = threads;
     o.max_seq = max_seq;
@@ -42,19 +46,26 @@ const char *base_name(const char *p) {
 // logits whose bits differ at a position, the detail names the first one).
 extern "C" int ml_verify_e2e(const char *model_path, int logit_steps, int greedy_steps, ml_check_sink sink, void *user,
                              double tol_scale) {
+  return ml_verify_e2e_kv(model_path, logit_steps, greedy_steps, 0, sink, user, tol_scale);
+}
+
+extern "C" int ml_verify_e2e_kv(const char *model_path, int logit_steps, int greedy_steps, int kv_type,
+                                ml_check_sink sink, void *user, double tol_scale) {
   Reporter rep(sink, user, tol_scale);
   const int steps = logit_steps > greedy_steps ? logit_steps : greedy_steps;
   Ctx ref, isa;
-  const bool opened = ref.open(model_path, 1, 1, steps) && isa.open(model_path, 0, 0, steps);
+  const bool opened = ref.open(model_path, 1, 1, steps, 0, kv_type) && isa.open(model_path, 0, 0, steps, 0, kv_type);
   ml_model_info info;
   std::memset(&info, 0, sizeof info);
   if (opened) ml_get_info(ref.c, &info);
   const bool exact = opened && info.wtype != 0;  // quantized weights: exact integer sums, the same float steps
   char shape[96];
-  std::snprintf(shape, sizeof shape, "%s, %d teacher-forced positions", base_name(model_path), logit_steps);
+  std::snprintf(shape, sizeof shape, "%s, kv %s, %d teacher-forced positions", base_name(model_path),
+                ml_kv_type_name(kv_type), logit_steps);
   ml_check lc = exact ? rep.begin("e2e", "logits bit-identical to scalar forward", shape, 0.0)
                       : rep.begin("e2e", "logits vs scalar forward", shape, 1e-3);
-  std::snprintf(shape, sizeof shape, "%s, %d greedy tokens", base_name(model_path), greedy_steps);
+  std::snprintf(shape, sizeof shape, "%s, kv %s, %d greedy tokens", base_name(model_path), ml_kv_type_name(kv_type),
+                greedy_steps);
   ml_check gc = rep.begin("e2e", "greedy tokens vs scalar forward", shape, 0.0);
   if (!opened) {
     Reporter::fail(lc, "cannot open %s: %s", model_path, ml_last_error());
@@ -117,8 +128,12 @@ extern "C" int ml_verify_e2e(const char *model_path, int logit_steps, int greedy
 }
 
 extern "C" double ml_verify_teacher_forced(const char *model_path, const int *tokens, int n, int reference) {
+  return ml_verify_teacher_forced_kv(model_path, tokens, n, reference, 0);
+}
+
+extern "C" double ml_verify_teacher_forced_kv(const char *model_path, const int *tokens, int n, int reference, int kv_type) {
   Ctx ctx;
-  if (n < 2 || !ctx.open(model_path, reference, 0, n)) return -1;
+  if (n < 2 || !ctx.open(model_path, reference, 0, n, 0, kv_type)) return -1;
   ml_model_info info;
   ml_get_info(ctx.c, &info);
   int agree = 0;
@@ -131,12 +146,18 @@ extern "C" double ml_verify_teacher_forced(const char *model_path, const int *to
 }
 
 extern "C" int ml_verify_threads(const char *model_path, int steps, int max_threads, ml_check_sink sink, void *user) {
+  return ml_verify_threads_kv(model_path, steps, max_threads, 0, sink, user);
+}
+
+extern "C" int ml_verify_threads_kv(const char *model_path, int steps, int max_threads, int kv_type, ml_check_sink sink,
+                                    void *user) {
   Reporter rep(sink, user, 1.0);
   char shape[96];
-  std::snprintf(shape, sizeof shape, "%s, %d positions, 2..%d threads vs 1", base_name(model_path), steps, max_threads);
+  std::snprintf(shape, sizeof shape, "%s, kv %s, %d positions, 2..%d threads vs 1", base_name(model_path),
+                ml_kv_type_name(kv_type), steps, max_threads);
   ml_check c = rep.begin("e2e", "logits bit-identical across thread counts", shape, 0.0);
   Ctx one;
-  if (!one.open(model_path, 0, 1, steps)) {
+  if (!one.open(model_path, 0, 1, steps, 0, kv_type)) {
     Reporter::fail(c, "cannot open %s: %s", model_path, ml_last_error());
     rep.end(c);
     return rep.failures();
@@ -153,7 +174,7 @@ extern "C" int ml_verify_threads(const char *model_path, int steps, int max_thre
   }
   for (int t = 2; t <= max_threads; ++t) {
     Ctx ctx;
-    if (!ctx.open(model_path, 0, t, steps)) {
+    if (!ctx.open(model_path, 0, t, steps, 0, kv_type)) {
       Reporter::fail(c, "cannot open with %d threads: %s", t, ml_last_error());
       continue;
     }
@@ -197,12 +218,17 @@ extern "C" int ml_verify_same_logits(const char *path_a, const char *path_b, int
 }
 
 extern "C" int ml_verify_batch(const char *model_path, int n, int chunk, ml_check_sink sink, void *user) {
+  return ml_verify_batch_kv(model_path, n, chunk, 0, sink, user);
+}
+
+extern "C" int ml_verify_batch_kv(const char *model_path, int n, int chunk, int kv_type, ml_check_sink sink, void *user) {
   Reporter rep(sink, user, 1.0);
   char shape[96];
-  std::snprintf(shape, sizeof shape, "%s, %d tokens in batches of %d", base_name(model_path), n, chunk);
+  std::snprintf(shape, sizeof shape, "%s, kv %s, %d tokens in batches of %d", base_name(model_path),
+                ml_kv_type_name(kv_type), n, chunk);
   ml_check c = rep.begin("e2e", "batched prefill: logits bit-identical to one by one", shape, 0.0);
   Ctx one, batched;
-  if (!one.open(model_path, 0, 0, n) || !batched.open(model_path, 0, 0, n, chunk)) {
+  if (!one.open(model_path, 0, 0, n, 0, kv_type) || !batched.open(model_path, 0, 0, n, chunk, kv_type)) {
     Reporter::fail(c, "cannot open %s: %s", model_path, ml_last_error());
     rep.end(c);
     return rep.failures();
@@ -234,5 +260,55 @@ extern "C" int ml_verify_batch(const char *model_path, int n, int chunk, ml_chec
     }
   }
   rep.end(c);
+  return rep.failures();
+}
+
+// The F16 KV cache's conversions (kernels/scalar/kv_f16.h): the build's kv_load_f16 (F16C,
+// AVX-512, NEON or integer) against the integer reference on all 65536 halves in rows of 61 (SIMD
+// bodies and tails), exactness (half → float → half gives the half back; NaNs come back quiet),
+// and round to nearest even on store at named ties and limits.
+extern "C" int ml_verify_kv_f16(ml_check_sink sink, void *user) {
+  Reporter rep(sink, user, 1.0);
+  ml_check load = rep.begin("kv", "kv_load_f16 vs integer reference", "all 65536 halves, rows of 61", 0.0);
+  std::vector<uint16_t> all(65536);
+  for (size_t i = 0; i < all.size(); ++i) all[i] = uint16_t(i);
+  std::vector<float> got(65536), want(65536);
+  for (size_t i = 0; i < all.size(); i += 61) {
+    const int n = int(std::min<size_t>(61, all.size() - i));
+    kv_load_f16(&got[i], &all[i], n);
+    kv_load_f16_ref(&want[i], &all[i], n);
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
+    const bool nan = (i & 0x7C00u) == 0x7C00u && (i & 0x3FFu) != 0;
+    const uint16_t back = f16_from_f32(want[i]);
+    const bool exact = nan ? back == uint16_t(i | 0x200u) : back == uint16_t(i);
+    Reporter::observe(load, float_bits(got[i]) == float_bits(want[i]) && exact ? 0 : 1,
+                      "half 0x%04zx: build 0x%08x, reference 0x%08x, back to half 0x%04x", i,
+                      unsigned(float_bits(got[i])), unsigned(float_bits(want[i])), unsigned(back));
+  }
+  rep.end(load);
+  ml_check store = rep.begin("kv", "kv_store_f16 rounds to nearest even", "ties, limits, subnormals", 0.0);
+  struct Case { float x; uint16_t h; };
+  const Case cases[] = {
+      {1.0f, 0x3C00}, {-2.0f, 0xC000}, {0.0f, 0x0000}, {-0.0f, 0x8000},
+      {1.0f + 0x1p-11f, 0x3C00},                 // tie between 1 and 1 + 2^-10: even (1)
+      {1.0f + 3 * 0x1p-11f, 0x3C02},             // tie: even (1 + 2^-9)
+      {1.0f + 0x1p-11f + 0x1p-20f, 0x3C01},      // just above the tie: up
+      {65504.0f, 0x7BFF}, {65519.996f, 0x7BFF}, {65520.0f, 0x7C00}, {1e30f, 0x7C00}, {-1e30f, 0xFC00},
+      {0x1p-14f, 0x0400}, {0x1p-24f, 0x0001}, {0x1p-25f, 0x0000}, {0x1.8p-25f, 0x0001},  // 2^-25: tie to 0
+      {3 * 0x1p-25f, 0x0002},                    // 1.5 units: tie to even (2)
+      {0x1.ffcp-15f, 0x0400},                    // largest subnormal + half a unit: tie, rounds up to normal
+      {1e-40f, 0x0000}, {-1e-40f, 0x8000}};
+  for (const Case &k : cases) {
+    uint16_t h;
+    kv_store_f16(&h, &k.x, 1);
+    Reporter::observe(store, h == k.h ? 0 : 1, "%a: 0x%04x, want 0x%04x", double(k.x), unsigned(h), unsigned(k.h));
+  }
+  const float inf = want[0x7C00], nan = want[0x7E01];
+  uint16_t hi, hn;
+  kv_store_f16(&hi, &inf, 1);
+  kv_store_f16(&hn, &nan, 1);
+  Reporter::observe(store, hi == 0x7C00 && hn == 0x7E01 ? 0 : 1, "inf 0x%04x, nan 0x%04x", unsigned(hi), unsigned(hn));
+  rep.end(store);
   return rep.failures();
 }

@@ -72,6 +72,17 @@ int ml_verify_batch(const char *model_path, int n, int chunk, ml_check_sink sink
 /* The logits of `steps` greedy positions are identical bit for bit for 1..max_threads threads. */
 int ml_verify_threads(const char *model_path, int steps, int max_threads, ml_check_sink sink, void *user);
 
+/* The checks above with a KV cache type (ml_options.kv_type; the plain ones use ML_KV_F32). */
+int ml_verify_e2e_kv(const char *model_path, int logit_steps, int greedy_steps, int kv_type, ml_check_sink sink,
+                     void *user, double tol_scale);
+double ml_verify_teacher_forced_kv(const char *model_path, const int *tokens, int n, int reference, int kv_type);
+int ml_verify_batch_kv(const char *model_path, int n, int chunk, int kv_type, ml_check_sink sink, void *user);
+int ml_verify_threads_kv(const char *model_path, int steps, int max_threads, int kv_type, ml_check_sink sink, void *user);
+
+/* The F16 KV cache's conversions (kernels/scalar/kv_f16.h): the build's load against the integer
+ * reference on every half, and round-to-nearest-even stores at ties and limits. */
+int ml_verify_kv_f16(ml_check_sink sink, void *user);
+
 #ifdef __cplusplus
 }
 #endif

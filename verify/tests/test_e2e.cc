@@ -1,6 +1,7 @@
 // End to end: the build's forward pass against the scalar reference forward, llama2.c run.c's own
 // logits, teacher-forced agreement with llama2.c's golden tokens, and thread-count independence
-// (verify/e2e_checks.cc).
+// (verify/e2e_checks.cc); the same checks with an F16 KV cache (named to fall in the same CTest
+// groups, cmake/Tests.cmake).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +27,32 @@ TEST_CASE("ISA forward vs scalar forward: random qwen2-tiny and llama3-tiny (.ml
   for (const char *m : {"qwen2_tiny_f32", "qwen2_tiny_q8_0", "qwen2_tiny_q4_0_panel16", "llama3_tiny_f32",
                         "llama3_tiny_q4_0", "llama3_tiny_q8_0_panel16"})
     ml_verify_e2e(test::models(std::string(m) + ".mlb").c_str(), 8, 16, &test::Rows::sink, &r, 1.0);
+  test::expect_all_pass(r);
+}
+
+// F16 KV cache: its conversions against their integer reference, then the build's forward against
+// the scalar reference's, both with F16 caches (quantized models bit for bit, F32 within 1e-3).
+TEST_CASE("ISA forward vs scalar forward: random models with an F16 KV cache", "[e2e-random]") {
+  test::Rows r;
+  ml_verify_kv_f16(&test::Rows::sink, &r);
+  for (const char *m : {"random_gqa_f32", "random_gqa_q8_0", "random_gqa_q4_0_panel16", "qwen2_tiny_q4_0_panel16",
+                        "llama3_tiny_q8_0_panel16"})
+    ml_verify_e2e_kv(test::models(std::string(m) + ".mlb").c_str(), 8, 16, ML_KV_F16, &test::Rows::sink, &r, 1.0);
+  test::expect_all_pass(r);
+}
+
+TEST_CASE("logits are bit-identical for 1..4 threads with an F16 KV cache", "[e2e-random]") {
+  test::Rows r;
+  for (const char *m : {"random_gqa_q8_0", "random_odd_q4_0_panel16", "qwen2_tiny_q4_0_panel16", "llama3_tiny_q8_0_panel16"})
+    ml_verify_threads_kv(test::models(std::string(m) + ".mlb").c_str(), 12, 4, ML_KV_F16, &test::Rows::sink, &r);
+  test::expect_all_pass(r);
+}
+
+TEST_CASE("batched prefill gives the bits of one token at a time with an F16 KV cache", "[e2e-random]") {
+  test::Rows r;
+  for (const char *m : {"random_gqa_q4_0_panel16", "qwen2_tiny_q8_0_panel16"})
+    for (int chunk : {64, 7})
+      ml_verify_batch_kv(test::models(std::string(m) + ".mlb").c_str(), 40, chunk, ML_KV_F16, &test::Rows::sink, &r);
   test::expect_all_pass(r);
 }
 
@@ -143,6 +170,26 @@ TEST_CASE("teacher-forced on llama2.c's golden tokens", "[e2e-stories]") {
       const double agree = ml_verify_teacher_forced(path.c_str(), golden.data(), 201, reference);
       const long count = std::lround(agree * 200.0);
       std::printf("teacher-forced agreement %s (%s kernels): %ld of 200 positions\n", x.w,
+                  reference ? "scalar reference" : "build", count);
+      INFO(x.w << (reference ? " reference" : " build") << ": " << agree << " (" << ml_last_error() << ")");
+      REQUIRE(agree >= 0);
+      CHECK(count == x.count);
+    }
+  }
+}
+
+// The same with an F16 KV cache: the agreement it costs (or not). Counts measured with the scalar
+// reference on 2026-12-01 and pinned like the F32 cache's (every build must give them exactly).
+TEST_CASE("teacher-forced on llama2.c's golden tokens with an F16 KV cache", "[e2e-stories]") {
+  const std::vector<int> golden = test::read_ids(test::shared("golden/once_upon_a_time.tokens"));
+  REQUIRE(golden.size() == 201);
+  struct Want { const char *w; int count; };
+  for (const Want &x : {Want{"f32", 200}, Want{"q8_0", 198}, Want{"q4_0", 170}}) {
+    for (int reference = 1; reference >= 0; --reference) {
+      const std::string path = test::models(std::string("stories260K_") + x.w + ".mlb");
+      const double agree = ml_verify_teacher_forced_kv(path.c_str(), golden.data(), 201, reference, ML_KV_F16);
+      const long count = std::lround(agree * 200.0);
+      std::printf("teacher-forced agreement %s, F16 KV cache (%s kernels): %ld of 200 positions\n", x.w,
                   reference ? "scalar reference" : "build", count);
       INFO(x.w << (reference ? " reference" : " build") << ": " << agree << " (" << ml_last_error() << ")");
       REQUIRE(agree >= 0);
