@@ -8,9 +8,10 @@
 //       streaming (rotating copies totalling --pool-mb, default 512 MB: what decode sees).
 //   ml_bench bandwidth [-t N]
 //       DRAM read bandwidth with 1..N threads (a 1 GiB buffer read with 16-byte loads).
-//   ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]]
+//   ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--kv-type f32|f16]
 //       decode tok/s of each model at each thread count; with --depth, at each depth D: the KV
 //       cache is filled by prefill with D positions first, then the timed steps run at D, D+1, ...
+//       --kv-type: the KV cache's element type (ml_options.kv_type).
 //   ml_bench peak [-t N]
 //       the build's int8 compute ceiling, in G int8 multiply-adds/s, with 1 and N threads: its dot
 //       instruction alone in a register-only loop (where the set has one: x86), and the panel
@@ -66,7 +67,8 @@ const char kUsage[] =
     "usage: ml_bench kernels [--all-variants] [--seconds S] [--pool-mb N] [--tsv]\n"
     "       ml_bench bandwidth [-t N] [--tsv]\n"
     "       ml_bench peak [-t N] [--seconds S] [--tsv]\n"
-    "       ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--tsv]\n"
+    "       ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--kv-type f32|f16]\n"
+    "                [--tsv]\n"
     "       ml_bench prefill MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
     "       ml_bench roofline MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
     "       ml_bench sample MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
@@ -83,6 +85,7 @@ const char kUsage[] =
     "worst case) as a share of a decode step. Models: tools/gen_random.py --preset stories15m|stories110m|\n"
     "tinyllama (tools/bench_isas.py and tools/roofline.sh make them). Defaults: -t 1,<cpus>,\n"
     "-n 64, --seconds 0.25 per measurement (median of 5), --pool-mb 512 of weights streamed.\n"
+    "decode --kv-type f32|f16: the KV cache's elements (default f32, as ml_run --kv-type).\n"
     "\n"
     "For stable numbers on a shared machine run it alone, pinned, at raised priority (as root):\n"
     "  setsid -w sh -c 'echo -20 > /proc/$$/autogroup; exec nice -n -20 taskset -c 0,1 ml_bench ...'\n";
@@ -93,6 +96,7 @@ struct Opts {
   std::vector<int> threads;
   int tokens = 64;
   std::vector<int> depths;  // decode --depth: positions in the KV cache before the timed steps
+  int kv_type = 0;          // decode --kv-type (ml_options.kv_type)
   double seconds = 0.25;
   long pool_mb = 512;  // weights streamed by the "dram" rows
   bool all_variants = false, tsv = false;
@@ -418,9 +422,10 @@ struct Decode {
 };
 
 // Opens a model for a measurement (no tokenizer): NULL, with the error on stderr, if it fails.
-ml_ctx *open_model(const std::string &path, int threads, int max_seq, int batch, ml_model_info *info) {
+ml_ctx *open_model(const std::string &path, int threads, int max_seq, int batch, ml_model_info *info, int kv_type = 0) {
   ml_options opt;
   ml_options_init(&opt);
+  opt.kv_type = kv_type;
   opt.n_threads = threads;
   opt.max_seq = max_seq;
   opt.batch = batch;
@@ -435,10 +440,16 @@ ml_ctx *open_model(const std::string &path, int threads, int max_seq, int batch,
 
 // Decode tok/s: feed BOS and 7 tokens (depth < 0), or fill `depth` positions by prefill, then
 // `tokens` greedy steps from there (median of 3 passes; each pass rewinds to the same position).
-bool measure_decode(const std::string &path, int threads, int tokens, int depth, Decode *out) {
+bool measure_decode(const std::string &path, int threads, int tokens, int depth, int kv_type, Decode *out) {
   const int start = depth < 0 ? 8 : depth;
-  ml_ctx *ctx = open_model(path, threads, start + tokens + 16, 0, &out->info);
+  ml_ctx *ctx = open_model(path, threads, start + tokens + 16, 0, &out->info, kv_type);
   if (!ctx) return false;
+  if (start + tokens > out->info.max_seq) {
+    std::fprintf(stderr, "ml_bench: depth %d + %d tokens is past the context of %d positions (tools/gen_random.py "
+                 "--seq makes a longer one)\n", start, tokens, out->info.max_seq);
+    ml_close(ctx);
+    return false;
+  }
   out->weight_bytes = out->info.weight_bytes;
   const float *logits = nullptr;
   std::vector<int> fill(static_cast<size_t>(std::max(start, 1)));
@@ -664,7 +675,7 @@ int run_decode(const Opts &o, bool roofline) {
     for (int depth : depths)
     for (int t : threads) {
       Decode d;
-      if (!measure_decode(m, t, o.tokens, depth, &d)) return ML_E_IO;
+      if (!measure_decode(m, t, o.tokens, depth, o.kv_type, &d)) return ML_E_IO;
       char shape[64];
       std::snprintf(shape, sizeof shape, "%d/%d/%d/%d/%d", d.info.dim, d.info.hidden_dim, d.info.n_layers,
                     d.info.n_heads, d.info.n_kv_heads);
@@ -734,6 +745,9 @@ extern "C" int ml_main(int argc, char **argv) {
       const char *v = value();
       if (!v || !parse_list(v, 0, 1 << 20, &o.depths))
         return usage_error("--depth needs positions like 0 or 0,512,2048: ", v ? v : "");
+    } else if (a == "--kv-type") {
+      const char *v = value();
+      if (!v || ml_kv_type_parse(v, &o.kv_type) != ML_OK) return usage_error("--kv-type needs f32 or f16: ", v ? v : "");
     } else if (a == "-n") {
       const char *v = value();
       long n;
