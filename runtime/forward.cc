@@ -86,15 +86,16 @@ void matmul_share(float *Y, size_t ldy, const ml_qtensor &W, const Input &in, in
   matmul_rows<K>(Y, ldy, W, in, r0, r1);
 }
 
-// One layer's K or V cache, F32 or F16 (positions kv_dim elements apart).
+// One layer's K or V cache, F32 or F16, kv-head-major: (n_kv_heads, max_seq, head_dim), so one
+// kv head's rows are one contiguous stream.
 struct KvRows {
   const float *f;     // F32 cache, or nullptr
   const uint16_t *h;  // F16 cache
-  size_t stride;      // kv_dim
-  // Row p of kv head offset `off` as hd floats: in place (F32) or converted exactly into buf (F16).
+  // Row p of the kv head whose rows start at element `off`, as hd floats: in place (F32) or
+  // converted exactly into buf (F16).
   const float *row(int p, size_t off, float *buf, int hd) const {
-    if (f) return f + size_t(p) * stride + off;
-    kv_load_f16(buf, h + size_t(p) * stride + off, hd);
+    if (f) return f + off + size_t(p) * hd;
+    kv_load_f16(buf, h + off + size_t(p) * hd, hd);
     return buf;
   }
 };
@@ -134,12 +135,11 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
 
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights &w = m.layers[size_t(l)];
-    const size_t layer_kv = size_t(l) * S * kv_dim;                 // this layer's (max_seq, kv_dim) of the cache
-    const KvRows k_rows{f16 ? nullptr : s.key_cache + layer_kv, f16 ? s.key_cache16 + layer_kv : nullptr, size_t(kv_dim)};
-    const KvRows v_rows{f16 ? nullptr : s.value_cache + layer_kv, f16 ? s.value_cache16 + layer_kv : nullptr, size_t(kv_dim)};
-    // (n, kv_dim): the new K and V rows, in the F32 cache at pos.., or staged for F16 rounding
-    float *k = f16 ? s.kv_new : s.key_cache + layer_kv + size_t(pos) * kv_dim;
-    float *v = f16 ? s.kv_new + size_t(s.batch) * kv_dim : s.value_cache + layer_kv + size_t(pos) * kv_dim;
+    const size_t layer_kv = size_t(l) * S * kv_dim;  // this layer's (n_kv_heads, max_seq, head_dim) of the cache
+    const KvRows k_rows{f16 ? nullptr : s.key_cache + layer_kv, f16 ? s.key_cache16 + layer_kv : nullptr};
+    const KvRows v_rows{f16 ? nullptr : s.value_cache + layer_kv, f16 ? s.value_cache16 + layer_kv : nullptr};
+    float *k = s.kv_new;                              // (n, kv_dim) the new K rows, before they go to the cache
+    float *v = s.kv_new + size_t(s.batch) * kv_dim;   // (n, kv_dim) the new V rows
 
     // xb = rmsnorm(x) · attn_norm                                           (n, dim)
     for (int t = 0; t < n; ++t) K::rmsnorm(s.xb + t * D, s.x + t * D, w.attn_norm, dim, c.norm_eps);
@@ -162,11 +162,18 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
       K::rope(s.q + t * D, k + size_t(t) * kv_dim, s.rope_cos + size_t(pos + t) * half,
               s.rope_sin + size_t(pos + t) * half, hd, c.n_heads, c.n_kv_heads);
 
-    // F16 cache: k and v rounded (to nearest even) into rows pos.. of the cache  (n, kv_dim)
-    if (f16) {
-      kv_store_f16(s.key_cache16 + layer_kv + size_t(pos) * kv_dim, k, n * kv_dim);
-      kv_store_f16(s.value_cache16 + layer_kv + size_t(pos) * kv_dim, v, n * kv_dim);
-    }
+    // cache[l][g][pos + t] = k_t, v_t of kv head g: copied (F32) or rounded to nearest even (F16)
+    for (int t = 0; t < n; ++t)
+      for (int g = 0; g < c.n_kv_heads; ++g) {
+        const size_t at = layer_kv + (size_t(g) * S + size_t(pos + t)) * hd, from = size_t(t) * kv_dim + size_t(g) * hd;
+        if (f16) {
+          kv_store_f16(s.key_cache16 + at, k + from, hd);
+          kv_store_f16(s.value_cache16 + at, v + from, hd);
+        } else {
+          std::memcpy(s.key_cache + at, k + from, sizeof(float) * size_t(hd));
+          std::memcpy(s.value_cache + at, v + from, sizeof(float) * size_t(hd));
+        }
+      }
 
     // attention, per token t and head h (kv head g = h / kv_mul), causal:
     //   xb_th = Σ_{p ≤ pos+t} softmax(q_th · k_p / √hd)_p · v_p
@@ -176,14 +183,16 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
     const bool gqa_mutant = ML_MUTANT("gqa_head");  // mutant: kv head h % n_kv (heads g, g+G, ...)
     const uint64_t kv_bytes = uint64_t(n) * G * uint64_t(pos + n) * hd * 2 * (f16 ? 2 : 4);
     parallel(pool, kv_bytes, [&](int tid, int nth) {
-      const int parts = std::min(M, (nth + n * G - 1) / (n * G));
+      // parts: 1 (each kv head's rows read by one thread) when the (t, g) units spread evenly,
+      // else every query head its own unit
+      const int parts = n * G >= 4 * nth || (n * G) % nth == 0 ? 1 : M;
       float *att = s.att + size_t(tid) * size_t(M) * S;            // (M, max_seq) scratch
       float *buf = f16 ? s.kv_row + size_t(tid) * 2 * hd : nullptr;  // (2, hd) converted rows
       for (int u = tid; u < n * G * parts; u += nth) {
         const int t = u / (G * parts), g = (u / parts) % G, part = u % parts;
         const int len = pos + t + (ML_MUTANT("kv_pos") && pos + t > 0 ? 0 : 1);  // mutant: one position short
         auto head = [&](int j) { return gqa_mutant ? g + j * G : g * M + j; };
-        attend<K>(k_rows, v_rows, size_t(g) * hd, len, hd, sqrt_hd, s.q + t * D, s.xb + t * D, head, M * part / parts,
+        attend<K>(k_rows, v_rows, size_t(g) * S * hd, len, hd, sqrt_hd, s.q + t * D, s.xb + t * D, head, M * part / parts,
                   M * (part + 1) / parts, att, S, buf);
       }
     }, kParallelAttentionBytes);

@@ -22,12 +22,12 @@ struct State {
   float *q;             // (batch, dim)          queries
   float *att;           // (threads, kv_mul, max_seq) attention scores of one worker's query heads
   float *kv_row;        // (threads, 2, head_dim) F16 cache: one K and one V row converted to F32
-  float *kv_new;        // (2, batch, kv_dim)    F16 cache: the new K and V rows before rounding
+  float *kv_new;        // (2, batch, kv_dim)    the new K and V rows before they go to the cache
   float *logits;        // (batch, vocab)
-  float *key_cache;     // (n_layers, max_seq, kv_dim)   F32 cache
-  float *value_cache;   // (n_layers, max_seq, kv_dim)
-  uint16_t *key_cache16;    // (n_layers, max_seq, kv_dim)   F16 cache
-  uint16_t *value_cache16;  // (n_layers, max_seq, kv_dim)
+  float *key_cache;     // (n_layers, n_kv_heads, max_seq, head_dim)   F32 cache
+  float *value_cache;   // (n_layers, n_kv_heads, max_seq, head_dim)
+  uint16_t *key_cache16;    // (n_layers, n_kv_heads, max_seq, head_dim)   F16 cache
+  uint16_t *value_cache16;  // (n_layers, n_kv_heads, max_seq, head_dim)
   float *rope_cos;      // (max_seq, head_dim/2)
   float *rope_sin;      // (max_seq, head_dim/2)
   ml_qact *xq;          // (batch) Q8_0 activations, each of max(dim, hidden_dim) elements:
