@@ -102,10 +102,11 @@ struct KvRows {
 
 // Attention of query heads head(j), j in [j0, j1), which share kv head offset `off`, over
 // positions [0, len): per head, att_p = q · k_p / √hd (p in order), softmax, out = Σ_p att_p · v_p
-// (p in order, from zero). att: (j1 - j0, S) scratch; buf: (2, hd).
+// (p in order, from zero). att: (j1 - j0, S) scratch; buf: (2, hd) for an F16 cache, else nullptr.
 template <class K, class Head>
 void attend(const KvRows &kc, const KvRows &vc, size_t off, int len, int hd, float sqrt_hd, const float *q, float *out,
             Head head, int j0, int j1, float *att, size_t S, float *buf) {
+  float *const vbuf = buf ? buf + hd : nullptr;  // (no arithmetic on the F32 cache's null buf)
   for (int p = 0; p < len; ++p) {
     const float *k = kc.row(p, off, buf, hd);
     for (int j = j0; j < j1; ++j) att[size_t(j - j0) * S + p] = K::dot_f32(q + size_t(head(j)) * hd, k, hd) / sqrt_hd;
@@ -115,7 +116,7 @@ void attend(const KvRows &kc, const KvRows &vc, size_t off, int len, int hd, flo
     std::memset(out + size_t(head(j)) * hd, 0, sizeof(float) * size_t(hd));
   }
   for (int p = 0; p < len; ++p) {
-    const float *v = vc.row(p, off, buf + hd, hd);
+    const float *v = vc.row(p, off, vbuf, hd);
     for (int j = j0; j < j1; ++j) K::axpy_f32(out + size_t(head(j)) * hd, att[size_t(j - j0) * S + p], v, hd);
   }
 }
