@@ -65,7 +65,7 @@ HIDDEN = {
     "riscv": [("riscv64", "riscv64.cmake", None)],
     "wasm": [("wasm", "emscripten.cmake",
               {"ML_MMAP": "OFF", "ML_THREADS": "OFF", "ML_NATIVE_SCALAR_DIR": "${sourceDir}/build/scalar"})],
-    "windows": [("win", "mingw64.cmake", {"CMAKE_CROSSCOMPILING_EMULATOR": "/usr/lib/wine/wine64"})],
+    "windows": [("win", "mingw64.cmake", {"CMAKE_CROSSCOMPILING_EMULATOR": "${sourceDir}/cmake/toolchains/wine_run.sh"})],
 }
 # Files whose build presets run 2 jobs (clang-16 and em++ take a lot of memory per job).
 BUILD_JOBS = {"riscv": 2, "wasm": 2}
