@@ -64,7 +64,7 @@ namespace {
 using ml::cli::now_ms;
 
 const char kUsage[] =
-    "usage: ml_bench kernels [--all-variants] [--seconds S] [--pool-mb N] [--tsv]\n"
+    "usage: ml_bench kernels [--all-variants] [--quick] [--seconds S] [--pool-mb N] [--tsv]\n"
     "       ml_bench bandwidth [-t N] [--tsv]\n"
     "       ml_bench peak [-t N] [--seconds S] [--tsv]\n"
     "       ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--kv-type f32|f16]\n"
@@ -86,6 +86,7 @@ const char kUsage[] =
     "tinyllama (tools/bench_isas.py and tools/roofline.sh make them). Defaults: -t 1,<cpus>,\n"
     "-n 64, --seconds 0.25 per measurement (median of 5), --pool-mb 512 of weights streamed.\n"
     "decode --kv-type f32|f16: the KV cache's elements (default f32, as ml_run --kv-type).\n"
+    "kernels --quick: the matvecs at the stories110M shapes only (a smoke run: the ctest under qemu).\n"
     "\n"
     "For stable numbers on a shared machine run it alone, pinned, at raised priority (as root):\n"
     "  setsid -w sh -c 'echo -20 > /proc/$$/autogroup; exec nice -n -20 taskset -c 0,1 ml_bench ...'\n";
@@ -99,7 +100,7 @@ struct Opts {
   int kv_type = 0;          // decode --kv-type (ml_options.kv_type)
   double seconds = 0.25;
   long pool_mb = 512;  // weights streamed by the "dram" rows
-  bool all_variants = false, tsv = false;
+  bool all_variants = false, tsv = false, quick = false;  // quick: kernels at the 110M shapes only
 };
 
 // Median over 5 runs of the time per call of f(), each run calling it for >= `seconds`.
@@ -186,6 +187,7 @@ void bench_qmatvec(const Opts &o, const char *kernel, const char *impl, Fn *fn, 
     for (size_t i = 0; i < nd; ++i) dpool[i] = 0.001f * float(1 + i % 7);
   }
   for (const MatShape &s : kMatShapes) {
+    if (o.quick && std::strncmp(s.name, "110M", 4) != 0) continue;
     const size_t qbytes = type == ML_TYPE_Q4_0 ? size_t(s.rows) * s.cols / 2 : size_t(s.rows) * s.cols;
     const size_t nd = size_t(s.rows) * (s.cols / ML_QK), dbytes = nd * sizeof(float);
     std::vector<int8_t> xq(static_cast<size_t>(s.cols));
@@ -738,6 +740,8 @@ extern "C" int ml_main(int argc, char **argv) {
       o.tsv = true;
     } else if (a == "--all-variants") {
       o.all_variants = true;
+    } else if (a == "--quick") {
+      o.quick = true;
     } else if (a == "-t" || a == "--threads") {
       const char *v = value();
       if (!v || !parse_list(v, 1, 1024, &o.threads)) return usage_error("-t needs thread counts like 1 or 1,2: ", v ? v : "");

@@ -51,9 +51,10 @@ int ml_verify_quant(ml_check_sink sink, void *user, double tol_scale);
  * tensor of f32_path (the same model converted with --wtype f32). */
 int ml_verify_converter_parity(const char *f32_path, const char *q_path, ml_check_sink sink, void *user);
 
-/* The build's forward pass against the scalar reference forward on one model:
- * logits over `logit_steps` teacher-forced positions (F32 within 1e-3, quantized bit for bit),
- * then `greedy_steps` greedy tokens from each. */
+/* The build's forward pass against the scalar reference forward on one model, in one pass of
+ * max(logit_steps, greedy_steps) positions from BOS: each generates greedily (its tokens must be the
+ * reference's for `greedy_steps` positions), and the logits of the first `logit_steps` positions,
+ * fed the same tokens, are compared (F32 within 1e-3, quantized bit for bit). */
 int ml_verify_e2e(const char *model_path, int logit_steps, int greedy_steps, ml_check_sink sink, void *user,
                   double tol_scale);
 
