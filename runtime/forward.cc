@@ -91,33 +91,41 @@ void matmul_share(float *Y, size_t ldy, const ml_qtensor &W, const Input &in, in
 struct KvRows {
   const float *f;     // F32 cache, or nullptr
   const uint16_t *h;  // F16 cache
-  // Row p of the kv head whose rows start at element `off`, as hd floats: in place (F32) or
-  // converted exactly into buf (F16).
-  const float *row(int p, size_t off, float *buf, int hd) const {
-    if (f) return f + off + size_t(p) * hd;
-    kv_load_f16(buf, h + off + size_t(p) * hd, hd);
+  // Rows [p0, p0 + nb) of the kv head whose rows start at element `off`, as nb·hd floats: in place
+  // (F32) or converted exactly into buf (F16; nb <= kKvRowBlock).
+  const float *rows(int p0, int nb, size_t off, float *buf, int hd) const {
+    if (f) return f + off + size_t(p0) * hd;
+    kv_load_f16(buf, h + off + size_t(p0) * hd, nb * hd);
     return buf;
   }
 };
 
 // Attention of query heads head(j), j in [j0, j1), which share kv head offset `off`, over
-// positions [0, len): per head, att_p = q · k_p / √hd (p in order), softmax, out = Σ_p att_p · v_p
-// (p in order, from zero). att: (j1 - j0, S) scratch; buf: (2, hd) for an F16 cache, else nullptr.
+// positions [0, len): per head, att_p = (q · k_p) / √hd (p in order), softmax, out = Σ_p att_p · v_p
+// (p in order, from zero). Blocks of kKvRowBlock positions: each K or V block is converted (F16) once
+// for all the heads, and dot_f32_rows / axpy_f32_rows give the bits of one row at a time.
+// att: (j1 - j0, S) scratch; buf: (kKvRowBlock, hd) for an F16 cache, else nullptr.
 template <class K, class Head>
 void attend(const KvRows &kc, const KvRows &vc, size_t off, int len, int hd, float sqrt_hd, const float *q, float *out,
             Head head, int j0, int j1, float *att, size_t S, float *buf) {
-  float *const vbuf = buf ? buf + hd : nullptr;  // (no arithmetic on the F32 cache's null buf)
-  for (int p = 0; p < len; ++p) {
-    const float *k = kc.row(p, off, buf, hd);
-    for (int j = j0; j < j1; ++j) att[size_t(j - j0) * S + p] = K::dot_f32(q + size_t(head(j)) * hd, k, hd) / sqrt_hd;
+  for (int p0 = 0; p0 < len; p0 += kKvRowBlock) {
+    const int nb = std::min(kKvRowBlock, len - p0);
+    const float *k = kc.rows(p0, nb, off, buf, hd);
+    for (int j = j0; j < j1; ++j) {
+      float *a = att + size_t(j - j0) * S + size_t(p0);
+      K::dot_f32_rows(a, q + size_t(head(j)) * hd, k, size_t(hd), nb, hd);
+      for (int p = 0; p < nb; ++p) a[p] /= sqrt_hd;
+    }
   }
   for (int j = j0; j < j1; ++j) {
     K::softmax(att + size_t(j - j0) * S, len);
     std::memset(out + size_t(head(j)) * hd, 0, sizeof(float) * size_t(hd));
   }
-  for (int p = 0; p < len; ++p) {
-    const float *v = vc.row(p, off, vbuf, hd);
-    for (int j = j0; j < j1; ++j) K::axpy_f32(out + size_t(head(j)) * hd, att[size_t(j - j0) * S + p], v, hd);
+  for (int p0 = 0; p0 < len; p0 += kKvRowBlock) {
+    const int nb = std::min(kKvRowBlock, len - p0);
+    const float *v = vc.rows(p0, nb, off, buf, hd);
+    for (int j = j0; j < j1; ++j)
+      K::axpy_f32_rows(out + size_t(head(j)) * hd, att + size_t(j - j0) * S + size_t(p0), v, size_t(hd), nb, hd);
   }
 }
 
@@ -188,7 +196,7 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
       // else every query head its own unit
       const int parts = n * G >= 4 * nth || (n * G) % nth == 0 ? 1 : M;
       float *att = s.att + size_t(tid) * size_t(M) * S;            // (M, max_seq) scratch
-      float *buf = f16 ? s.kv_row + size_t(tid) * 2 * hd : nullptr;  // (2, hd) converted rows
+      float *buf = f16 ? s.kv_row + size_t(tid) * kKvRowBlock * hd : nullptr;  // converted rows
       for (int u = tid; u < n * G * parts; u += nth) {
         const int t = u / (G * parts), g = (u / parts) % G, part = u % parts;
         const int len = pos + t + (ML_MUTANT("kv_pos") && pos + t > 0 ? 0 : 1);  // mutant: one position short

@@ -23,7 +23,7 @@ void layout_state(Arena &a, State &s, const Config &c, int max_seq, int batch, i
   a.reserve(&s.hb2, B * c.hidden_dim);
   a.reserve(&s.q, B * c.dim);
   a.reserve(&s.att, uint64_t(threads) * uint64_t(c.kv_mul()) * S);
-  a.reserve(&s.kv_row, f16 ? uint64_t(threads) * 2 * uint64_t(c.head_dim()) : 0);
+  a.reserve(&s.kv_row, f16 ? uint64_t(threads) * kKvRowBlock * uint64_t(c.head_dim()) : 0);
   a.reserve(&s.kv_new, 2 * B * kv);
   a.reserve(&s.logits, B * c.vocab);
   a.reserve(&s.key_cache, f16 ? 0 : L * S * kv);

@@ -10,6 +10,10 @@
 
 namespace ml {
 
+// Positions of one kv head that attention converts (F16 cache) and evaluates per kernel call
+// (runtime/forward.cc attend; dot_f32_rows / axpy_f32_rows).
+inline constexpr int kKvRowBlock = 32;
+
 struct State {
   int max_seq = 0;      // context length of this state (<= the model's)
   int batch = 1;        // tokens per forward call at most
@@ -21,7 +25,7 @@ struct State {
   float *hb, *hb2;      // (batch, hidden_dim)   FFN gate, up
   float *q;             // (batch, dim)          queries
   float *att;           // (threads, kv_mul, max_seq) attention scores of one worker's query heads
-  float *kv_row;        // (threads, 2, head_dim) F16 cache: one K and one V row converted to F32
+  float *kv_row;        // (threads, kKvRowBlock, head_dim) F16 cache: a block of K or V rows as F32
   float *kv_new;        // (2, batch, kv_dim)    the new K and V rows before they go to the cache
   float *logits;        // (batch, vocab)
   float *key_cache;     // (n_layers, n_kv_heads, max_seq, head_dim)   F32 cache

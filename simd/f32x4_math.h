@@ -74,6 +74,59 @@ inline void axpy(float *y, float a, const float *x, int n) {
   map2(y, y, x, n, [a](F4 yv, F4 xv) { return add(yv, mul(splat(a), xv)); });
 }
 
+// dot(q, k_r) for `rows` rows ldk apart: four rows side by side, each its own accumulator with
+// dot's sum4 (four independent add chains instead of one), the rest one at a time.
+inline void dot_rows(float *s, const float *q, const float *k, size_t ldk, int rows, int n) {
+  int r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const float *k0 = k + size_t(r) * ldk, *k1 = k0 + ldk, *k2 = k1 + ldk, *k3 = k2 + ldk;
+    F4 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
+    for (int i = 0; i < n; i += 4) {
+      const int m = n - i < 4 ? n - i : 4;
+      const F4 qv = load_m(q, i, m);
+      a0 = add(a0, mul(qv, load_m(k0, i, m)));
+      a1 = add(a1, mul(qv, load_m(k1, i, m)));
+      a2 = add(a2, mul(qv, load_m(k2, i, m)));
+      a3 = add(a3, mul(qv, load_m(k3, i, m)));
+    }
+    s[r] = total(a0);
+    s[r + 1] = total(a1);
+    s[r + 2] = total(a2);
+    s[r + 3] = total(a3);
+  }
+  for (; r < rows; ++r) s[r] = dot(q, k + size_t(r) * ldk, n);
+}
+
+// axpy(y, a[r], x_r) for r = 0, 1, ... in order: y four vectors (16 floats) at a time, held across
+// the rows (four independent chains), then four floats at a time, then the zero-padded tail.
+inline void axpy_rows(float *y, const float *a, const float *x, size_t ldx, int rows, int n) {
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    F4 y0 = load(y + i), y1 = load(y + i + 4), y2 = load(y + i + 8), y3 = load(y + i + 12);
+    for (int r = 0; r < rows; ++r) {
+      const float *xr = x + size_t(r) * ldx + i;
+      const F4 av = splat(a[r]);
+      y0 = add(y0, mul(av, load(xr)));
+      y1 = add(y1, mul(av, load(xr + 4)));
+      y2 = add(y2, mul(av, load(xr + 8)));
+      y3 = add(y3, mul(av, load(xr + 12)));
+    }
+    store(y + i, y0);
+    store(y + i + 4, y1);
+    store(y + i + 8, y2);
+    store(y + i + 12, y3);
+  }
+  for (; i < n; i += 4) {
+    const int m = n - i < 4 ? n - i : 4;
+    F4 yv = load_m(y, i, m);
+    for (int r = 0; r < rows; ++r) yv = add(yv, mul(splat(a[r]), load_m(x + size_t(r) * ldx, i, m)));
+    if (m == 4)
+      store(y + i, yv);
+    else
+      store_n(y + i, yv, m);
+  }
+}
+
 inline void rmsnorm(float *o, const float *x, const float *w, int n, float eps) {
   float ss = dot(x, x, n);
   ss /= float(n);

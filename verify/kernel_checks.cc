@@ -9,7 +9,8 @@
 //                  Rows outside [r0, r1) must stay untouched.
 //   matvec_f32     |y − y_ref| / Σ_j |w·x| ≤ 1e-5 (may reassociate: a reordered float sum of n
 //                  terms is off by at most (n−1)·2^-24 of that magnitude)
-//   dot_f32, axpy_f32, add, rope, rmsnorm, softmax, silu_mul, exp_f32, quantize_q8: bits
+//   dot_f32, axpy_f32, dot_f32_rows, axpy_f32_rows, add, rope, rmsnorm, softmax, silu_mul, exp_f32,
+//   quantize_q8: bits
 //   exp accuracy   the reference exp against the true exp: relative error ≤ 1e-6 on [−88, 88]
 // Each case runs twice: inputs ending flush against a guard page (an over-read faults), and
 // inputs starting 64-byte aligned.
@@ -622,6 +623,56 @@ static void check_exp_accuracy(Reporter &rep) {
   rep.end(c);
 }
 
+// The rows kernels against the one-row scalar kernels applied row after row (their definition):
+// head sizes and odd ones, 1..13 rows (4-row groups and leftovers), rows packed (ld = n) or apart
+// (ld = n + 5), the matrix ending at the guard page; nothing written past s[rows - 1].
+template <class F>
+void each_rows_case(F f) {  // f(n, rows, ld)
+  for (int n : {1, 3, 4, 5, 15, 16, 17, 33, 64, 65, 128, 257})
+    for (int rows : {1, 2, 3, 4, 5, 8, 13})
+      for (int pad : {0, 5}) f(n, rows, size_t(n + pad));
+}
+
+template <class Fn>
+void check_dot_rows(Reporter &rep, const char *name, Fn *fn) {
+  ml_check c = rep.begin("kernel", name, "n = 1..257, 1..13 rows, ld = n, n + 5", 0.0);
+  Rng rng(79);
+  each_rows_case([&](int n, int rows, size_t ld) {
+    const auto q = random_vec(rng, n, -3, 3), k = random_vec(rng, int((rows - 1) * ld) + n, -3, 3);
+    for (size_t align : kAlignModes) {
+      GVec gq(q, align), gk(k, align), gs(std::vector<float>(size_t(rows) + 1, sentinel()), align);
+      fn(gs.p(), gq.p(), gk.p(), ld, rows, n);
+      for (int r = 0; r < rows; ++r) {
+        const float want = ml_k_dot_f32_scalar(q.data(), k.data() + size_t(r) * ld, n);
+        Reporter::observe(c, bit_err(gs.p()[r], want, 1.0), "n=%d rows=%d ld=%zu row %d: %.9g vs %.9g", n, rows, ld, r,
+                          double(gs.p()[r]), double(want));
+      }
+      if (float_bits(gs.p()[rows]) != kSentinelBits) Reporter::fail(c, "n=%d rows=%d: s[rows] was written", n, rows);
+    }
+  });
+  rep.end(c);
+}
+
+template <class Fn>
+void check_axpy_rows(Reporter &rep, const char *name, Fn *fn) {
+  ml_check c = rep.begin("kernel", name, "n = 1..257, 1..13 rows, ld = n, n + 5", 0.0);
+  Rng rng(80);
+  each_rows_case([&](int n, int rows, size_t ld) {
+    const auto y0 = random_vec(rng, n, -3, 3), x = random_vec(rng, int((rows - 1) * ld) + n, -3, 3);
+    const auto a = random_vec(rng, rows, -1, 1);
+    std::vector<float> want = y0;
+    for (int r = 0; r < rows; ++r) ml_k_axpy_f32_scalar(want.data(), a[size_t(r)], x.data() + size_t(r) * ld, n);
+    for (size_t align : kAlignModes) {
+      GVec gy(y0, align), ga(a, align), gx(x, align);
+      fn(gy.p(), ga.p(), gx.p(), ld, rows, n);
+      for (int i = 0; i < n; ++i)
+        Reporter::observe(c, bit_err(gy.p()[i], want[size_t(i)], 1.0), "n=%d rows=%d ld=%zu i=%d: %.9g vs %.9g", n, rows,
+                          ld, i, double(gy.p()[i]), double(want[size_t(i)]));
+    }
+  });
+  rep.end(c);
+}
+
 extern "C" int ml_verify_kernels(ml_check_sink sink, void *user, double tol_scale) {
   Reporter rep(sink, user, tol_scale);
   each_variant<kn_matvec_q8>(rep, [](Reporter &r, const char *n, auto *f) {
@@ -640,6 +691,8 @@ extern "C" int ml_verify_kernels(ml_check_sink sink, void *user, double tol_scal
   each_variant<kn_quantize_q8>(rep, [](Reporter &r, const char *n, auto *f) { check_quantize(r, n, f); });
   each_variant<kn_dot_f32>(rep, [](Reporter &r, const char *n, auto *f) { check_dot(r, n, f); });
   each_variant<kn_axpy_f32>(rep, [](Reporter &r, const char *n, auto *f) { check_axpy(r, n, f); });
+  each_variant<kn_dot_f32_rows>(rep, [](Reporter &r, const char *n, auto *f) { check_dot_rows(r, n, f); });
+  each_variant<kn_axpy_f32_rows>(rep, [](Reporter &r, const char *n, auto *f) { check_axpy_rows(r, n, f); });
   each_variant<kn_add>(rep, [](Reporter &r, const char *n, auto *f) { check_add(r, n, f); });
   each_variant<kn_rope>(rep, [](Reporter &r, const char *n, auto *f) { check_rope(r, n, f); });
   each_variant<kn_rmsnorm>(rep, [](Reporter &r, const char *n, auto *f) { rmsnorm_checks(r, n, f, scalar_of<kn_rmsnorm>()); });
