@@ -360,7 +360,7 @@ endif()
 # of earlier runs), so a preset does not end with one of them running alone; under qemu they take
 # minutes.
 foreach(_t e2e.random e2e.batch e2e.teacher_forced e2e.panels e2e.threads e2e.stories260K logits.identical
-           logits.identical.sve128 logits.identical.sve256 tools.python chat.cli cli reference.hf)
+           logits.identical.sve256 logits.identical.sve512 tools.python chat.cli cli reference.hf)
   if(TEST ${_t})
     set_tests_properties(${_t} PROPERTIES COST 100)
   endif()

@@ -47,7 +47,7 @@
   X(arg, neon_v7,      scalar,       neon,         armv7,   "NEON",   "-march=armv7-a -mfpu=neon -mfloat-abi=hard",                                         "NEON", "cortex-a15 cortex-a7", "cortex-a9,neon=off") \
   X(arg, neon,         scalar,       neon,         aarch64, "NEON",   "-march=armv8-a",                                                                     "ASIMD", "cortex-a53", "") \
   X(arg, neon_dotprod, neon,         neon_dotprod, aarch64, "NEON",   "-march=armv8.2-a+dotprod",                                                           "ASIMD CRC32 ATOMICS ASIMDRDM ASIMDDP", "neoverse-n1", "cortex-a53") \
-  X(arg, sve,          neon_dotprod, sve,          aarch64, "SVE",    "-march=armv8.2-a+dotprod+sve",                                                       "ASIMD CRC32 ATOMICS ASIMDRDM ASIMDDP FPHP ASIMDHP SVE", "max,sve512=on", "cortex-a72 a64fx") \
+  X(arg, sve,          neon_dotprod, sve,          aarch64, "SVE",    "-march=armv8.2-a+dotprod+sve",                                                       "ASIMD CRC32 ATOMICS ASIMDRDM ASIMDDP FPHP ASIMDHP SVE", "max,sve128=on", "cortex-a72 a64fx") \
   X(arg, wasm_simd128, scalar,       wasm_simd128, wasm32,  "WASM",   "-msimd128",                                                                          "", "", "") \
   X(arg, rv64,         scalar,       rv64,         riscv64, "EMU128", "-march=rv64gc",                                                                      "", "rv64 sifive-u54", "") \
   X(arg, rvv,          rv64,         rvv,          riscv64, "EMU128", "-march=rv64gcv",                                                                     "V", "rv64,v=true,vlen=256,vext_spec=v1.0", "rv64")
