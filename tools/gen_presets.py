@@ -95,8 +95,9 @@ SANITIZERS = {
          "displayName": "CI: ASan + LeakSanitizer + UBSan, AVX2 build (clang)",
          "cacheVariables": {"ML_ISA": "avx2", "ML_SANITIZE": "address,undefined"}},
         {"name": "fuzz", "inherits": "sanitize-base",
-         "displayName": "CI: ASan + LeakSanitizer + UBSan, scalar reference, libFuzzer targets (clang): the whole "
-                        "suite, corpus replay, 1 minute of fuzzing per target",
+         "displayName": "CI: ASan + LeakSanitizer + UBSan, scalar reference, libFuzzer targets (clang): corpus "
+                        "replay and 1 minute of fuzzing per target (the whole suite under ASan + UBSan: "
+                        "sanitize-avx2)",
          "cacheVariables": {"ML_ISA": "scalar", "ML_SANITIZE": "address,undefined", "ML_FUZZ": "ON"}},
         {"name": "tsan", "inherits": "sanitize-base",
          "displayName": "CI: TSan, AVX2 build (clang): the thread pool's users (e2e.threads, e2e.batch, e2e.random, "
@@ -105,7 +106,8 @@ SANITIZERS = {
     ],
     "buildPresets": [
         {"name": "sanitize-avx2", "configurePreset": "sanitize-avx2"},
-        {"name": "fuzz", "configurePreset": "fuzz"},
+        {"name": "fuzz", "configurePreset": "fuzz",
+         "targets": [f"fuzz_{t}{r}" for t in ("mlb", "eval", "tokenizer", "encode") for r in ("", "_replay")]},
         {"name": "tsan", "configurePreset": "tsan", "targets": ["ml_tests", "ml_bench", "ml_run", "ml_tokenize", "ml_server"]},
     ],
     "testPresets": [
@@ -116,7 +118,8 @@ SANITIZERS = {
              "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"},
          "execution": {"jobs": 2, "noTestsAction": "error", "timeout": 1800}},
         {"name": "sanitize-avx2", "inherits": "sanitize-test-base", "configurePreset": "sanitize-avx2"},
-        {"name": "fuzz", "inherits": "sanitize-test-base", "configurePreset": "fuzz"},
+        {"name": "fuzz", "inherits": "sanitize-test-base", "configurePreset": "fuzz",
+         "filter": {"include": {"name": "^fuzz\\."}}},
         {"name": "tsan", "inherits": "sanitize-test-base", "configurePreset": "tsan",
          "environment": {"TSAN_OPTIONS": "halt_on_error=1:abort_on_error=0:exitcode=66:second_deadlock_stack=1:"
                                          "history_size=4"},

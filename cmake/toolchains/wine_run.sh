@@ -10,6 +10,12 @@
 #   while the other Windows preset shared the prefix). Once the prefix exists, a server is started
 #   here that stays 60 s after the last process (`wineserver -p60`; when one is running already,
 #   it exits with 2 and nothing changes).
+# - Wine's service processes (services.exe, winedevice.exe, ...), started by the first process of a
+#   server, live as long as the server and inherit that process's stdout and stderr: a test that
+#   happened to start them kept ctest waiting for its output until the server exited (60 s after
+#   the last process of all three Windows presets: win-sse2's quant group "took" 180 s on CI). So
+#   whoever starts the server starts them too, with /dev/null for every stream (`cmd /c exit`,
+#   0.5 s), under a lock on the prefix, before any program runs.
 # - If a run fails and Wine's client printed that message, the program never ran: it is started
 #   again, at most twice, saying so on stderr. Any other failure is the program's and is returned
 #   as it is, with its exit code and its output unchanged.
@@ -20,8 +26,17 @@ prefix=${WINEPREFIX:-$HOME/.wine}
 err=$(mktemp "${TMPDIR:-/tmp}/wine_run.XXXXXX") || exit 70
 trap 'rm -f "$err"' EXIT
 attempt=1
+start_server() {
+  [ -f "$prefix/system.reg" ] || return 0  # no prefix yet: this first process creates it (wine.prefix)
+  exec 9>>"$prefix/.wine_run.lock"
+  flock 9
+  if "$server" -p60 >/dev/null 2>&1 9>&-; then  # 0: this call started the server (it must not hold the lock)
+    "$wine" cmd /c exit </dev/null >/dev/null 2>&1 9>&-
+  fi
+  exec 9>&-
+}
 while :; do
-  [ -f "$prefix/system.reg" ] && "$server" -p60 >/dev/null 2>&1
+  start_server
   "$wine" "$@" 2> >(tee "$err" >&2)
   rc=$?
   wait $!  # tee has written everything
