@@ -67,8 +67,8 @@ double ml_verify_teacher_forced(const char *model_path, const int *tokens, int n
 int ml_verify_same_logits(const char *path_a, const char *path_b, int steps, ml_check_sink sink, void *user);
 
 /* Batched prefill: `n` tokens run through ml_eval_batch in chunks of `chunk` (all logits) give the
- * bits of feeding them one by one with ml_eval. */
-int ml_verify_batch(const char *model_path, int n, int chunk, ml_check_sink sink, void *user);
+ * bits of feeding them one by one with ml_eval; one check per entry of `chunks`. */
+int ml_verify_batch(const char *model_path, int n, const int *chunks, int n_chunks, ml_check_sink sink, void *user);
 
 /* The logits of `steps` greedy positions are identical bit for bit for 1..max_threads threads. */
 int ml_verify_threads(const char *model_path, int steps, int max_threads, ml_check_sink sink, void *user);
@@ -77,7 +77,8 @@ int ml_verify_threads(const char *model_path, int steps, int max_threads, ml_che
 int ml_verify_e2e_kv(const char *model_path, int logit_steps, int greedy_steps, int kv_type, ml_check_sink sink,
                      void *user, double tol_scale);
 double ml_verify_teacher_forced_kv(const char *model_path, const int *tokens, int n, int reference, int kv_type);
-int ml_verify_batch_kv(const char *model_path, int n, int chunk, int kv_type, ml_check_sink sink, void *user);
+int ml_verify_batch_kv(const char *model_path, int n, const int *chunks, int n_chunks, int kv_type, ml_check_sink sink,
+                       void *user);
 int ml_verify_threads_kv(const char *model_path, int steps, int max_threads, int kv_type, ml_check_sink sink, void *user);
 
 /* The F16 KV cache's conversions (kernels/scalar/kv_f16.h): the build's load against the integer
