@@ -37,6 +37,6 @@
   X(add,         sse2 | rvv | hwy) \
   X(dot_f32,     sse2 | rvv | hwy) \
   X(axpy_f32,    sse2 | rvv | hwy) \
-  X(dot_f32_rows,  sse2 | rvv | hwy) \
+  X(dot_f32_cols,  sse2 | rvv | hwy) \
   X(axpy_f32_rows, sse2 | rvv | hwy) \
   X(exp_f32,     sse2 | rvv | hwy)

@@ -86,34 +86,55 @@ void matmul_share(float *Y, size_t ldy, const ml_qtensor &W, const Input &in, in
   matmul_rows<K>(Y, ldy, W, in, r0, r1);
 }
 
-// One layer's K or V cache, F32 or F16, kv-head-major: (n_kv_heads, max_seq, head_dim), so one
-// kv head's rows are one contiguous stream.
-struct KvRows {
+// One layer's K and V caches, F32 or F16, kv-head-major: (n_kv_heads, kv_seq, head_dim) elements
+// (kv_seq = max_seq rounded up to kKvBlock), so one kv head's positions are one contiguous stream.
+// V holds each position's row (element i of position p at [p·hd + i]); K holds blocks of kKvBlock
+// positions, element-major inside a block (element i of position p at [(p − p % B)·hd + i·B + p % B],
+// B = kKvBlock), the layout dot_f32_cols reads: a vector of K holds one element of consecutive
+// positions.
+inline size_t k_at(int p, int i, int hd) {
+  return size_t(p - p % kKvBlock) * size_t(hd) + size_t(i) * kKvBlock + size_t(p % kKvBlock);
+}
+
+struct KvCache {
   const float *f;     // F32 cache, or nullptr
   const uint16_t *h;  // F16 cache
-  // Rows [p0, p0 + nb) of the kv head whose rows start at element `off`, as nb·hd floats: in place
-  // (F32) or converted exactly into buf (F16; nb <= kKvRowBlock).
-  const float *rows(int p0, int nb, size_t off, float *buf, int hd) const {
+  // V rows [p0, p0 + nb) of the kv head starting at element `off`, as nb·hd floats: in place (F32)
+  // or converted exactly into buf (F16; nb <= kKvBlock).
+  const float *v_rows(int p0, int nb, size_t off, float *buf, int hd) const {
     if (f) return f + off + size_t(p0) * hd;
     kv_load_f16(buf, h + off + size_t(p0) * hd, nb * hd);
+    return buf;
+  }
+  // The K block of positions [p0, p0 + nb) (p0 a multiple of kKvBlock), element-major with rows
+  // kKvBlock floats apart: in place (F32) or converted exactly into buf (F16; the positions not yet
+  // written of a partial block are not read).
+  const float *k_block(int p0, int nb, size_t off, float *buf, int hd) const {
+    const size_t at = off + size_t(p0) * hd;
+    if (f) return f + at;
+    if (nb == kKvBlock) {
+      kv_load_f16(buf, h + at, kKvBlock * hd);
+    } else {
+      for (int i = 0; i < hd; ++i) kv_load_f16(buf + size_t(i) * kKvBlock, h + at + size_t(i) * kKvBlock, nb);
+    }
     return buf;
   }
 };
 
 // Attention of query heads head(j), j in [j0, j1), which share kv head offset `off`, over
 // positions [0, len): per head, att_p = (q · k_p) / √hd (p in order), softmax, out = Σ_p att_p · v_p
-// (p in order, from zero). Blocks of kKvRowBlock positions: each K or V block is converted (F16) once
-// for all the heads, and dot_f32_rows / axpy_f32_rows give the bits of one row at a time.
-// att: (j1 - j0, S) scratch; buf: (kKvRowBlock, hd) for an F16 cache, else nullptr.
+// (p in order, from zero). Blocks of kKvBlock positions: each K or V block is converted (F16) once
+// for all the heads, and dot_f32_cols / axpy_f32_rows give the bits of one position at a time.
+// att: (j1 - j0, S) scratch; buf: (kKvBlock, hd) for an F16 cache, else nullptr.
 template <class K, class Head>
-void attend(const KvRows &kc, const KvRows &vc, size_t off, int len, int hd, float sqrt_hd, const float *q, float *out,
+void attend(const KvCache &kc, const KvCache &vc, size_t off, int len, int hd, float sqrt_hd, const float *q, float *out,
             Head head, int j0, int j1, float *att, size_t S, float *buf) {
-  for (int p0 = 0; p0 < len; p0 += kKvRowBlock) {
-    const int nb = std::min(kKvRowBlock, len - p0);
-    const float *k = kc.rows(p0, nb, off, buf, hd);
+  for (int p0 = 0; p0 < len; p0 += kKvBlock) {
+    const int nb = std::min(kKvBlock, len - p0);
+    const float *kt = kc.k_block(p0, nb, off, buf, hd);
     for (int j = j0; j < j1; ++j) {
       float *a = att + size_t(j - j0) * S + size_t(p0);
-      K::dot_f32_rows(a, q + size_t(head(j)) * hd, k, size_t(hd), nb, hd);
+      K::dot_f32_cols(a, q + size_t(head(j)) * hd, kt, size_t(kKvBlock), nb, hd);
       for (int p = 0; p < nb; ++p) a[p] /= sqrt_hd;
     }
   }
@@ -121,9 +142,9 @@ void attend(const KvRows &kc, const KvRows &vc, size_t off, int len, int hd, flo
     K::softmax(att + size_t(j - j0) * S, len);
     std::memset(out + size_t(head(j)) * hd, 0, sizeof(float) * size_t(hd));
   }
-  for (int p0 = 0; p0 < len; p0 += kKvRowBlock) {
-    const int nb = std::min(kKvRowBlock, len - p0);
-    const float *v = vc.rows(p0, nb, off, buf, hd);
+  for (int p0 = 0; p0 < len; p0 += kKvBlock) {
+    const int nb = std::min(kKvBlock, len - p0);
+    const float *v = vc.v_rows(p0, nb, off, buf, hd);
     for (int j = j0; j < j1; ++j)
       K::axpy_f32_rows(out + size_t(head(j)) * hd, att + size_t(j - j0) * S + size_t(p0), v, size_t(hd), nb, hd);
   }
@@ -135,7 +156,7 @@ template <class K>
 void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int n, int pos, bool all_logits) {
   const Config &c = m.cfg;
   const int dim = c.dim, kv_dim = c.kv_dim(), hd = c.head_dim(), hidden = c.hidden_dim;
-  const size_t S = size_t(s.max_seq), half = size_t(hd / 2), D = size_t(dim), H = size_t(hidden);
+  const size_t S = size_t(s.max_seq), KS = size_t(s.kv_seq), half = size_t(hd / 2), D = size_t(dim), H = size_t(hidden);
   const ml_type wt = c.wtype;
   const bool f16 = s.kv_type == ML_KV_F16;
 
@@ -144,9 +165,9 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
 
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights &w = m.layers[size_t(l)];
-    const size_t layer_kv = size_t(l) * S * kv_dim;  // this layer's (n_kv_heads, max_seq, head_dim) of the cache
-    const KvRows k_rows{f16 ? nullptr : s.key_cache + layer_kv, f16 ? s.key_cache16 + layer_kv : nullptr};
-    const KvRows v_rows{f16 ? nullptr : s.value_cache + layer_kv, f16 ? s.value_cache16 + layer_kv : nullptr};
+    const size_t layer_kv = size_t(l) * KS * kv_dim;  // this layer's (n_kv_heads, kv_seq, head_dim) of the cache
+    const KvCache k_cache{f16 ? nullptr : s.key_cache + layer_kv, f16 ? s.key_cache16 + layer_kv : nullptr};
+    const KvCache v_cache{f16 ? nullptr : s.value_cache + layer_kv, f16 ? s.value_cache16 + layer_kv : nullptr};
     float *k = s.kv_new;                              // (n, kv_dim) the new K rows, before they go to the cache
     float *v = s.kv_new + size_t(s.batch) * kv_dim;   // (n, kv_dim) the new V rows
 
@@ -171,16 +192,18 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
       K::rope(s.q + t * D, k + size_t(t) * kv_dim, s.rope_cos + size_t(pos + t) * half,
               s.rope_sin + size_t(pos + t) * half, hd, c.n_heads, c.n_kv_heads);
 
-    // cache[l][g][pos + t] = k_t, v_t of kv head g: copied (F32) or rounded to nearest even (F16)
+    // cache[l][g][pos + t] = k_t, v_t of kv head g (K element-major in its block, k_at): copied (F32)
+    // or rounded to nearest even (F16)
     for (int t = 0; t < n; ++t)
       for (int g = 0; g < c.n_kv_heads; ++g) {
-        const size_t at = layer_kv + (size_t(g) * S + size_t(pos + t)) * hd, from = size_t(t) * kv_dim + size_t(g) * hd;
+        const size_t head_kv = layer_kv + size_t(g) * KS * hd, from = size_t(t) * kv_dim + size_t(g) * hd;
+        const size_t v_at = head_kv + size_t(pos + t) * hd;
         if (f16) {
-          kv_store_f16(s.key_cache16 + at, k + from, hd);
-          kv_store_f16(s.value_cache16 + at, v + from, hd);
+          for (int i = 0; i < hd; ++i) s.key_cache16[head_kv + k_at(pos + t, i, hd)] = f16_from_f32(k[from + size_t(i)]);
+          kv_store_f16(s.value_cache16 + v_at, v + from, hd);
         } else {
-          std::memcpy(s.key_cache + at, k + from, sizeof(float) * size_t(hd));
-          std::memcpy(s.value_cache + at, v + from, sizeof(float) * size_t(hd));
+          for (int i = 0; i < hd; ++i) s.key_cache[head_kv + k_at(pos + t, i, hd)] = k[from + size_t(i)];
+          std::memcpy(s.value_cache + v_at, v + from, sizeof(float) * size_t(hd));
         }
       }
 
@@ -196,12 +219,12 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
       // else every query head its own unit
       const int parts = n * G >= 4 * nth || (n * G) % nth == 0 ? 1 : M;
       float *att = s.att + size_t(tid) * size_t(M) * S;            // (M, max_seq) scratch
-      float *buf = f16 ? s.kv_row + size_t(tid) * kKvRowBlock * hd : nullptr;  // converted rows
+      float *buf = f16 ? s.kv_row + size_t(tid) * kKvBlock * hd : nullptr;  // converted rows
       for (int u = tid; u < n * G * parts; u += nth) {
         const int t = u / (G * parts), g = (u / parts) % G, part = u % parts;
         const int len = pos + t + (ML_MUTANT("kv_pos") && pos + t > 0 ? 0 : 1);  // mutant: one position short
         auto head = [&](int j) { return gqa_mutant ? g + j * G : g * M + j; };
-        attend<K>(k_rows, v_rows, size_t(g) * S * hd, len, hd, sqrt_hd, s.q + t * D, s.xb + t * D, head, M * part / parts,
+        attend<K>(k_cache, v_cache, size_t(g) * KS * hd, len, hd, sqrt_hd, s.q + t * D, s.xb + t * D, head, M * part / parts,
                   M * (part + 1) / parts, att, S, buf);
       }
     }, kParallelAttentionBytes);

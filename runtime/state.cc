@@ -12,7 +12,9 @@ namespace ml {
 void layout_state(Arena &a, State &s, const Config &c, int max_seq, int batch, int threads, int kv_type) {
   const uint64_t S = uint64_t(max_seq), L = uint64_t(c.n_layers), kv = uint64_t(c.kv_dim()), B = uint64_t(batch);
   const bool f16 = kv_type == ML_KV_F16;
+  const uint64_t KS = (S + kKvBlock - 1) / kKvBlock * kKvBlock;  // the caches' positions per kv head
   s.max_seq = max_seq;
+  s.kv_seq = int(KS);
   s.batch = batch;
   s.threads = threads;
   s.kv_type = kv_type;
@@ -23,13 +25,13 @@ void layout_state(Arena &a, State &s, const Config &c, int max_seq, int batch, i
   a.reserve(&s.hb2, B * c.hidden_dim);
   a.reserve(&s.q, B * c.dim);
   a.reserve(&s.att, uint64_t(threads) * uint64_t(c.kv_mul()) * S);
-  a.reserve(&s.kv_row, f16 ? uint64_t(threads) * kKvRowBlock * uint64_t(c.head_dim()) : 0);
+  a.reserve(&s.kv_row, f16 ? uint64_t(threads) * kKvBlock * uint64_t(c.head_dim()) : 0);
   a.reserve(&s.kv_new, 2 * B * kv);
   a.reserve(&s.logits, B * c.vocab);
-  a.reserve(&s.key_cache, f16 ? 0 : L * S * kv);
-  a.reserve(&s.value_cache, f16 ? 0 : L * S * kv);
-  a.reserve(&s.key_cache16, f16 ? L * S * kv : 0);
-  a.reserve(&s.value_cache16, f16 ? L * S * kv : 0);
+  a.reserve(&s.key_cache, f16 ? 0 : L * KS * kv);
+  a.reserve(&s.value_cache, f16 ? 0 : L * KS * kv);
+  a.reserve(&s.key_cache16, f16 ? L * KS * kv : 0);
+  a.reserve(&s.value_cache16, f16 ? L * KS * kv : 0);
   a.reserve(&s.rope_cos, S * uint64_t(c.head_dim() / 2));
   a.reserve(&s.rope_sin, S * uint64_t(c.head_dim() / 2));
   const uint64_t qn = uint64_t(std::max(c.dim, c.hidden_dim));

@@ -11,11 +11,13 @@
 namespace ml {
 
 // Positions of one kv head that attention converts (F16 cache) and evaluates per kernel call
-// (runtime/forward.cc attend; dot_f32_rows / axpy_f32_rows).
-inline constexpr int kKvRowBlock = 32;
+// (runtime/forward.cc attend; dot_f32_cols / axpy_f32_rows); the K cache is element-major inside
+// each block of this many positions.
+inline constexpr int kKvBlock = 32;
 
 struct State {
   int max_seq = 0;      // context length of this state (<= the model's)
+  int kv_seq = 0;       // max_seq rounded up to kKvBlock: positions per kv head in the caches
   int batch = 1;        // tokens per forward call at most
   int threads = 1;      // attention scratch rows
   int kv_type = 0;      // ML_KV_F32 or ML_KV_F16 (runtime/ml.h)
@@ -25,13 +27,13 @@ struct State {
   float *hb, *hb2;      // (batch, hidden_dim)   FFN gate, up
   float *q;             // (batch, dim)          queries
   float *att;           // (threads, kv_mul, max_seq) attention scores of one worker's query heads
-  float *kv_row;        // (threads, kKvRowBlock, head_dim) F16 cache: a block of K or V rows as F32
+  float *kv_row;        // (threads, kKvBlock, head_dim) F16 cache: a block of K or V as F32
   float *kv_new;        // (2, batch, kv_dim)    the new K and V rows before they go to the cache
   float *logits;        // (batch, vocab)
-  float *key_cache;     // (n_layers, n_kv_heads, max_seq, head_dim)   F32 cache
-  float *value_cache;   // (n_layers, n_kv_heads, max_seq, head_dim)
-  uint16_t *key_cache16;    // (n_layers, n_kv_heads, max_seq, head_dim)   F16 cache
-  uint16_t *value_cache16;  // (n_layers, n_kv_heads, max_seq, head_dim)
+  float *key_cache;     // (n_layers, n_kv_heads, kv_seq / kKvBlock, head_dim, kKvBlock)   F32 cache
+  float *value_cache;   // (n_layers, n_kv_heads, kv_seq, head_dim)
+  uint16_t *key_cache16;    // (n_layers, n_kv_heads, kv_seq / kKvBlock, head_dim, kKvBlock)   F16 cache
+  uint16_t *value_cache16;  // (n_layers, n_kv_heads, kv_seq, head_dim)
   float *rope_cos;      // (max_seq, head_dim/2)
   float *rope_sin;      // (max_seq, head_dim/2)
   ml_qact *xq;          // (batch) Q8_0 activations, each of max(dim, hidden_dim) elements:

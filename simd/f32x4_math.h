@@ -74,27 +74,73 @@ inline void axpy(float *y, float a, const float *x, int n) {
   map2(y, y, x, n, [a](F4 yv, F4 xv) { return add(yv, mul(splat(a), xv)); });
 }
 
-// dot(q, k_r) for `rows` rows ldk apart: four rows side by side, each its own accumulator with
-// dot's sum4 (four independent add chains instead of one), the rest one at a time.
-inline void dot_rows(float *s, const float *q, const float *k, size_t ldk, int rows, int n) {
-  int r = 0;
-  for (; r + 4 <= rows; r += 4) {
-    const float *k0 = k + size_t(r) * ldk, *k1 = k0 + ldk, *k2 = k1 + ldk, *k3 = k2 + ldk;
-    F4 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
-    for (int i = 0; i < n; i += 4) {
-      const int m = n - i < 4 ? n - i : 4;
-      const F4 qv = load_m(q, i, m);
-      a0 = add(a0, mul(qv, load_m(k0, i, m)));
-      a1 = add(a1, mul(qv, load_m(k1, i, m)));
-      a2 = add(a2, mul(qv, load_m(k2, i, m)));
-      a3 = add(a3, mul(qv, load_m(k3, i, m)));
+// dot(q, k_p) for `cols` positions p whose elements are ldk floats apart (kt element-major: element
+// i of position p at kt[i·ldk + p]). Lanes are positions; four accumulators take the elements
+// i mod 4 = 0, 1, 2, 3 in index order and are combined as (a0 + a1) + (a2 + a3) lane for lane: each
+// position's sum4 exactly, with no horizontal sums. Eight positions at a time (two vectors, eight
+// independent add chains), then four, the last 1-3 through zero-padded loads.
+inline void dot_cols(float *s, const float *q, const float *kt, size_t ldk, int cols, int n) {
+  const int n4 = n & ~3;
+  int p = 0;
+  for (; p + 8 <= cols; p += 8) {
+    const float *k = kt + p;
+    F4 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    int i = 0;
+    for (; i < n4; i += 4) {
+      const float *k0 = k + size_t(i) * ldk, *k1 = k0 + ldk, *k2 = k1 + ldk, *k3 = k2 + ldk;
+      F4 qv = splat(q[i]);
+      a0 = add(a0, mul(qv, load(k0)));
+      b0 = add(b0, mul(qv, load(k0 + 4)));
+      qv = splat(q[i + 1]);
+      a1 = add(a1, mul(qv, load(k1)));
+      b1 = add(b1, mul(qv, load(k1 + 4)));
+      qv = splat(q[i + 2]);
+      a2 = add(a2, mul(qv, load(k2)));
+      b2 = add(b2, mul(qv, load(k2 + 4)));
+      qv = splat(q[i + 3]);
+      a3 = add(a3, mul(qv, load(k3)));
+      b3 = add(b3, mul(qv, load(k3 + 4)));
     }
-    s[r] = total(a0);
-    s[r + 1] = total(a1);
-    s[r + 2] = total(a2);
-    s[r + 3] = total(a3);
+    if (i < n) {  // the last 1-3 elements: partials 0, 1, 2
+      const float *k0 = k + size_t(i) * ldk;
+      a0 = add(a0, mul(splat(q[i]), load(k0)));
+      b0 = add(b0, mul(splat(q[i]), load(k0 + 4)));
+      if (i + 1 < n) {
+        a1 = add(a1, mul(splat(q[i + 1]), load(k0 + ldk)));
+        b1 = add(b1, mul(splat(q[i + 1]), load(k0 + ldk + 4)));
+      }
+      if (i + 2 < n) {
+        a2 = add(a2, mul(splat(q[i + 2]), load(k0 + 2 * ldk)));
+        b2 = add(b2, mul(splat(q[i + 2]), load(k0 + 2 * ldk + 4)));
+      }
+    }
+    store(s + p, add(add(a0, a1), add(a2, a3)));
+    store(s + p + 4, add(add(b0, b1), add(b2, b3)));
   }
-  for (; r < rows; ++r) s[r] = dot(q, k + size_t(r) * ldk, n);
+  for (; p < cols; p += 4) {
+    const int m = cols - p < 4 ? cols - p : 4;
+    const float *k = kt + p;
+    F4 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
+    int i = 0;
+    for (; i < n4; i += 4) {
+      const float *k0 = k + size_t(i) * ldk;
+      a0 = add(a0, mul(splat(q[i]), load_m(k0, 0, m)));
+      a1 = add(a1, mul(splat(q[i + 1]), load_m(k0 + ldk, 0, m)));
+      a2 = add(a2, mul(splat(q[i + 2]), load_m(k0 + 2 * ldk, 0, m)));
+      a3 = add(a3, mul(splat(q[i + 3]), load_m(k0 + 3 * ldk, 0, m)));
+    }
+    if (i < n) {
+      const float *k0 = k + size_t(i) * ldk;
+      a0 = add(a0, mul(splat(q[i]), load_m(k0, 0, m)));
+      if (i + 1 < n) a1 = add(a1, mul(splat(q[i + 1]), load_m(k0 + ldk, 0, m)));
+      if (i + 2 < n) a2 = add(a2, mul(splat(q[i + 2]), load_m(k0 + 2 * ldk, 0, m)));
+    }
+    const F4 sum = add(add(a0, a1), add(a2, a3));
+    if (m == 4)
+      store(s + p, sum);
+    else
+      store_n(s + p, sum, m);
+  }
 }
 
 // axpy(y, a[r], x_r) for r = 0, 1, ... in order: y four vectors (16 floats) at a time, held across

@@ -9,7 +9,7 @@
 //                  Rows outside [r0, r1) must stay untouched.
 //   matvec_f32     |y − y_ref| / Σ_j |w·x| ≤ 1e-5 (may reassociate: a reordered float sum of n
 //                  terms is off by at most (n−1)·2^-24 of that magnitude)
-//   dot_f32, axpy_f32, dot_f32_rows, axpy_f32_rows, add, rope, rmsnorm, softmax, silu_mul, exp_f32,
+//   dot_f32, axpy_f32, dot_f32_cols, axpy_f32_rows, add, rope, rmsnorm, softmax, silu_mul, exp_f32,
 //   quantize_q8: bits
 //   exp accuracy   the reference exp against the true exp: relative error ≤ 1e-6 on [−88, 88]
 // Each case runs twice: inputs ending flush against a guard page (an over-read faults), and
@@ -623,9 +623,9 @@ static void check_exp_accuracy(Reporter &rep) {
   rep.end(c);
 }
 
-// The rows kernels against the one-row scalar kernels applied row after row (their definition):
-// head sizes and odd ones, 1..13 rows (4-row groups and leftovers), rows packed (ld = n) or apart
-// (ld = n + 5), the matrix ending at the guard page; nothing written past s[rows - 1].
+// axpy_f32_rows against the one-row scalar kernel applied row after row (its definition): head sizes
+// and odd ones, 1..13 rows (4-row groups and leftovers), rows packed (ld = n) or apart (ld = n + 5),
+// the matrix ending at the guard page.
 template <class F>
 void each_rows_case(F f) {  // f(n, rows, ld)
   for (int n : {1, 3, 4, 5, 15, 16, 17, 33, 64, 65, 128, 257})
@@ -633,23 +633,32 @@ void each_rows_case(F f) {  // f(n, rows, ld)
       for (int pad : {0, 5}) f(n, rows, size_t(n + pad));
 }
 
+// dot_f32_cols: 1..65 positions (the vector groups of every width up to 16 lanes, twice, and their
+// leftovers), elements 1..257, positions packed (ld = cols) or apart (ld = cols + 5, and 32: the
+// cache's block), the matrix ending at the guard page; nothing written past s[cols - 1].
 template <class Fn>
-void check_dot_rows(Reporter &rep, const char *name, Fn *fn) {
-  ml_check c = rep.begin("kernel", name, "n = 1..257, 1..13 rows, ld = n, n + 5", 0.0);
+void check_dot_cols(Reporter &rep, const char *name, Fn *fn) {
+  ml_check c = rep.begin("kernel", name, "n = 1..257, 1..65 positions, ld = cols, cols + 5, 32", 0.0);
   Rng rng(79);
-  each_rows_case([&](int n, int rows, size_t ld) {
-    const auto q = random_vec(rng, n, -3, 3), k = random_vec(rng, int((rows - 1) * ld) + n, -3, 3);
-    for (size_t align : kAlignModes) {
-      GVec gq(q, align), gk(k, align), gs(std::vector<float>(size_t(rows) + 1, sentinel()), align);
-      fn(gs.p(), gq.p(), gk.p(), ld, rows, n);
-      for (int r = 0; r < rows; ++r) {
-        const float want = ml_k_dot_f32_scalar(q.data(), k.data() + size_t(r) * ld, n);
-        Reporter::observe(c, bit_err(gs.p()[r], want, 1.0), "n=%d rows=%d ld=%zu row %d: %.9g vs %.9g", n, rows, ld, r,
-                          double(gs.p()[r]), double(want));
+  for (int n : {1, 3, 4, 5, 7, 15, 16, 17, 33, 64, 65, 128, 257})
+    for (int cols : {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 31, 32, 33, 47, 65})
+      for (int pad : {0, 5, -1}) {
+        const size_t ld = pad < 0 ? 32 : size_t(cols + pad);
+        if (ld < size_t(cols)) continue;
+        const auto q = random_vec(rng, n, -3, 3), kt = random_vec(rng, int(size_t(n - 1) * ld) + cols, -3, 3);
+        std::vector<float> col(static_cast<size_t>(n));
+        for (size_t align : kAlignModes) {
+          GVec gq(q, align), gk(kt, align), gs(std::vector<float>(size_t(cols) + 1, sentinel()), align);
+          fn(gs.p(), gq.p(), gk.p(), ld, cols, n);
+          for (int p = 0; p < cols; ++p) {
+            for (int i = 0; i < n; ++i) col[size_t(i)] = kt[size_t(i) * ld + size_t(p)];
+            const float want = ml_k_dot_f32_scalar(q.data(), col.data(), n);
+            Reporter::observe(c, bit_err(gs.p()[p], want, 1.0), "n=%d cols=%d ld=%zu position %d: %.9g vs %.9g", n, cols,
+                              ld, p, double(gs.p()[p]), double(want));
+          }
+          if (float_bits(gs.p()[cols]) != kSentinelBits) Reporter::fail(c, "n=%d cols=%d: s[cols] was written", n, cols);
+        }
       }
-      if (float_bits(gs.p()[rows]) != kSentinelBits) Reporter::fail(c, "n=%d rows=%d: s[rows] was written", n, rows);
-    }
-  });
   rep.end(c);
 }
 
@@ -691,7 +700,7 @@ extern "C" int ml_verify_kernels(ml_check_sink sink, void *user, double tol_scal
   each_variant<kn_quantize_q8>(rep, [](Reporter &r, const char *n, auto *f) { check_quantize(r, n, f); });
   each_variant<kn_dot_f32>(rep, [](Reporter &r, const char *n, auto *f) { check_dot(r, n, f); });
   each_variant<kn_axpy_f32>(rep, [](Reporter &r, const char *n, auto *f) { check_axpy(r, n, f); });
-  each_variant<kn_dot_f32_rows>(rep, [](Reporter &r, const char *n, auto *f) { check_dot_rows(r, n, f); });
+  each_variant<kn_dot_f32_cols>(rep, [](Reporter &r, const char *n, auto *f) { check_dot_cols(r, n, f); });
   each_variant<kn_axpy_f32_rows>(rep, [](Reporter &r, const char *n, auto *f) { check_axpy_rows(r, n, f); });
   each_variant<kn_add>(rep, [](Reporter &r, const char *n, auto *f) { check_add(r, n, f); });
   each_variant<kn_rope>(rep, [](Reporter &r, const char *n, auto *f) { check_rope(r, n, f); });

@@ -1,7 +1,10 @@
 // Attention vector kernels with Highway. References: kernels/scalar/attention.cc.
 //   dot_f32:  the canonical sum4 order through the 4-lane layer (simd/f32x4_math.h), bit-identical
 //   axpy_f32: y += a·x, product then sum (no FMA), bit-identical
-//   dot_f32_rows: four rows side by side through the 4-lane layer, each row dot_f32's sum4
+//   dot_f32_cols: positions in lanes (the keys element-major), four accumulators for the element
+//     partials i mod 4, combined (a0 + a1) + (a2 + a3) lane for lane: each position's sum4; two
+//     vectors of positions at a time (eight add chains), then one, the last < N positions through
+//     the 4-lane layer's dot_cols (the same bits)
 //   axpy_f32_rows: y in registers (four full vectors, then one, then scalars) across the rows, each
 //   element y += a[r]·x_r in row order, as axpy_f32 row after row
 #include "kernels/kernels.h"
@@ -24,8 +27,53 @@ extern "C" void ml_k_axpy_f32_hwy(float *y, float a, const float *x, int n) {
   for (; j < size_t(n); ++j) y[j] += a * x[j];
 }
 
-extern "C" void ml_k_dot_f32_rows_hwy(float *s, const float *q, const float *k, size_t ldk, int rows, int n) {
-  ml::f4::dot_rows(s, q, k, ldk, rows, n);
+// One or two vectors of positions (G = 1, 2) from kt + p: the element partials of dot_f32_cols.
+template <int G, class D>
+HWY_INLINE void dot_cols_group(D d, float *s, const float *q, const float *kt, size_t ldk, int n) {
+  const size_t N = Lanes(d);
+  auto a0 = Zero(d), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+  const int n4 = n & ~3;
+  int i = 0;
+  for (; i < n4; i += 4) {
+    const float *k0 = kt + size_t(i) * ldk, *k1 = k0 + ldk, *k2 = k1 + ldk, *k3 = k2 + ldk;
+    auto qv = Set(d, q[i]);
+    a0 = Add(a0, Mul(qv, LoadU(d, k0)));
+    if (G == 2) b0 = Add(b0, Mul(qv, LoadU(d, k0 + N)));
+    qv = Set(d, q[i + 1]);
+    a1 = Add(a1, Mul(qv, LoadU(d, k1)));
+    if (G == 2) b1 = Add(b1, Mul(qv, LoadU(d, k1 + N)));
+    qv = Set(d, q[i + 2]);
+    a2 = Add(a2, Mul(qv, LoadU(d, k2)));
+    if (G == 2) b2 = Add(b2, Mul(qv, LoadU(d, k2 + N)));
+    qv = Set(d, q[i + 3]);
+    a3 = Add(a3, Mul(qv, LoadU(d, k3)));
+    if (G == 2) b3 = Add(b3, Mul(qv, LoadU(d, k3 + N)));
+  }
+  for (int j = 0; i < n; ++i, ++j) {  // the last 1-3 elements: partials 0, 1, 2
+    const float *k0 = kt + size_t(i) * ldk;
+    const auto qv = Set(d, q[i]);
+    if (j == 0) {
+      a0 = Add(a0, Mul(qv, LoadU(d, k0)));
+      if (G == 2) b0 = Add(b0, Mul(qv, LoadU(d, k0 + N)));
+    } else if (j == 1) {
+      a1 = Add(a1, Mul(qv, LoadU(d, k0)));
+      if (G == 2) b1 = Add(b1, Mul(qv, LoadU(d, k0 + N)));
+    } else {
+      a2 = Add(a2, Mul(qv, LoadU(d, k0)));
+      if (G == 2) b2 = Add(b2, Mul(qv, LoadU(d, k0 + N)));
+    }
+  }
+  StoreU(Add(Add(a0, a1), Add(a2, a3)), d, s);
+  if (G == 2) StoreU(Add(Add(b0, b1), Add(b2, b3)), d, s + N);
+}
+
+extern "C" void ml_k_dot_f32_cols_hwy(float *s, const float *q, const float *kt, size_t ldk, int cols, int n) {
+  const ScalableTag<float> d;
+  const int N = int(Lanes(d));
+  int p = 0;
+  for (; p + 2 * N <= cols; p += 2 * N) dot_cols_group<2>(d, s + p, q, kt + p, ldk, n);
+  for (; p + N <= cols; p += N) dot_cols_group<1>(d, s + p, q, kt + p, ldk, n);
+  if (p < cols) ml::f4::dot_cols(s + p, q, kt + p, ldk, cols - p, n);
 }
 
 extern "C" void ml_k_axpy_f32_rows_hwy(float *y, const float *a, const float *x, size_t ldx, int rows, int n) {
