@@ -39,7 +39,7 @@ bool cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
   __cpuidex(v, static_cast<int>(leaf), static_cast<int>(sub));
   for (int i = 0; i < 4; ++i) r[i] = static_cast<unsigned>(v[i]);
 #else
-  if (__get_cpuid_max(leaf & 0x80000000u, nullptr) < leaf) return false;
+  if (static_cast<unsigned>(__get_cpuid_max(leaf & 0x80000000u, nullptr)) < leaf) return false;  // int in clang's cpuid.h
   __cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
 #endif
   return true;
