@@ -82,14 +82,15 @@ typedef float ml_k_dot_f32_fn(const float *a, const float *b, int n);
 typedef void ml_k_axpy_f32_fn(float *y, float a, const float *x, int n);
 // The attention's two loops over positions, a block of positions per call. Each is exactly the
 // bits of the one-position kernel applied to every position:
-//   dot_f32_cols   s[p] = dot_f32(q, k_p, n) for p < cols, where k_p, the column p of kt, is
-//                  (kt[p], kt[ldk + p], …, kt[(n − 1)·ldk + p]): the keys stored element-major, so a
-//                  SIMD register holds one element of consecutive positions and each position's
-//                  sum4 is four vector accumulators combined lane for lane (no horizontal sums);
-//                  positions side by side, so their dependent add chains overlap
+//   dot_f32_cols   s[p] = dot_f32(q, k_p, n) / den (one IEEE division: the scores' 1/√hd) for
+//                  p < cols, where k_p, the column p of kt, is (kt[p], kt[ldk + p], …,
+//                  kt[(n − 1)·ldk + p]): the keys stored element-major, so a SIMD register holds
+//                  one element of consecutive positions and each position's sum4 is four vector
+//                  accumulators combined lane for lane (no horizontal sums); positions side by
+//                  side, so their dependent add chains overlap
 //   axpy_f32_rows  for r = 0, 1, …, rows − 1 in order: y[i] += a[r] · x[r·ldx + i] (product, then
 //                  sum), with y kept in registers across the rows
-typedef void ml_k_dot_f32_cols_fn(float *s, const float *q, const float *kt, size_t ldk, int cols, int n);
+typedef void ml_k_dot_f32_cols_fn(float *s, const float *q, const float *kt, size_t ldk, int cols, int n, float den);
 typedef void ml_k_axpy_f32_rows_fn(float *y, const float *a, const float *x, size_t ldx, int rows, int n);
 typedef void ml_k_exp_f32_fn(float *y, const float *x, int n);  // y = exp(x); the SIMD exp, testable
 

@@ -291,7 +291,7 @@ int run_kernels(const Opts &o) {
   bench_vec<ml::kn_axpy_f32>(o, "head_dim 64", 8.0 * HD, 2.0 * HD, [&](auto *fn) { fn(c.data(), 0.5f, a.data(), HD); });
   const int R = 32;  // attention: one block of positions of a kv head (runtime/state.h kKvBlock)
   bench_vec<ml::kn_dot_f32_cols>(o, "32 positions x head_dim 64", 4.0 * (R + 1) * HD, 2.0 * R * HD, [&](auto *fn) {
-    fn(c.data(), a.data(), b.data(), size_t(R), R, HD);
+    fn(c.data(), a.data(), b.data(), size_t(R), R, HD, 8.0f);
   });
   bench_vec<ml::kn_axpy_f32_rows>(o, "32 rows x head_dim 64", 4.0 * (R + 2) * HD, 2.0 * R * HD, [&](auto *fn) {
     fn(c.data(), vocab.data(), a.data(), size_t(HD), R, HD);

@@ -134,8 +134,7 @@ void attend(const KvCache &kc, const KvCache &vc, size_t off, int len, int hd, f
     const float *kt = kc.k_block(p0, nb, off, buf, hd);
     for (int j = j0; j < j1; ++j) {
       float *a = att + size_t(j - j0) * S + size_t(p0);
-      K::dot_f32_cols(a, q + size_t(head(j)) * hd, kt, size_t(kKvBlock), nb, hd);
-      for (int p = 0; p < nb; ++p) a[p] /= sqrt_hd;
+      K::dot_f32_cols(a, q + size_t(head(j)) * hd, kt, size_t(kKvBlock), nb, hd, sqrt_hd);
     }
   }
   for (int j = j0; j < j1; ++j) {

@@ -74,73 +74,50 @@ inline void axpy(float *y, float a, const float *x, int n) {
   map2(y, y, x, n, [a](F4 yv, F4 xv) { return add(yv, mul(splat(a), xv)); });
 }
 
-// dot(q, k_p) for `cols` positions p whose elements are ldk floats apart (kt element-major: element
-// i of position p at kt[i·ldk + p]). Lanes are positions; four accumulators take the elements
-// i mod 4 = 0, 1, 2, 3 in index order and are combined as (a0 + a1) + (a2 + a3) lane for lane: each
-// position's sum4 exactly, with no horizontal sums. Eight positions at a time (two vectors, eight
-// independent add chains), then four, the last 1-3 through zero-padded loads.
-inline void dot_cols(float *s, const float *q, const float *kt, size_t ldk, int cols, int n) {
+// dot(q, k_p) / den for `cols` positions p whose elements are ldk floats apart (kt element-major:
+// element i of position p at kt[i·ldk + p]). Lanes are positions; four accumulators take the
+// elements i mod 4 = 0, 1, 2, 3 in index order and are combined as (a0 + a1) + (a2 + a3) lane for
+// lane: each position's sum4 exactly, with no horizontal sums; then one IEEE division. Eight
+// positions at a time (two vectors, eight independent add chains), then four, the last 1-3 through
+// zero-padded loads.
+//
+// G vectors of positions from kt (G = 2: eight positions; G = 1: m = 1..4 positions, zero-padded).
+template <int G>
+inline void dot_cols_group(float *s, const float *q, const float *kt, size_t ldk, int n, int m, float den) {
+  F4 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+  const auto step = [&](F4 &acc, F4 &acc2, int i) {  // element i into one partial
+    const float *k = kt + size_t(i) * ldk;
+    const F4 qv = splat(q[i]);
+    acc = add(acc, mul(qv, G == 2 ? load(k) : load_m(k, 0, m)));
+    if (G == 2) acc2 = add(acc2, mul(qv, load(k + 4)));
+  };
   const int n4 = n & ~3;
+  int i = 0;
+  for (; i < n4; i += 4) {
+    step(a0, b0, i);
+    step(a1, b1, i + 1);
+    step(a2, b2, i + 2);
+    step(a3, b3, i + 3);
+  }
+  if (i < n) step(a0, b0, i);  // the last 1-3 elements: partials 0, 1, 2
+  if (i + 1 < n) step(a1, b1, i + 1);
+  if (i + 2 < n) step(a2, b2, i + 2);
+  const F4 dv = splat(den);
+  const F4 sa = div(add(add(a0, a1), add(a2, a3)), dv);
+  if (G == 2) {
+    store(s, sa);
+    store(s + 4, div(add(add(b0, b1), add(b2, b3)), dv));
+  } else if (m == 4) {
+    store(s, sa);
+  } else {
+    store_n(s, sa, m);
+  }
+}
+
+inline void dot_cols(float *s, const float *q, const float *kt, size_t ldk, int cols, int n, float den) {
   int p = 0;
-  for (; p + 8 <= cols; p += 8) {
-    const float *k = kt + p;
-    F4 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-    int i = 0;
-    for (; i < n4; i += 4) {
-      const float *k0 = k + size_t(i) * ldk, *k1 = k0 + ldk, *k2 = k1 + ldk, *k3 = k2 + ldk;
-      F4 qv = splat(q[i]);
-      a0 = add(a0, mul(qv, load(k0)));
-      b0 = add(b0, mul(qv, load(k0 + 4)));
-      qv = splat(q[i + 1]);
-      a1 = add(a1, mul(qv, load(k1)));
-      b1 = add(b1, mul(qv, load(k1 + 4)));
-      qv = splat(q[i + 2]);
-      a2 = add(a2, mul(qv, load(k2)));
-      b2 = add(b2, mul(qv, load(k2 + 4)));
-      qv = splat(q[i + 3]);
-      a3 = add(a3, mul(qv, load(k3)));
-      b3 = add(b3, mul(qv, load(k3 + 4)));
-    }
-    if (i < n) {  // the last 1-3 elements: partials 0, 1, 2
-      const float *k0 = k + size_t(i) * ldk;
-      a0 = add(a0, mul(splat(q[i]), load(k0)));
-      b0 = add(b0, mul(splat(q[i]), load(k0 + 4)));
-      if (i + 1 < n) {
-        a1 = add(a1, mul(splat(q[i + 1]), load(k0 + ldk)));
-        b1 = add(b1, mul(splat(q[i + 1]), load(k0 + ldk + 4)));
-      }
-      if (i + 2 < n) {
-        a2 = add(a2, mul(splat(q[i + 2]), load(k0 + 2 * ldk)));
-        b2 = add(b2, mul(splat(q[i + 2]), load(k0 + 2 * ldk + 4)));
-      }
-    }
-    store(s + p, add(add(a0, a1), add(a2, a3)));
-    store(s + p + 4, add(add(b0, b1), add(b2, b3)));
-  }
-  for (; p < cols; p += 4) {
-    const int m = cols - p < 4 ? cols - p : 4;
-    const float *k = kt + p;
-    F4 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
-    int i = 0;
-    for (; i < n4; i += 4) {
-      const float *k0 = k + size_t(i) * ldk;
-      a0 = add(a0, mul(splat(q[i]), load_m(k0, 0, m)));
-      a1 = add(a1, mul(splat(q[i + 1]), load_m(k0 + ldk, 0, m)));
-      a2 = add(a2, mul(splat(q[i + 2]), load_m(k0 + 2 * ldk, 0, m)));
-      a3 = add(a3, mul(splat(q[i + 3]), load_m(k0 + 3 * ldk, 0, m)));
-    }
-    if (i < n) {
-      const float *k0 = k + size_t(i) * ldk;
-      a0 = add(a0, mul(splat(q[i]), load_m(k0, 0, m)));
-      if (i + 1 < n) a1 = add(a1, mul(splat(q[i + 1]), load_m(k0 + ldk, 0, m)));
-      if (i + 2 < n) a2 = add(a2, mul(splat(q[i + 2]), load_m(k0 + 2 * ldk, 0, m)));
-    }
-    const F4 sum = add(add(a0, a1), add(a2, a3));
-    if (m == 4)
-      store(s + p, sum);
-    else
-      store_n(s + p, sum, m);
-  }
+  for (; p + 8 <= cols; p += 8) dot_cols_group<2>(s + p, q, kt + p, ldk, n, 4, den);
+  for (; p < cols; p += 4) dot_cols_group<1>(s + p, q, kt + p, ldk, n, cols - p < 4 ? cols - p : 4, den);
 }
 
 // axpy(y, a[r], x_r) for r = 0, 1, ... in order: y four vectors (16 floats) at a time, held across

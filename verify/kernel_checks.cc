@@ -635,10 +635,12 @@ void each_rows_case(F f) {  // f(n, rows, ld)
 
 // dot_f32_cols: 1..65 positions (the vector groups of every width up to 16 lanes, twice, and their
 // leftovers), elements 1..257, positions packed (ld = cols) or apart (ld = cols + 5, and 32: the
-// cache's block), the matrix ending at the guard page; nothing written past s[cols - 1].
+// cache's block), the matrix ending at the guard page; the divisor √64 = 8 (exact), √48 and √hd of
+// the case (rounded quotients: a reciprocal multiply or an estimate shows), and 1; nothing written
+// past s[cols - 1].
 template <class Fn>
 void check_dot_cols(Reporter &rep, const char *name, Fn *fn) {
-  ml_check c = rep.begin("kernel", name, "n = 1..257, 1..65 positions, ld = cols, cols + 5, 32", 0.0);
+  ml_check c = rep.begin("kernel", name, "n = 1..257, 1..65 positions, ld = cols, cols + 5, 32; den 8, √48, √n, 1", 0.0);
   Rng rng(79);
   for (int n : {1, 3, 4, 5, 7, 15, 16, 17, 33, 64, 65, 128, 257})
     for (int cols : {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 31, 32, 33, 47, 65})
@@ -647,17 +649,18 @@ void check_dot_cols(Reporter &rep, const char *name, Fn *fn) {
         if (ld < size_t(cols)) continue;
         const auto q = random_vec(rng, n, -3, 3), kt = random_vec(rng, int(size_t(n - 1) * ld) + cols, -3, 3);
         std::vector<float> col(static_cast<size_t>(n));
-        for (size_t align : kAlignModes) {
-          GVec gq(q, align), gk(kt, align), gs(std::vector<float>(size_t(cols) + 1, sentinel()), align);
-          fn(gs.p(), gq.p(), gk.p(), ld, cols, n);
-          for (int p = 0; p < cols; ++p) {
-            for (int i = 0; i < n; ++i) col[size_t(i)] = kt[size_t(i) * ld + size_t(p)];
-            const float want = ml_k_dot_f32_scalar(q.data(), col.data(), n);
-            Reporter::observe(c, bit_err(gs.p()[p], want, 1.0), "n=%d cols=%d ld=%zu position %d: %.9g vs %.9g", n, cols,
-                              ld, p, double(gs.p()[p]), double(want));
+        for (float den : {8.0f, std::sqrt(48.0f), std::sqrt(float(n)), 1.0f})
+          for (size_t align : kAlignModes) {
+            GVec gq(q, align), gk(kt, align), gs(std::vector<float>(size_t(cols) + 1, sentinel()), align);
+            fn(gs.p(), gq.p(), gk.p(), ld, cols, n, den);
+            for (int p = 0; p < cols; ++p) {
+              for (int i = 0; i < n; ++i) col[size_t(i)] = kt[size_t(i) * ld + size_t(p)];
+              const float want = ml_k_dot_f32_scalar(q.data(), col.data(), n) / den;
+              Reporter::observe(c, bit_err(gs.p()[p], want, 1.0), "n=%d cols=%d ld=%zu den=%.9g position %d: %.9g vs %.9g",
+                                n, cols, ld, double(den), p, double(gs.p()[p]), double(want));
+            }
+            if (float_bits(gs.p()[cols]) != kSentinelBits) Reporter::fail(c, "n=%d cols=%d: s[cols] was written", n, cols);
           }
-          if (float_bits(gs.p()[cols]) != kSentinelBits) Reporter::fail(c, "n=%d cols=%d: s[cols] was written", n, cols);
-        }
       }
   rep.end(c);
 }

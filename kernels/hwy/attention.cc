@@ -2,9 +2,10 @@
 //   dot_f32:  the canonical sum4 order through the 4-lane layer (simd/f32x4_math.h), bit-identical
 //   axpy_f32: y += a·x, product then sum (no FMA), bit-identical
 //   dot_f32_cols: positions in lanes (the keys element-major), four accumulators for the element
-//     partials i mod 4, combined (a0 + a1) + (a2 + a3) lane for lane: each position's sum4; two
-//     vectors of positions at a time (eight add chains), then one, the last < N positions through
-//     the 4-lane layer's dot_cols (the same bits)
+//     partials i mod 4, combined (a0 + a1) + (a2 + a3) lane for lane: each position's sum4, then
+//     one IEEE division by den (on ARMv7 by VFP: NEON has none); two vectors of positions at a
+//     time (eight add chains), then one, the last < N positions through the 4-lane layer's
+//     dot_cols (the same bits)
 //   axpy_f32_rows: y in registers (four full vectors, then one, then scalars) across the rows, each
 //   element y += a[r]·x_r in row order, as axpy_f32 row after row
 #include "kernels/kernels.h"
@@ -27,9 +28,21 @@ extern "C" void ml_k_axpy_f32_hwy(float *y, float a, const float *x, int n) {
   for (; j < size_t(n); ++j) y[j] += a * x[j];
 }
 
+// s[0, N) = v / den, IEEE: Highway's Div on ARMv7 is a reciprocal estimate and Newton steps, so VFP
+// divides there.
+template <class D, class V>
+HWY_INLINE void store_div(D d, V v, float den, float *s) {
+#if HWY_ARCH_ARM_V7
+  StoreU(v, d, s);
+  for (size_t l = 0; l < Lanes(d); ++l) s[l] /= den;
+#else
+  StoreU(Div(v, Set(d, den)), d, s);
+#endif
+}
+
 // One or two vectors of positions (G = 1, 2) from kt + p: the element partials of dot_f32_cols.
 template <int G, class D>
-HWY_INLINE void dot_cols_group(D d, float *s, const float *q, const float *kt, size_t ldk, int n) {
+HWY_INLINE void dot_cols_group(D d, float *s, const float *q, const float *kt, size_t ldk, int n, float den) {
   const size_t N = Lanes(d);
   auto a0 = Zero(d), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
   const int n4 = n & ~3;
@@ -63,17 +76,18 @@ HWY_INLINE void dot_cols_group(D d, float *s, const float *q, const float *kt, s
       if (G == 2) b2 = Add(b2, Mul(qv, LoadU(d, k0 + N)));
     }
   }
-  StoreU(Add(Add(a0, a1), Add(a2, a3)), d, s);
-  if (G == 2) StoreU(Add(Add(b0, b1), Add(b2, b3)), d, s + N);
+  store_div(d, Add(Add(a0, a1), Add(a2, a3)), den, s);
+  if (G == 2) store_div(d, Add(Add(b0, b1), Add(b2, b3)), den, s + N);
 }
 
-extern "C" void ml_k_dot_f32_cols_hwy(float *s, const float *q, const float *kt, size_t ldk, int cols, int n) {
+extern "C" void ml_k_dot_f32_cols_hwy(float *s, const float *q, const float *kt, size_t ldk, int cols, int n,
+                                      float den) {
   const ScalableTag<float> d;
   const int N = int(Lanes(d));
   int p = 0;
-  for (; p + 2 * N <= cols; p += 2 * N) dot_cols_group<2>(d, s + p, q, kt + p, ldk, n);
-  for (; p + N <= cols; p += N) dot_cols_group<1>(d, s + p, q, kt + p, ldk, n);
-  if (p < cols) ml::f4::dot_cols(s + p, q, kt + p, ldk, cols - p, n);
+  for (; p + 2 * N <= cols; p += 2 * N) dot_cols_group<2>(d, s + p, q, kt + p, ldk, n, den);
+  for (; p + N <= cols; p += N) dot_cols_group<1>(d, s + p, q, kt + p, ldk, n, den);
+  if (p < cols) ml::f4::dot_cols(s + p, q, kt + p, ldk, cols - p, n, den);
 }
 
 extern "C" void ml_k_axpy_f32_rows_hwy(float *y, const float *a, const float *x, size_t ldx, int rows, int n) {

@@ -1,8 +1,8 @@
 // Attention vector kernels, scalar reference.
 //   dot_f32:  sum4(a[i]·b[i]) (kernels/kernels.h)   (scores q·k)
 //   axpy_f32: y[i] += a·x[i], product then sum   (output Σ_t p_t · v_t)
-//   dot_f32_cols / axpy_f32_rows: the same, position after position (their definition: the other
-//   sets evaluate positions side by side and must give these bits)
+//   dot_f32_cols / axpy_f32_rows: the same, position after position, the scores divided by den
+//   (their definition: the other sets evaluate positions side by side and must give these bits)
 #include "kernels/kernels.h"
 #include "kernels/scalar/sum4.h"
 
@@ -16,11 +16,12 @@ extern "C" void ml_k_axpy_f32_scalar(float *y, float a, const float *x, int n) {
   for (int i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
-extern "C" void ml_k_dot_f32_cols_scalar(float *s, const float *q, const float *kt, size_t ldk, int cols, int n) {
+extern "C" void ml_k_dot_f32_cols_scalar(float *s, const float *q, const float *kt, size_t ldk, int cols, int n,
+                                         float den) {
   for (int p = 0; p < cols; ++p) {
     ml::Sum4 sum;
     for (int i = 0; i < n; ++i) sum.add(i, q[i] * kt[size_t(i) * ldk + size_t(p)]);
-    s[p] = sum.total();
+    s[p] = sum.total() / den;
   }
 }
 
