@@ -27,7 +27,10 @@
 //   };
 //
 // A block of weights is loaded (and offset or unpacked) once and used for T tokens, so a prompt of
-// m tokens reads the weights m/T times instead of m (matmul); matvec is T = 1.
+// m tokens reads the weights m/T times instead of m (matmul); matvec is T = 1. Each block step
+// prefetches the units and scales kPrefetchBytes of units ahead (simd/prefetch.h: 4 Q8 or 8 Q4
+// blocks; the next panel's when the panel ends, past the tensor a harmless hint): where the
+// hardware prefetchers alone keep too few lines in flight, decode is bound by that (docs/bench.md).
 // Float order (kernels/kernels.h), per row and token: t_b = (float(sumi_b) · dw_b) · dx_b into
 // partial b mod 4, then (p0 + p1) + (p2 + p3) — the scalar reference's bits, for every T, every
 // row range and every ISA. Row tails: a range [r0, r1) computes whole panels and stores only its
@@ -38,6 +41,7 @@
 #include <cstring>
 
 #include "kernels/kernels.h"
+#include "simd/prefetch.h"
 
 namespace ml::driver {
 
@@ -54,6 +58,8 @@ inline void panel_tokens(float *Y, size_t ldy, const ml_qtensor *W, const ml_qac
     for (int t = 0; t < T; ++t)
       for (int k = 0; k < 4; ++k) acc[t][k] = Width::zero();
     for (int b = 0; b < nb; ++b, units += kUnits * 64, d += ML_PANEL_ROWS) {
+      for (size_t l = 0; l < kUnits; ++l) ml::prefetch(units + kPrefetchBytes + l * 64);
+      ml::prefetch(d + kPrefetchBytes / (kUnits * 64) * ML_PANEL_ROWS);  // the scales of that block
       const auto w = [&] {
         if constexpr (Q4)
           return Int::load_q4(units);

@@ -231,20 +231,17 @@ extern "C" int ml_verify_batch_kv(const char *model_path, int n, const int *chun
   ml_model_info info{};
   std::vector<float> want;
   std::vector<int> tokens(static_cast<size_t>(n));
-  const char *one_error = nullptr;  // why the one-by-one logits are missing, if they are
-  std::string err;
+  std::string one_error;  // why the one-by-one logits are missing, if they are (empty: they are not)
   if (!one.open(model_path, 0, 0, n, 0, kv_type)) {
-    err = std::string("cannot open ") + model_path + ": " + ml_last_error();
-    one_error = err.c_str();
+    one_error = std::string("cannot open ") + model_path + ": " + ml_last_error();
   } else {
     ml_get_info(one.c, &info);
     for (int t = 0; t < n; ++t) tokens[size_t(t)] = t == 0 ? 1 : (t * 7919 + 13) % info.vocab;
     want.resize(size_t(n) * size_t(info.vocab));
-    for (int t = 0; t < n && !one_error; ++t) {
+    for (int t = 0; t < n && one_error.empty(); ++t) {
       const float *l = nullptr;
       if (ml_eval(one.c, tokens[size_t(t)], t, &l) != ML_OK) {
-        err = "eval failed at " + std::to_string(t) + ": " + ml_last_error();
-        one_error = err.c_str();
+        one_error = "eval failed at " + std::to_string(t) + ": " + ml_last_error();
       } else {
         std::memcpy(&want[size_t(t) * size_t(info.vocab)], l, sizeof(float) * size_t(info.vocab));
       }
@@ -257,8 +254,8 @@ extern "C" int ml_verify_batch_kv(const char *model_path, int n, const int *chun
                   ml_kv_type_name(kv_type), n, chunk);
     ml_check c = rep.begin("e2e", "batched prefill: logits bit-identical to one by one", shape, 0.0);
     Ctx batched;
-    if (one_error) {
-      Reporter::fail(c, "%s", one_error);
+    if (!one_error.empty()) {
+      Reporter::fail(c, "%s", one_error.c_str());
     } else if (!batched.open(model_path, 0, 0, n, chunk, kv_type)) {
       Reporter::fail(c, "cannot open %s: %s", model_path, ml_last_error());
     } else {
