@@ -7,7 +7,8 @@
 //       measured twice: cache-resident (one matrix reused: the kernel's arithmetic speed) and
 //       streaming (rotating copies totalling --pool-mb, default 512 MB: what decode sees).
 //   ml_bench bandwidth [-t N]
-//       DRAM read bandwidth with 1..N threads (a 1 GiB buffer read with 16-byte loads).
+//       DRAM read bandwidth with 1..N threads (a 1 GiB buffer read with 16-byte loads,
+//       prefetching ahead as the panel driver does: simd/stream_read.h).
 //   ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--kv-type f32|f16]
 //       decode tok/s of each model at each thread count; with --depth, at each depth D: the KV
 //       cache is filled by prefill with D positions first, then the timed steps run at D, D+1, ...
