@@ -30,6 +30,7 @@
   X(matmul_q4,   sse2 | sse41 | avx2 | avxvnni | avx512vnni | neon | neon_dotprod | sve | wasm_simd128 | rvv | hwy) \
   X(matvec_f32,  sse2 | hwy) \
   X(quantize_q8, sse2 | rvv | hwy) \
+  X(dequantize_q8, sse2 | hwy) \
   X(rmsnorm,     sse2 | rvv | hwy) \
   X(softmax,     sse2 | rvv | hwy) \
   X(rope,        sse2 | rvv | hwy) \

@@ -72,6 +72,10 @@ typedef void ml_k_matvec_f32_fn(float *y, const ml_qtensor *W, const float *x, i
 typedef void ml_k_matmul_q8_fn(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1);
 typedef void ml_k_matmul_q4_fn(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1);
 typedef void ml_k_quantize_q8_fn(ml_qact *out, const float *x, int k);
+// dequantize_q8: y[i] = float(q[i]) · d[i/32] for i < n (n % 32 == 0): one exact conversion and one
+// rounded product per element, so every implementation gives the same bits (the Q8_0 KV cache's V
+// rows, ml_options.kv_type = ML_KV_Q8_0).
+typedef void ml_k_dequantize_q8_fn(float *y, const int8_t *q, const float *d, int n);
 typedef void ml_k_rmsnorm_fn(float *o, const float *x, const float *w, int n, float eps);
 typedef void ml_k_softmax_fn(float *x, int n);
 typedef void ml_k_rope_fn(float *q, float *k, const float *cos_t, const float *sin_t,

@@ -9,7 +9,7 @@
 //   ml_bench bandwidth [-t N]
 //       DRAM read bandwidth with 1..N threads (a 1 GiB buffer read with 16-byte loads,
 //       prefetching ahead as the panel driver does: simd/stream_read.h).
-//   ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--kv-type f32|f16]
+//   ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--kv-type f32|f16|q8_0]
 //       decode tok/s of each model at each thread count; with --depth, at each depth D: the KV
 //       cache is filled by prefill with D positions first, then the timed steps run at D, D+1, ...
 //       --kv-type: the KV cache's element type (ml_options.kv_type).
@@ -68,7 +68,7 @@ const char kUsage[] =
     "usage: ml_bench kernels [--all-variants] [--quick] [--seconds S] [--pool-mb N] [--tsv]\n"
     "       ml_bench bandwidth [-t N] [--tsv]\n"
     "       ml_bench peak [-t N] [--seconds S] [--tsv]\n"
-    "       ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--kv-type f32|f16]\n"
+    "       ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--kv-type f32|f16|q8_0]\n"
     "                [--tsv]\n"
     "       ml_bench prefill MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
     "       ml_bench roofline MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
@@ -86,7 +86,7 @@ const char kUsage[] =
     "worst case) as a share of a decode step. Models: tools/gen_random.py --preset stories15m|stories110m|\n"
     "tinyllama (tools/bench_isas.py and tools/roofline.sh make them). Defaults: -t 1,<cpus>,\n"
     "-n 64, --seconds 0.25 per measurement (median of 5), --pool-mb 512 of weights streamed.\n"
-    "decode --kv-type f32|f16: the KV cache's elements (default f32, as ml_run --kv-type).\n"
+    "decode --kv-type f32|f16|q8_0: the KV cache's elements (default f32, as ml_run --kv-type).\n"
     "kernels --quick: the matvecs at the stories110M shapes only (a smoke run: the ctest under qemu).\n"
     "\n"
     "For stable numbers on a shared machine run it alone, pinned, at raised priority (as root):\n"
@@ -759,7 +759,7 @@ extern "C" int ml_main(int argc, char **argv) {
         return usage_error("--depth needs positions like 0 or 0,512,2048: ", v ? v : "");
     } else if (a == "--kv-type") {
       const char *v = value();
-      if (!v || ml_kv_type_parse(v, &o.kv_type) != ML_OK) return usage_error("--kv-type needs f32 or f16: ", v ? v : "");
+      if (!v || ml_kv_type_parse(v, &o.kv_type) != ML_OK) return usage_error("--kv-type needs f32, f16 or q8_0: ", v ? v : "");
     } else if (a == "-n") {
       const char *v = value();
       long n;

@@ -38,9 +38,11 @@ const char kUsage[] =
     "      --seed S          RNG seed, > 0 (default: the current time)\n"
     "  -t, --threads N       worker threads including this one (default: one per CPU)\n"
     "      --max-seq N       use a context of N positions (default: the model's; smaller = less memory)\n"
-    "      --kv-type T       KV cache elements: f32 (default, the reference) or f16 (half the cache\n"
-    "                        memory; rounded to nearest-even on store, so the logits differ slightly\n"
-    "                        from f32's, but are the same on every build and thread count)\n"
+    "      --kv-type T       KV cache elements: f32 (default, the reference), f16 (half the cache\n"
+    "                        memory; rounded to nearest-even on store) or q8_0 (about 0.28 of it;\n"
+    "                        each head row quantized in blocks of 32, integer attention scores). The\n"
+    "                        logits differ slightly from f32's, but are the same on every build and\n"
+    "                        thread count\n"
     "      --logits FILE     write the float32 logits of every position, raw little-endian\n"
     "                        [positions][vocab]; written to a temporary name, renamed when complete\n"
     "      --reference       run the scalar reference kernels instead of this build's\n"
@@ -130,7 +132,7 @@ int parse_args(int argc, char **argv, Args *a) {
       } else if (!std::strcmp(o, "--max-seq")) {
         if (!ml::cli::parse_int(v, 1, 1L << 30, &a->max_seq)) return usage_error("--max-seq %s: must be an integer >= 1", v);
       } else if (!std::strcmp(o, "--kv-type")) {
-        if (ml_kv_type_parse(v, &a->kv_type) != ML_OK) return usage_error("--kv-type %s: choose f32 or f16", v);
+        if (ml_kv_type_parse(v, &a->kv_type) != ML_OK) return usage_error("--kv-type %s: choose f32, f16 or q8_0", v);
       } else if (!std::strcmp(o, "--temp")) {
         if (!ml::cli::parse_float(v, &a->temp) || !(a->temp >= 0.0f) || !std::isfinite(a->temp))
           return usage_error("--temp %s: temperature must be a finite number >= 0", v);
@@ -227,7 +229,7 @@ void print_banner(const Args &a, const ml_model_info &info, double load_ms) {
                "loaded in %.1f ms\n",
                a.model, info.arch, info.dim, info.n_layers, info.n_heads, info.n_kv_heads, info.vocab,
                info.wtype >= 0 && info.wtype <= 8 ? kType[info.wtype] : "?", info.max_seq,
-               info.kv_type == ML_KV_F16 ? " (f16 KV cache)" : "", info.isa,
+               info.kv_type == ML_KV_F16 ? " (f16 KV cache)" : info.kv_type == ML_KV_Q8_0 ? " (q8_0 KV cache)" : "", info.isa,
                a.reference ? " (scalar reference kernels)" : "", info.n_threads, info.n_threads == 1 ? "" : "s",
                load_ms);
 }

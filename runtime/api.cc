@@ -22,12 +22,13 @@ extern "C" ml_status ml_kv_type_parse(const char *name, int *type) {
   if (!name || !type) return fail(ML_E_ARG, "ml_kv_type_parse: NULL argument");
   if (!std::strcmp(name, "f32")) *type = ML_KV_F32;
   else if (!std::strcmp(name, "f16")) *type = ML_KV_F16;
-  else return fail(ML_E_ARG, "KV cache type '%s': choose f32 or f16", name);
+  else if (!std::strcmp(name, "q8_0")) *type = ML_KV_Q8_0;
+  else return fail(ML_E_ARG, "KV cache type '%s': choose f32, f16 or q8_0", name);
   return ML_OK;
 }
 
 extern "C" const char *ml_kv_type_name(int type) {
-  return type == ML_KV_F32 ? "f32" : type == ML_KV_F16 ? "f16" : "unknown";
+  return type == ML_KV_F32 ? "f32" : type == ML_KV_F16 ? "f16" : type == ML_KV_Q8_0 ? "q8_0" : "unknown";
 }
 
 namespace {
@@ -40,8 +41,8 @@ ml_status setup_state(ml_ctx *ctx, const ml_options &o, int threads) {
   int max_seq = c.max_seq;
   if (o.max_seq > 0 && o.max_seq < max_seq) max_seq = o.max_seq;
   const int batch = o.batch > 0 ? o.batch : 64;
-  if (o.kv_type != ML_KV_F32 && o.kv_type != ML_KV_F16)
-    return fail(ML_E_ARG, "kv_type %d is not ML_KV_F32 (0) or ML_KV_F16 (1)", o.kv_type);
+  if (o.kv_type != ML_KV_F32 && o.kv_type != ML_KV_F16 && o.kv_type != ML_KV_Q8_0)
+    return fail(ML_E_ARG, "kv_type %d is not ML_KV_F32 (0), ML_KV_F16 (1) or ML_KV_Q8_0 (2)", o.kv_type);
   layout_state(ctx->arena, ctx->state, c, max_seq, batch, threads, o.kv_type);
   const uint64_t need = ctx->arena.measured();
   if (!ctx->arena.allocate())

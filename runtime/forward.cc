@@ -16,6 +16,7 @@
 #include "kernels/binding.h"
 #include "kernels/mutants.h"
 #include "kernels/scalar/kv_f16.h"
+#include "kernels/scalar/panel.h"
 #include "runtime/ml.h"
 
 namespace ml {
@@ -149,6 +150,65 @@ void attend(const KvCache &kc, const KvCache &vc, size_t off, int len, int hd, f
   }
 }
 
+// One layer's Q8_0 cache (State: key_cache8 ...), from the layer's first kv head: kv head g's K
+// matrix (its kv_seq rows in 16-row panels) and V rows start at element g·kv_seq·hdq, their scales
+// at g·kv_seq·hdq/32.
+struct Q8Cache {
+  int8_t *k, *v;
+  float *kd, *vd;
+  size_t KS;  // kv_seq
+  int hdq;    // elements per cached row (head_dim rounded up to a block)
+  size_t at(int g) const { return size_t(g) * KS * size_t(hdq); }
+  // Row p of kv head g: the F32 row x (hd elements) quantized, zero-padded to hdq, through xq
+  // (scratch for hdq elements), K scattered into the panels, V as row-major blocks.
+  template <class K>
+  void store(int g, int p, const float *kx, const float *vx, int hd, float *pad, ml_qact *xq) const {
+    const int nb = hdq / ML_QK;
+    std::memcpy(pad, kx, sizeof(float) * size_t(hd));
+    std::fill(pad + hd, pad + hdq, 0.0f);
+    K::quantize_q8(xq, pad, hdq);
+    for (int i = 0; i < hdq; ++i) k[at(g) + panel::q8_offset(nb, p, i)] = xq->q[i];
+    for (int b = 0; b < nb; ++b) kd[at(g) / ML_QK + panel::d_index(nb, p, b)] = xq->d[b];
+    std::memcpy(pad, vx, sizeof(float) * size_t(hd));
+    K::quantize_q8(xq, pad, hdq);
+    std::memcpy(v + at(g) + size_t(p) * hdq, xq->q, size_t(hdq));
+    std::memcpy(vd + (at(g) + size_t(p) * hdq) / ML_QK, xq->d, sizeof(float) * size_t(nb));
+  }
+};
+
+// attend with a Q8_0 cache (kv head g, positions [0, len), query heads head(j), j in [j0, j1)):
+//   s_p = k̃_p · quant(q/√hd): each query head divided by √hd (IEEE, per element), zero-padded to
+//   hdq and quantized like an activation; the scores of all positions are the matmul kernel's
+//   over g's K panels with the group's query heads as its tokens (integer block sums, the kernels'
+//   one float order), so each K block is read once for the whole group;
+//   softmax; out = Σ_p att_p · ṽ_p (p in order, from zero), each V block dequantized (exactly) once
+//   for all the heads.
+// att: (j1 - j0, S) scratch; buf: (kKvBlock, hdq); xq: j1 - j0 activations of hdq; qf: hdq floats.
+template <class K, class Head>
+void attend_q8(const Q8Cache &kc, int g, int len, int hd, float sqrt_hd, const float *q, float *out, Head head, int j0,
+               int j1, float *att, size_t S, float *buf, ml_qact *xq, float *qf) {
+  const int hdq = kc.hdq;
+  for (int j = j0; j < j1; ++j) {
+    const float *qh = q + size_t(head(j)) * hd;
+    for (int i = 0; i < hd; ++i) qf[i] = qh[i] / sqrt_hd;
+    std::fill(qf + hd, qf + hdq, 0.0f);
+    K::quantize_q8(&xq[j - j0], qf, hdq);
+  }
+  const ml_qtensor kt{kc.k + kc.at(g), kc.kd + kc.at(g) / ML_QK, len, hdq, ML_TYPE_Q8_0, ML_LAYOUT_PANEL16};
+  K::matmul_q8(att, S, &kt, xq, j1 - j0, 0, len);
+  for (int j = j0; j < j1; ++j) {
+    K::softmax(att + size_t(j - j0) * S, len);
+    std::memset(out + size_t(head(j)) * hd, 0, sizeof(float) * size_t(hd));
+  }
+  for (int p0 = 0; p0 < len; p0 += kKvBlock) {
+    const int nb = std::min(kKvBlock, len - p0);
+    const size_t at = kc.at(g) + size_t(p0) * hdq;
+    K::dequantize_q8(buf, kc.v + at, kc.vd + at / ML_QK, nb * hdq);
+    for (int j = j0; j < j1; ++j)
+      K::axpy_f32_rows(out + size_t(head(j)) * hd, att + size_t(j - j0) * S + size_t(p0), buf, size_t(hdq), nb, hd);
+  }
+}
+
 }  // namespace
 
 template <class K>
@@ -157,7 +217,7 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
   const int dim = c.dim, kv_dim = c.kv_dim(), hd = c.head_dim(), hidden = c.hidden_dim;
   const size_t S = size_t(s.max_seq), KS = size_t(s.kv_seq), half = size_t(hd / 2), D = size_t(dim), H = size_t(hidden);
   const ml_type wt = c.wtype;
-  const bool f16 = s.kv_type == ML_KV_F16;
+  const bool f16 = s.kv_type == ML_KV_F16, q8 = s.kv_type == ML_KV_Q8_0;
 
   // x[t] = tok_emb[token t]                                                 (n, dim)
   for (int t = 0; t < n; ++t) ml_dequantize_row(s.x + t * D, &m.tok_emb, tokens[t]);
@@ -167,6 +227,9 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
     const size_t layer_kv = size_t(l) * KS * kv_dim;  // this layer's (n_kv_heads, kv_seq, head_dim) of the cache
     const KvCache k_cache{f16 ? nullptr : s.key_cache + layer_kv, f16 ? s.key_cache16 + layer_kv : nullptr};
     const KvCache v_cache{f16 ? nullptr : s.value_cache + layer_kv, f16 ? s.value_cache16 + layer_kv : nullptr};
+    const size_t layer_q8 = size_t(l) * KS * size_t(c.n_kv_heads) * size_t(s.kv_hdq);  // Q8_0: the layer's rows
+    const Q8Cache q8_cache{s.key_cache8 + layer_q8, s.value_cache8 + layer_q8, s.key_scale8 + layer_q8 / ML_QK,
+                           s.value_scale8 + layer_q8 / ML_QK, KS, s.kv_hdq};
     float *k = s.kv_new;                              // (n, kv_dim) the new K rows, before they go to the cache
     float *v = s.kv_new + size_t(s.batch) * kv_dim;   // (n, kv_dim) the new V rows
 
@@ -191,13 +254,15 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
       K::rope(s.q + t * D, k + size_t(t) * kv_dim, s.rope_cos + size_t(pos + t) * half,
               s.rope_sin + size_t(pos + t) * half, hd, c.n_heads, c.n_kv_heads);
 
-    // cache[l][g][pos + t] = k_t, v_t of kv head g (K element-major in its block, k_at): copied (F32)
-    // or rounded to nearest even (F16)
+    // cache[l][g][pos + t] = k_t, v_t of kv head g (K element-major in its block, k_at): copied (F32),
+    // rounded to nearest even (F16) or quantized (Q8_0, Q8Cache::store)
     for (int t = 0; t < n; ++t)
       for (int g = 0; g < c.n_kv_heads; ++g) {
         const size_t head_kv = layer_kv + size_t(g) * KS * hd, from = size_t(t) * kv_dim + size_t(g) * hd;
         const size_t v_at = head_kv + size_t(pos + t) * hd;
-        if (f16) {
+        if (q8) {
+          q8_cache.store<K>(g, pos + t, k + from, v + from, hd, s.att_qf, &s.att_x[0]);
+        } else if (f16) {
           for (int i = 0; i < hd; ++i) s.key_cache16[head_kv + k_at(pos + t, i, hd)] = f16_from_f32(k[from + size_t(i)]);
           kv_store_f16(s.value_cache16 + v_at, v + from, hd);
         } else {
@@ -212,19 +277,25 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
     const float sqrt_hd = std::sqrt(float(ML_MUTANT("att_scale") ? dim : hd));  // mutant: sqrt(dim)
     const int G = c.n_kv_heads, M = c.kv_mul();
     const bool gqa_mutant = ML_MUTANT("gqa_head");  // mutant: kv head h % n_kv (heads g, g+G, ...)
-    const uint64_t kv_bytes = uint64_t(n) * G * uint64_t(pos + n) * hd * 2 * (f16 ? 2 : 4);
+    const uint64_t row_bytes = q8 ? uint64_t(s.kv_hdq) + uint64_t(s.kv_hdq) / ML_QK * 4 : uint64_t(hd) * (f16 ? 2 : 4);
+    const uint64_t kv_bytes = uint64_t(n) * G * uint64_t(pos + n) * 2 * row_bytes;
     parallel(pool, kv_bytes, [&](int tid, int nth) {
       // parts: 1 (each kv head's rows read by one thread) when the (t, g) units spread evenly,
       // else every query head its own unit
       const int parts = n * G >= 4 * nth || (n * G) % nth == 0 ? 1 : M;
       float *att = s.att + size_t(tid) * size_t(M) * S;            // (M, max_seq) scratch
-      float *buf = f16 ? s.kv_row + size_t(tid) * kKvBlock * hd : nullptr;  // converted rows
+      float *buf = f16 || q8 ? s.kv_row + size_t(tid) * kKvBlock * size_t(q8 ? s.kv_hdq : hd) : nullptr;  // converted rows
       for (int u = tid; u < n * G * parts; u += nth) {
         const int t = u / (G * parts), g = (u / parts) % G, part = u % parts;
         const int len = pos + t + (ML_MUTANT("kv_pos") && pos + t > 0 ? 0 : 1);  // mutant: one position short
         auto head = [&](int j) { return gqa_mutant ? g + j * G : g * M + j; };
-        attend<K>(k_cache, v_cache, size_t(g) * KS * hd, len, hd, sqrt_hd, s.q + t * D, s.xb + t * D, head, M * part / parts,
-                  M * (part + 1) / parts, att, S, buf);
+        const int j0 = M * part / parts, j1 = M * (part + 1) / parts;
+        if (q8)
+          attend_q8<K>(q8_cache, g, len, hd, sqrt_hd, s.q + t * D, s.xb + t * D, head, j0, j1, att, S, buf,
+                       s.att_x + size_t(tid) * M, s.att_qf + size_t(tid) * size_t(s.kv_hdq));
+        else
+          attend<K>(k_cache, v_cache, size_t(g) * KS * hd, len, hd, sqrt_hd, s.q + t * D, s.xb + t * D, head, j0, j1, att,
+                    S, buf);
       }
     }, kParallelAttentionBytes);
 

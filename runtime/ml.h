@@ -43,15 +43,18 @@ typedef struct ml_options {
   int max_seq;   /* 0 = the model's; else a shorter context (smaller KV cache) */
   int reference; /* 1 = run the scalar reference kernels instead of the build's */
   int batch;     /* most tokens one ml_eval_batch call takes (prompt prefill); 0 = 64 */
-  int kv_type;   /* KV cache elements: ML_KV_F32 (0, the default and the reference) or ML_KV_F16
+  int kv_type;   /* KV cache elements: ML_KV_F32 (0, the default and the reference), ML_KV_F16
                   * (half the cache bytes; rounded to nearest-even on store, converted exactly on
-                  * load: the same logits on every build and thread count, not those of F32) */
+                  * load) or ML_KV_Q8_0 (about 0.28 of the F32 bytes: each head row quantized in
+                  * blocks of 32 like an activation, padded to a whole block; scores are integer
+                  * dot products with the query head quantized the same way). Each gives the same
+                  * logits on every build and thread count, not those of F32. */
 } ml_options;
 
-typedef enum ml_kv_type { ML_KV_F32 = 0, ML_KV_F16 = 1 } ml_kv_type;
-/* "f32" / "f16" -> type; ML_E_ARG naming the choices otherwise. */
+typedef enum ml_kv_type { ML_KV_F32 = 0, ML_KV_F16 = 1, ML_KV_Q8_0 = 2 } ml_kv_type;
+/* "f32" / "f16" / "q8_0" -> type; ML_E_ARG naming the choices otherwise. */
 ml_status ml_kv_type_parse(const char *name, int *type);
-const char *ml_kv_type_name(int type); /* "f32", "f16"; "unknown" otherwise */
+const char *ml_kv_type_name(int type); /* "f32", "f16", "q8_0"; "unknown" otherwise */
 
 void ml_options_init(ml_options *o);
 

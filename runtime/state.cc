@@ -11,13 +11,15 @@ namespace ml {
 
 void layout_state(Arena &a, State &s, const Config &c, int max_seq, int batch, int threads, int kv_type) {
   const uint64_t S = uint64_t(max_seq), L = uint64_t(c.n_layers), kv = uint64_t(c.kv_dim()), B = uint64_t(batch);
-  const bool f16 = kv_type == ML_KV_F16;
+  const bool f16 = kv_type == ML_KV_F16, q8 = kv_type == ML_KV_Q8_0;
+  const uint64_t hd = uint64_t(c.head_dim()), hdq = q8 ? (hd + ML_QK - 1) / ML_QK * ML_QK : 0;
   const uint64_t KS = (S + kKvBlock - 1) / kKvBlock * kKvBlock;  // the caches' positions per kv head
   s.max_seq = max_seq;
   s.kv_seq = int(KS);
   s.batch = batch;
   s.threads = threads;
   s.kv_type = kv_type;
+  s.kv_hdq = int(hdq);
   a.reserve(&s.x, B * c.dim);
   a.reserve(&s.xb, B * c.dim);
   a.reserve(&s.xb2, B * c.dim);
@@ -25,13 +27,23 @@ void layout_state(Arena &a, State &s, const Config &c, int max_seq, int batch, i
   a.reserve(&s.hb2, B * c.hidden_dim);
   a.reserve(&s.q, B * c.dim);
   a.reserve(&s.att, uint64_t(threads) * uint64_t(c.kv_mul()) * S);
-  a.reserve(&s.kv_row, f16 ? uint64_t(threads) * kKvBlock * uint64_t(c.head_dim()) : 0);
+  a.reserve(&s.kv_row, uint64_t(threads) * kKvBlock * (f16 ? hd : hdq));
   a.reserve(&s.kv_new, 2 * B * kv);
   a.reserve(&s.logits, B * c.vocab);
   a.reserve(&s.key_cache, f16 ? 0 : L * KS * kv);
   a.reserve(&s.value_cache, f16 ? 0 : L * KS * kv);
   a.reserve(&s.key_cache16, f16 ? L * KS * kv : 0);
   a.reserve(&s.value_cache16, f16 ? L * KS * kv : 0);
+  const uint64_t rows8 = q8 ? L * KS * uint64_t(c.n_kv_heads) : 0, M = uint64_t(c.kv_mul()), T = uint64_t(threads);
+  a.reserve(&s.key_cache8, rows8 * hdq);
+  a.reserve(&s.key_scale8, rows8 * hdq / ML_QK);
+  a.reserve(&s.value_cache8, rows8 * hdq);
+  a.reserve(&s.value_scale8, rows8 * hdq / ML_QK);
+  a.reserve(&s.att_x, q8 ? T * M : 0);
+  a.reserve(&s.att_xq, T * M * hdq);
+  a.reserve(&s.att_xd, T * M * hdq / ML_QK);
+  a.reserve(&s.att_xs, T * M * hdq / ML_QK);
+  a.reserve(&s.att_qf, T * hdq);
   a.reserve(&s.rope_cos, S * uint64_t(c.head_dim() / 2));
   a.reserve(&s.rope_sin, S * uint64_t(c.head_dim() / 2));
   const uint64_t qn = uint64_t(std::max(c.dim, c.hidden_dim));
@@ -47,6 +59,11 @@ void bind_activations(State &s, const Config &c) {
   const size_t qn = size_t(std::max(c.dim, c.hidden_dim)), nb = qn / ML_QK + 1;
   for (int t = 0; t < s.batch; ++t)
     s.xq[t] = ml_qact{s.xq_q + size_t(t) * qn, s.xq_d + size_t(t) * nb, s.xq_s + size_t(t) * nb, 0};
+  if (s.kv_type == ML_KV_Q8_0) {
+    const size_t hdq = size_t(s.kv_hdq), nbq = hdq / ML_QK;
+    for (size_t i = 0; i < size_t(s.threads) * size_t(c.kv_mul()); ++i)
+      s.att_x[i] = ml_qact{s.att_xq + i * hdq, s.att_xd + i * nbq, s.att_xs + i * nbq, 0};
+  }
 }
 
 // Llama 3's RoPE frequency scaling (rope_scaling = 1, Hugging Face's `llama3` rope type): with

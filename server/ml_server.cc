@@ -58,9 +58,10 @@ const char kUsage[] =
     "      --queue N         requests that may wait for a slot; more get 503 (default 64)\n"
     "  -t, --threads N       worker threads of the one model thread pool (default: one per CPU)\n"
     "      --ctx N           context positions per slot (default: the model's)\n"
-    "      --kv-type T       KV cache elements of every slot: f32 (default, the reference) or f16\n"
-    "                        (half the cache memory per slot; slightly different logits, the same\n"
-    "                        on every build and thread count). The startup line shows MB per slot\n"
+    "      --kv-type T       KV cache elements of every slot: f32 (default, the reference), f16 (half\n"
+    "                        the cache memory per slot) or q8_0 (about 0.28 of it); slightly\n"
+    "                        different logits, the same on every build and thread count. The\n"
+    "                        startup line shows MB per slot\n"
     "      --api-key KEY     every request except GET /health needs \"Authorization: Bearer KEY\"\n"
     "                        (default: the ML_API_KEY environment variable; none when unset)\n"
     "      --max-body BYTES  largest request body accepted (default 1048576)\n"
@@ -120,7 +121,7 @@ int parse_args(int argc, char **argv, Args *a) {
       else if (!std::strcmp(o, "--chat-template"))
         a->chat_template = v;
       else if (!std::strcmp(o, "--kv-type")) {
-        if (ml_kv_type_parse(v, &a->kv_type) != ML_OK) return usage_error("--kv-type %s: choose f32 or f16", v);
+        if (ml_kv_type_parse(v, &a->kv_type) != ML_OK) return usage_error("--kv-type %s: choose f32, f16 or q8_0", v);
       }
       else
         return usage_error("unknown option %s", o);

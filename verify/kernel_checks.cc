@@ -600,6 +600,9 @@ void mutant_rmsnorm_off_by_1e4(float *o, const float *x, const float *w, int n, 
   ml_k_rmsnorm_scalar(o, x, w, n, eps);
   for (int i = 0; i < n; ++i) o[i] *= 1.0001f;
 }
+void mutant_dequantize_first_scale(float *y, const int8_t *q, const float *d, int n) {
+  for (int i = 0; i < n; ++i) y[i] = float(q[i]) * d[0];
+}
 void mutant_quantize_truncates(ml_qact *out, const float *x, int k) {
   ml_k_quantize_q8_scalar(out, x, k);
   for (int i = 0; i < k; ++i) {
@@ -665,6 +668,33 @@ void check_dot_cols(Reporter &rep, const char *name, Fn *fn) {
   rep.end(c);
 }
 
+// dequantize_q8 against its definition float(q)·d per element: 1..10 blocks, every int8 value
+// (−128 included) in every lane, scales of both signs from 2^-107 (the smallest a stored block has)
+// to 1e30 and zero, inputs ending at the guard page, nothing written past y[n − 1].
+template <class Fn>
+void check_dequantize(Reporter &rep, const char *name, Fn *fn) {
+  ml_check c = rep.begin("kernel", name, "1..10 blocks, q = -128..127, d = 0, ±2^-107 .. ±1e30", 0.0);
+  Rng rng(81);
+  for (int nb : {1, 2, 3, 5, 8, 10})
+    for (size_t align : kAlignModes) {
+      const int n = nb * ML_QK;
+      GuardBuffer q(size_t(n), align), d(size_t(nb) * 4, align);
+      for (int i = 0; i < n; ++i) q.as<int8_t>()[i] = int8_t(uint8_t((i * 37 + nb) & 0xFF));
+      const float scales[] = {0.0f, 0x1p-107f, -0x1p-107f, 1e30f, -1e30f, 1.0f};
+      for (int b = 0; b < nb; ++b)
+        d.as<float>()[b] = b < 6 && nb > 5 ? scales[b] : rng.uniform(-2, 2) * (b % 2 ? 1e-3f : 1.0f);
+      GVec y(std::vector<float>(size_t(n) + 1, sentinel()), align);
+      fn(y.p(), q.as<int8_t>(), d.as<float>(), n);
+      for (int i = 0; i < n; ++i) {
+        const float want = float(q.as<int8_t>()[i]) * d.as<float>()[i / ML_QK];
+        Reporter::observe(c, bit_err(y.p()[i], want, 1.0), "n=%d i=%d q=%d: %.9g vs %.9g", n, i, int(q.as<int8_t>()[i]),
+                          double(y.p()[i]), double(want));
+      }
+      if (float_bits(y.p()[n]) != kSentinelBits) Reporter::fail(c, "n=%d: y[n] was written", n);
+    }
+  rep.end(c);
+}
+
 template <class Fn>
 void check_axpy_rows(Reporter &rep, const char *name, Fn *fn) {
   ml_check c = rep.begin("kernel", name, "n = 1..257, 1..13 rows, ld = n, n + 5", 0.0);
@@ -701,6 +731,7 @@ extern "C" int ml_verify_kernels(ml_check_sink sink, void *user, double tol_scal
   });
   each_variant<kn_matvec_f32>(rep, [](Reporter &r, const char *n, auto *f) { check_matvec_f32(r, n, f); });
   each_variant<kn_quantize_q8>(rep, [](Reporter &r, const char *n, auto *f) { check_quantize(r, n, f); });
+  each_variant<kn_dequantize_q8>(rep, [](Reporter &r, const char *n, auto *f) { check_dequantize(r, n, f); });
   each_variant<kn_dot_f32>(rep, [](Reporter &r, const char *n, auto *f) { check_dot(r, n, f); });
   each_variant<kn_axpy_f32>(rep, [](Reporter &r, const char *n, auto *f) { check_axpy(r, n, f); });
   each_variant<kn_dot_f32_cols>(rep, [](Reporter &r, const char *n, auto *f) { check_dot_cols(r, n, f); });
@@ -721,5 +752,6 @@ extern "C" int ml_verify_selftest(ml_check_sink sink, void *user) {
                 &ml_k_matvec_q8_scalar, false);
   rmsnorm_checks(rep, "rmsnorm [mutant: 1e-4 too large]", &mutant_rmsnorm_off_by_1e4, &ml_k_rmsnorm_scalar);
   check_quantize(rep, "quantize_q8 [mutant: truncates]", &mutant_quantize_truncates);
+  check_dequantize(rep, "dequantize_q8 [mutant: first block's scale]", &mutant_dequantize_first_scale);
   return rep.failures();
 }

@@ -1,7 +1,7 @@
 // quantize_q8 with Highway: per block max |x|, then q = trunc(x·id + copysign(0.5, x)) with the
 // scalar reference's exact float operations, so q and d are bit-identical to
 // kernels/scalar/quantize.cc (tested: verify/kernel_checks.cc). Blocks are 32 floats; the vector
-// covers a block in 32/N steps (N = lanes, at most 16 here).
+// covers a block in 32/N steps (N = lanes, at most 16 here). dequantize_q8 below.
 #include "kernels/kernels.h"
 #include "simd/hwy.h"
 
@@ -35,6 +35,22 @@ extern "C" void ml_k_quantize_q8_hwy(ml_qact *out, const float *x, int k) {
     ml_block_sums_q8(out->s + b, qb, ML_QK);
   }
   out->n = k;
+}
+
+// dequantize_q8: N quants at a time sign-extended to int32, converted (exact) and multiplied by
+// the block's scale: the scalar reference's one product per element.
+extern "C" void ml_k_dequantize_q8_hwy(float *y, const int8_t *q, const float *d, int n) {
+  const hn::CappedTag<float, 16> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<int8_t, decltype(df)> d8;
+  const size_t N = hn::Lanes(df);
+  for (int b = 0; b < n / ML_QK; ++b) {
+    const auto scale = hn::Set(df, d[b]);
+    for (size_t j = 0; j < ML_QK; j += N) {
+      const size_t at = size_t(b) * ML_QK + j;
+      hn::StoreU(hn::Mul(hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, q + at))), scale), df, y + at);
+    }
+  }
 }
 
 }  // namespace HWY_NAMESPACE

@@ -4,6 +4,7 @@
 //   quantize_q8 (kernel): x (k floats, k % 32 == 0) → out->q (k int8), out->d (k/32 floats),
 //     out->s (k/32 exact block sums of q).
 //     d = amax/127; id = 127/amax; q = trunc(x·id + copysign(0.5, x)) clamped to [−127, 127].
+//   dequantize_q8 (kernel): y = float(q) · d, per element (the Q8_0 KV cache's V rows).
 //   ml_quantize_row_q4_0: GGUF's rule. m = first element of largest |x| (signed); d = m/−8;
 //     id = 1/d; q = min(15, trunc(x·id + 8.5)); byte j = q[j] | q[j+16] << 4.
 #include <cmath>
@@ -133,4 +134,8 @@ extern "C" void ml_k_quantize_q8_scalar(ml_qact *out, const float *x, int k) {
   ml_quantize_row_q8_0(out->q, out->d, x, k);
   ml_block_sums_q8(out->s, out->q, k);
   out->n = k;
+}
+
+extern "C" void ml_k_dequantize_q8_scalar(float *y, const int8_t *q, const float *d, int n) {
+  for (int i = 0; i < n; ++i) y[i] = float(q[i]) * d[i / ML_QK];
 }

@@ -83,6 +83,15 @@ class Golden(Base):
             alpha = sum(c.isalpha() or c.isspace() for c in text) / len(text)
             self.assertGreater(alpha, 0.9, text)
 
+    def test_kv_cache_types_write_the_story(self):
+        # stories260K's head_dim is 8: a Q8_0 cache pads each row to one block of 32
+        for kv in ("f16", "q8_0"):
+            r = ml_run(model("stories260K_q8_0.mlb"), "-z", TOK512, "-n", "60", "--temp", "0", "--kv-type", kv,
+                       "-i", "Once upon a time")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            text = r.stdout.decode("utf-8")
+            self.assertTrue(text.startswith("Once upon a time, there was a little girl named Lily."), "%s: %s" % (kv, text))
+
     def test_empty_prompt_writes_a_story(self):
         r = ml_run(model("stories260K_f32.mlb"), "-z", TOK512, "-n", "40", "--temp", "0")
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -202,6 +211,10 @@ class Misuse(Base):
 
     def test_unknown_option(self):
         self.run_bad(6, "unknown option --frobnicate", model("stories260K_f32.mlb"), "-z", TOK512, "--frobnicate", "1")
+
+    def test_bad_kv_type(self):
+        for t in ("q4_0", "F16", ""):
+            self.run_bad(6, "choose f32, f16 or q8_0", model("stories260K_f32.mlb"), "-z", TOK512, "--kv-type", t)
 
     def test_steps_zero(self):
         for n in ("0", "-1", "many", ""):

@@ -1,7 +1,7 @@
 // End to end: the build's forward pass against the scalar reference forward, llama2.c run.c's own
 // logits, teacher-forced agreement with llama2.c's golden tokens, and thread-count independence
-// (verify/e2e_checks.cc); the same checks with an F16 KV cache (named to fall in the same CTest
-// groups, cmake/Tests.cmake).
+// (verify/e2e_checks.cc); the same checks with an F16 and a Q8_0 KV cache (named to fall in the same
+// CTest groups, cmake/Tests.cmake).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -41,18 +41,31 @@ TEST_CASE("ISA forward vs scalar forward: random models with an F16 KV cache", "
   test::expect_all_pass(r);
 }
 
-TEST_CASE("logits are bit-identical for 1..4 threads with an F16 KV cache", "[e2e-random]") {
+// Q8_0 KV cache: the build's forward against the scalar reference's, both with Q8_0 caches, bit for
+// bit (quantized models): head_dim 32 (random_gqa, llama3_tiny), 64 (qwen2_tiny: one kv head of 4
+// query heads) and 16 (tiny_q8_0: rows padded to a block).
+TEST_CASE("ISA forward vs scalar forward: random models with a Q8_0 KV cache", "[e2e-random]") {
   test::Rows r;
-  for (const char *m : {"random_gqa_q8_0", "random_odd_q4_0_panel16", "qwen2_tiny_q4_0_panel16", "llama3_tiny_q8_0_panel16"})
-    ml_verify_threads_kv(test::models(std::string(m) + ".mlb").c_str(), 12, 4, ML_KV_F16, &test::Rows::sink, &r);
+  for (const char *m : {"random_gqa_q8_0", "random_gqa_q4_0_panel16", "qwen2_tiny_q4_0_panel16", "llama3_tiny_q8_0_panel16",
+                        "tiny_q8_0"})
+    ml_verify_e2e_kv(test::models(std::string(m) + ".mlb").c_str(), 8, 16, ML_KV_Q8_0, &test::Rows::sink, &r, 1.0);
   test::expect_all_pass(r);
 }
 
-TEST_CASE("batched prefill gives the bits of one token at a time with an F16 KV cache", "[e2e-random]") {
+TEST_CASE("logits are bit-identical for 1..4 threads with an F16 or Q8_0 KV cache", "[e2e-random]") {
+  test::Rows r;
+  for (int kv : {ML_KV_F16, ML_KV_Q8_0})
+    for (const char *m : {"random_gqa_q8_0", "random_odd_q4_0_panel16", "qwen2_tiny_q4_0_panel16", "llama3_tiny_q8_0_panel16"})
+      ml_verify_threads_kv(test::models(std::string(m) + ".mlb").c_str(), 12, 4, kv, &test::Rows::sink, &r);
+  test::expect_all_pass(r);
+}
+
+TEST_CASE("batched prefill gives the bits of one token at a time with an F16 or Q8_0 KV cache", "[e2e-random]") {
   test::Rows r;
   const int chunks[] = {64, 7};
-  for (const char *m : {"random_gqa_q4_0_panel16", "qwen2_tiny_q8_0_panel16"})
-    ml_verify_batch_kv(test::models(std::string(m) + ".mlb").c_str(), 40, chunks, 2, ML_KV_F16, &test::Rows::sink, &r);
+  for (int kv : {ML_KV_F16, ML_KV_Q8_0})
+    for (const char *m : {"random_gqa_q4_0_panel16", "qwen2_tiny_q8_0_panel16"})
+      ml_verify_batch_kv(test::models(std::string(m) + ".mlb").c_str(), 40, chunks, 2, kv, &test::Rows::sink, &r);
   test::expect_all_pass(r);
 }
 
@@ -160,7 +173,8 @@ TEST_CASE("teacher-forced on llama2.c's golden tokens", "[e2e-stories]") {
   REQUIRE(golden.size() == 201);
   // Exact counts of positions (of 200) whose greedy argmax is llama2.c's next token, measured with
   // the scalar reference on 2026-12-01: F32 200 (the same model as run.c's: every choice agrees),
-  // Q8_0 196, Q4_0 171; with an F16 KV cache 200, 198, 170 (the agreement it costs, or not). Every
+  // Q8_0 196, Q4_0 171; with an F16 KV cache 200, 198, 170, with a Q8_0 KV cache (head_dim 8, each
+  // row one zero-padded block) 198, 198, 171 (the agreement it costs, or not). Every
   // build must reproduce them exactly with its own kernels too (the quantized forward is
   // bit-identical to the reference's, and F32 agrees everywhere), so a change in either direction
   // is a change of the numerics that must be explained, not a floor still met.
@@ -171,8 +185,9 @@ TEST_CASE("teacher-forced on llama2.c's golden tokens", "[e2e-stories]") {
   const int reference = std::strcmp(ml_build_isa(), "scalar") == 0 ? 1 : 0;
   struct Want { const char *w; int kv; int count; };
   for (const Want &x : {Want{"f32", ML_KV_F32, 200}, Want{"q8_0", ML_KV_F32, 196}, Want{"q4_0", ML_KV_F32, 171},
-                        Want{"f32", ML_KV_F16, 200}, Want{"q8_0", ML_KV_F16, 198}, Want{"q4_0", ML_KV_F16, 170}}) {
-    const char *cache = x.kv == ML_KV_F16 ? ", F16 KV cache" : "";
+                        Want{"f32", ML_KV_F16, 200}, Want{"q8_0", ML_KV_F16, 198}, Want{"q4_0", ML_KV_F16, 170},
+                        Want{"f32", ML_KV_Q8_0, 198}, Want{"q8_0", ML_KV_Q8_0, 198}, Want{"q4_0", ML_KV_Q8_0, 171}}) {
+    const char *cache = x.kv == ML_KV_F16 ? ", F16 KV cache" : x.kv == ML_KV_Q8_0 ? ", Q8_0 KV cache" : "";
     const std::string path = test::models(std::string("stories260K_") + x.w + ".mlb");
     const double agree = ml_verify_teacher_forced_kv(path.c_str(), golden.data(), 201, reference, x.kv);
     const long count = std::lround(agree * 200.0);

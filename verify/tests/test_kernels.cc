@@ -28,14 +28,16 @@ TEST_CASE("the harness catches deliberately wrong kernels", "[kernels]") {
   const int failures = ml_verify_selftest(&test::Rows::sink, &r);
   REQUIRE(!r.rows.empty());
   CHECK(failures > 0);
-  int caught[3] = {0, 0, 0};
+  int caught[4] = {0, 0, 0, 0};
   for (const ml_check &c : r.rows) {
     const std::string name = c.name;
-    if (!c.pass) caught[name.rfind("matvec_q8", 0) == 0 ? 0 : name.rfind("rmsnorm", 0) == 0 ? 1 : 2]++;
+    if (!c.pass)
+      caught[name.rfind("matvec_q8", 0) == 0 ? 0 : name.rfind("rmsnorm", 0) == 0 ? 1 : name.rfind("quantize", 0) == 0 ? 2 : 3]++;
   }
   CHECK(caught[0] > 0);  // int32 block sums and results of a matvec that drops a block
   CHECK(caught[1] > 0);  // an rmsnorm 1e-4 off
   CHECK(caught[2] > 0);  // a quantizer that truncates
+  CHECK(caught[3] > 0);  // a dequantizer that takes the first block's scale everywhere
 }
 
 TEST_CASE("the Highway static target is the one the ISA table names", "[kernels]") {

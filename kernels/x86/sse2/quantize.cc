@@ -2,6 +2,8 @@
 // trunc(x·id + copysign(0.5, x)) with cvttps, saturating packs and a clamp to ±127 — the exact
 // float operations of kernels/scalar/quantize.cc, so q and d are bit-identical (a NaN becomes
 // −127 as in the reference). The block sums s come from the clamped int16 values (pmaddwd by 1).
+// dequantize_q8: 16 quants sign-extended (unpack with themselves, arithmetic shifts), cvtdq2ps
+// (exact) and one mulps by the block's scale: the reference's one product per element.
 #include <emmintrin.h>
 
 #include "kernels/kernels.h"
@@ -42,4 +44,18 @@ extern "C" void ml_k_quantize_q8_sse2(ml_qact *out, const float *x, int k) {
     out->s[b] = _mm_cvtsi128_si32(sum);
   }
   out->n = k;
+}
+
+extern "C" void ml_k_dequantize_q8_sse2(float *y, const int8_t *q, const float *d, int n) {
+  for (int b = 0; b < n / ML_QK; ++b) {
+    const __m128 scale = _mm_set1_ps(d[b]);
+    for (int j = 0; j < ML_QK; j += 16) {
+      const int at = b * ML_QK + j;
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(q + at));
+      const __m128i lo = _mm_srai_epi16(_mm_unpacklo_epi8(v, v), 8), hi = _mm_srai_epi16(_mm_unpackhi_epi8(v, v), 8);
+      const __m128i w[4] = {_mm_srai_epi32(_mm_unpacklo_epi16(lo, lo), 16), _mm_srai_epi32(_mm_unpackhi_epi16(lo, lo), 16),
+                            _mm_srai_epi32(_mm_unpacklo_epi16(hi, hi), 16), _mm_srai_epi32(_mm_unpackhi_epi16(hi, hi), 16)};
+      for (int k = 0; k < 4; ++k) _mm_storeu_ps(y + at + 4 * k, _mm_mul_ps(_mm_cvtepi32_ps(w[k]), scale));
+    }
+  }
 }
