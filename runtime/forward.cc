@@ -18,6 +18,7 @@
 #include "kernels/scalar/kv_f16.h"
 #include "kernels/scalar/panel.h"
 #include "runtime/ml.h"
+#include "simd/prefetch.h"
 
 namespace ml {
 
@@ -203,6 +204,7 @@ void attend_q8(const Q8Cache &kc, int g, int len, int hd, float sqrt_hd, const f
   for (int p0 = 0; p0 < len; p0 += kKvBlock) {
     const int nb = std::min(kKvBlock, len - p0);
     const size_t at = kc.at(g) + size_t(p0) * hdq;
+    for (size_t b = 0; b < size_t(kKvBlock) * hdq; b += 64) prefetch(kc.v + at + size_t(kKvBlock) * hdq + b);  // the next block
     K::dequantize_q8(buf, kc.v + at, kc.vd + at / ML_QK, nb * hdq);
     for (int j = j0; j < j1; ++j)
       K::axpy_f32_rows(out + size_t(head(j)) * hd, att + size_t(j - j0) * S + size_t(p0), buf, size_t(hdq), nb, hd);
