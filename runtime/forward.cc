@@ -5,8 +5,8 @@
 // attention is split by (token, kv head, set of its query heads): each query head's scores,
 // softmax and weighted sum run in one fixed order whatever the split, so results are
 // bit-identical for every thread count and batch size. The query heads that share a kv head (GQA)
-// are evaluated together, so each K/V row is read — and for an F16 cache converted — once for all
-// of them.
+// are evaluated together, so each K/V row is read — and for an F16 cache converted, for a Q8_0
+// cache scored as one matmul and dequantized — once for all of them.
 #include "runtime/forward.h"
 
 #include <algorithm>
@@ -227,9 +227,10 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights &w = m.layers[size_t(l)];
     const size_t layer_kv = size_t(l) * KS * kv_dim;  // this layer's (n_kv_heads, kv_seq, head_dim) of the cache
-    const KvCache k_cache{f16 ? nullptr : s.key_cache + layer_kv, f16 ? s.key_cache16 + layer_kv : nullptr};
-    const KvCache v_cache{f16 ? nullptr : s.value_cache + layer_kv, f16 ? s.value_cache16 + layer_kv : nullptr};
-    const size_t layer_q8 = size_t(l) * KS * size_t(c.n_kv_heads) * size_t(s.kv_hdq);  // Q8_0: the layer's rows
+    const bool f32 = !f16 && !q8;  // each type's pointers only where its arrays exist
+    const KvCache k_cache{f32 ? s.key_cache + layer_kv : nullptr, f16 ? s.key_cache16 + layer_kv : nullptr};
+    const KvCache v_cache{f32 ? s.value_cache + layer_kv : nullptr, f16 ? s.value_cache16 + layer_kv : nullptr};
+    const size_t layer_q8 = q8 ? size_t(l) * KS * size_t(c.n_kv_heads) * size_t(s.kv_hdq) : 0;  // Q8_0: the layer's rows
     const Q8Cache q8_cache{s.key_cache8 + layer_q8, s.value_cache8 + layer_q8, s.key_scale8 + layer_q8 / ML_QK,
                            s.value_scale8 + layer_q8 / ML_QK, KS, s.kv_hdq};
     float *k = s.kv_new;                              // (n, kv_dim) the new K rows, before they go to the cache

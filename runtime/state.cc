@@ -30,8 +30,8 @@ void layout_state(Arena &a, State &s, const Config &c, int max_seq, int batch, i
   a.reserve(&s.kv_row, uint64_t(threads) * kKvBlock * (f16 ? hd : hdq));
   a.reserve(&s.kv_new, 2 * B * kv);
   a.reserve(&s.logits, B * c.vocab);
-  a.reserve(&s.key_cache, f16 ? 0 : L * KS * kv);
-  a.reserve(&s.value_cache, f16 ? 0 : L * KS * kv);
+  a.reserve(&s.key_cache, f16 || q8 ? 0 : L * KS * kv);
+  a.reserve(&s.value_cache, f16 || q8 ? 0 : L * KS * kv);
   a.reserve(&s.key_cache16, f16 ? L * KS * kv : 0);
   a.reserve(&s.value_cache16, f16 ? L * KS * kv : 0);
   const uint64_t rows8 = q8 ? L * KS * uint64_t(c.n_kv_heads) : 0, M = uint64_t(c.kv_mul()), T = uint64_t(threads);
