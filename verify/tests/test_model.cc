@@ -49,6 +49,44 @@ TEST_CASE("a valid model opens", "[model]") {
   ml_close(ctx);
 }
 
+// The KV cache type sets the context's memory: random_gqa (2 layers, 2 kv heads of head_dim 32,
+// context 128) holds 2 · 2 · 128 · 64 = 32768 K and V elements: 128 KiB as F32, 64 as F16, and as
+// Q8_0 32 KiB of quants plus 4 KiB of block scales. The arenas differ by exactly that (every buffer
+// is 64-byte aligned and these sizes are multiples of 64), so a type that also reserves another
+// type's arrays shows. An unknown type is refused, naming the choices.
+TEST_CASE("the KV cache type sets the context's memory", "[model]") {
+  uint64_t arena[3] = {0, 0, 0};
+  for (int kv : {ML_KV_F32, ML_KV_F16, ML_KV_Q8_0}) {
+    ml_options o;
+    ml_options_init(&o);
+    o.kv_type = kv;
+    o.n_threads = 1;
+    ml_ctx *ctx = nullptr;
+    REQUIRE(ml_open(&ctx, test::models("random_gqa_q8_0.mlb").c_str(), nullptr, &o) == ML_OK);
+    ml_model_info info;
+    REQUIRE(ml_get_info(ctx, &info) == ML_OK);
+    CHECK(info.kv_type == kv);
+    arena[kv] = info.arena_bytes;
+    ml_close(ctx);
+  }
+  const uint64_t elements = 2 * 2 * 128 * 64, q8 = elements + elements / 32 * 4;
+  INFO("arena f32 " << arena[0] << ", f16 " << arena[1] << ", q8_0 " << arena[2]);
+  CHECK(arena[0] - arena[1] == elements * 2 - 32 * 32 * 4);  // F16 adds one block of 32 rows as F32
+  // Q8_0 adds per-thread scratch for the quantized query heads (under 1 KiB here)
+  CHECK(arena[1] - arena[2] + 1024 >= elements * 2 - q8);
+  CHECK(arena[1] - arena[2] <= elements * 2 - q8);
+  ml_options o;
+  ml_options_init(&o);
+  o.kv_type = 3;
+  ml_ctx *ctx = nullptr;
+  CHECK(ml_open(&ctx, test::models("random_gqa_q8_0.mlb").c_str(), nullptr, &o) == ML_E_ARG);
+  CHECK(std::string(ml_last_error()).find("ML_KV_Q8_0 (2)") != std::string::npos);
+  int t = -1;
+  CHECK(ml_kv_type_parse("q4_0", &t) == ML_E_ARG);
+  CHECK(std::string(ml_last_error()).find("choose f32, f16 or q8_0") != std::string::npos);
+  CHECK((ml_kv_type_parse("q8_0", &t) == ML_OK && t == ML_KV_Q8_0));
+}
+
 TEST_CASE("a version-2 header with llama3 RoPE scaling and n_tokens opens and says so", "[model]") {
   std::string b = test::read_file(test::models("tiny_q8_0.mlb"));
   put_u32(b, 4, 2);
