@@ -28,7 +28,7 @@
 //
 // A block of weights is loaded (and offset or unpacked) once and used for T tokens, so a prompt of
 // m tokens reads the weights m/T times instead of m (matmul); matvec is T = 1. Each block step
-// prefetches the units and scales kPrefetchBytes of units ahead (simd/prefetch.h: 4 Q8 or 8 Q4
+// prefetches the units and scales kPrefetchBytes of units ahead (simd/prefetch.h: 16 Q8 or 32 Q4
 // blocks; the next panel's when the panel ends, past the tensor a harmless hint): where the
 // hardware prefetchers alone keep too few lines in flight, decode is bound by that (docs/bench.md).
 // Float order (kernels/kernels.h), per row and token: t_b = (float(sumi_b) · dw_b) · dx_b into
