@@ -4,7 +4,8 @@
 //   quantize_q8 (kernel): x (k floats, k % 32 == 0) → out->q (k int8), out->d (k/32 floats),
 //     out->s (k/32 exact block sums of q).
 //     d = amax/127; id = 127/amax; q = trunc(x·id + copysign(0.5, x)) clamped to [−127, 127].
-//   dequantize_q8 (kernel): y = float(q) · d, per element (the Q8_0 KV cache's V rows).
+//   dequantize_q8 (kernel): y = float(q) · d, per element (the Q8_0 KV cache's V rows, and
+//     ml_dequantize_row's row-major Q8_0 rows: the one definition).
 //   ml_quantize_row_q4_0: GGUF's rule. m = first element of largest |x| (signed); d = m/−8;
 //     id = 1/d; q = min(15, trunc(x·id + 8.5)); byte j = q[j] | q[j+16] << 4.
 #include <cmath>
@@ -68,6 +69,10 @@ extern "C" void ml_block_sums_q8(int32_t *s, const int8_t *q, int k) {
   }
 }
 
+extern "C" void ml_k_dequantize_q8_scalar(float *y, const int8_t *q, const float *d, int n) {
+  for (int i = 0; i < n; ++i) y[i] = float(q[i]) * d[i / ML_QK];
+}
+
 extern "C" void ml_dequantize_row(float *out, const ml_qtensor *W, int row) {
   const int K = W->cols, nb = K / ML_QK;
   if (W->layout == ML_LAYOUT_PANEL16) {
@@ -87,12 +92,9 @@ extern "C" void ml_dequantize_row(float *out, const ml_qtensor *W, int row) {
     case ML_TYPE_F32:
       std::memcpy(out, static_cast<const float *>(W->q) + size_t(row) * K, sizeof(float) * K);
       break;
-    case ML_TYPE_Q8_0: {
-      const int8_t *q = static_cast<const int8_t *>(W->q) + size_t(row) * K;
-      const float *d = W->d + size_t(row) * nb;
-      for (int j = 0; j < K; ++j) out[j] = float(q[j]) * d[j / ML_QK];
+    case ML_TYPE_Q8_0:
+      ml_k_dequantize_q8_scalar(out, static_cast<const int8_t *>(W->q) + size_t(row) * K, W->d + size_t(row) * nb, K);
       break;
-    }
     case ML_TYPE_Q4_0: {
       const uint8_t *q = static_cast<const uint8_t *>(W->q) + size_t(row) * nb * (ML_QK / 2);
       const float *d = W->d + size_t(row) * nb;
@@ -134,8 +136,4 @@ extern "C" void ml_k_quantize_q8_scalar(ml_qact *out, const float *x, int k) {
   ml_quantize_row_q8_0(out->q, out->d, x, k);
   ml_block_sums_q8(out->s, out->q, k);
   out->n = k;
-}
-
-extern "C" void ml_k_dequantize_q8_scalar(float *y, const int8_t *q, const float *d, int n) {
-  for (int i = 0; i < n; ++i) y[i] = float(q[i]) * d[i / ML_QK];
 }
