@@ -216,6 +216,7 @@ struct Job {
   bool chat = false, stream = false;
   // Guarded by Server::mu_.
   std::string text;  // the text so far that no stop string can still claim
+  std::vector<size_t> ends;  // text.size() after each publish: a stream sends each piece as its own chunk
   bool done = false, cancelled = false;
   std::string finish;  // "stop" | "length" | "error"
   std::string error;
@@ -324,6 +325,7 @@ void Server::publish(Job &j, bool all) {
   {
     std::lock_guard<std::mutex> lk(mu_);
     j.text.append(j.held, 0, n);
+    j.ends.push_back(j.text.size());
   }
   j.held.erase(0, n);
   j.cv.notify_all();
@@ -658,15 +660,20 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
   }
   res.set_header("Cache-Control", "no-cache");
   const std::string chunk_object = chat ? "chat.completion.chunk" : "text_completion";
-  auto sent = std::make_shared<size_t>(0);
+  auto sent = std::make_shared<size_t>(0);  // pieces (Job::ends) sent so far
   auto first = std::make_shared<bool>(true);
   res.set_chunked_content_provider(
       "text/event-stream",
       [this, job, id, created, chunk_object, chat, sent, first](size_t, httplib::DataSink &sink) {
         std::unique_lock<std::mutex> lk(mu_);
-        job->cv.wait_for(lk, std::chrono::milliseconds(200), [&] { return job->done || job->text.size() > *sent; });
-        const std::string piece = job->text.substr(*sent);
-        *sent = job->text.size();
+        job->cv.wait_for(lk, std::chrono::milliseconds(200), [&] { return job->done || job->ends.size() > *sent; });
+        // One chunk per published piece (a token's text, or what a stop string no longer holds back),
+        // however many were published since the last call: a fast model streams as a slow one does.
+        std::vector<std::string> pieces;
+        for (size_t from = *sent ? job->ends[*sent - 1] : 0; *sent < job->ends.size(); ++*sent) {
+          pieces.push_back(job->text.substr(from, job->ends[*sent] - from));
+          from = job->ends[*sent];
+        }
         const bool done = job->done;
         const std::string finish = job->finish, error = job->error;
         const json use = usage(*job), tim = timings(*job);
@@ -683,7 +690,8 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
         std::string out;
         if (*first && chat) out += sse(chunk(json{{"role", "assistant"}, {"content", ""}}, nullptr));
         *first = false;
-        if (!piece.empty()) out += sse(chunk(chat ? json{{"content", piece}} : json(piece), nullptr));
+        for (const std::string &piece : pieces)
+          out += sse(chunk(chat ? json{{"content", piece}} : json(piece), nullptr));
         if (done) {
           if (finish == "error") {
             out += sse(error_body(500, error, "server_error"));
