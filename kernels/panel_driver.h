@@ -36,17 +36,21 @@
 // row range and every ISA. Row tails: a range [r0, r1) computes whole panels and stores only its
 // rows (Width::store); the caller splits on multiples of 16 (kernels/kernels.h).
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/kernels.h"
 #include "simd/prefetch.h"
 
 namespace ml::driver {
 
-// Rows [r0, r1) of the tokens t0 .. t0+T-1 of Y[t·ldy + r] = W · X[t].
-template <class Width, class Int, bool Q4, int T>
+// Rows [r0, r1) of the tokens t0 .. t0+T-1 of Y[t·ldy + r] = W · X[t]. kPf: prefetch the weights
+// kPrefetchBytes ahead (they come from DRAM: matvec, and a matmul's first pass over a panel; the
+// later passes find the panel in L2 and skip the hints).
+template <class Width, class Int, bool Q4, int T, bool kPf = true>
 inline void panel_tokens(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int t0, int r0, int r1) {
   constexpr size_t kUnits = Q4 ? 4 : 8;
   const int nb = W->cols / ML_QK;
@@ -57,21 +61,37 @@ inline void panel_tokens(float *Y, size_t ldy, const ml_qtensor *W, const ml_qac
     typename Width::Acc acc[T][4];
     for (int t = 0; t < T; ++t)
       for (int k = 0; k < 4; ++k) acc[t][k] = Width::zero();
-    for (int b = 0; b < nb; ++b, units += kUnits * 64, d += ML_PANEL_ROWS) {
-      for (size_t l = 0; l < kUnits; ++l) ml::prefetch(units + kPrefetchBytes + l * 64);
-      ml::prefetch(d + kPrefetchBytes / (kUnits * 64) * ML_PANEL_ROWS);  // the scales of that block
+    // Block b into partial k = b mod 4; k is a constant of each call so the partials can stay in
+    // registers (indexed at run time they live in memory: a store and a reload every block).
+    const auto step = [&](int b, auto k) {
+      const uint8_t *ub = units + size_t(b) * kUnits * 64;
+      const float *db = d + size_t(b) * ML_PANEL_ROWS;
+      if constexpr (kPf) {
+        for (size_t l = 0; l < kUnits; ++l) ml::prefetch(ub + kPrefetchBytes + l * 64);
+        ml::prefetch(db + kPrefetchBytes / (kUnits * 64) * ML_PANEL_ROWS);  // the scales of that block
+      }
       const auto w = [&] {
         if constexpr (Q4)
-          return Int::load_q4(units);
+          return Int::load_q4(ub);
         else
-          return Int::load_q8(reinterpret_cast<const int8_t *>(units));
+          return Int::load_q8(reinterpret_cast<const int8_t *>(ub));
       }();
       for (int t = 0; t < T; ++t) {
         const ml_qact &x = X[t0 + t];
         const typename Width::Sums s = Int::dot(w, Int::template prep<Q4>(x.q + b * ML_QK, x.s[b]));
-        acc[t][b & 3] = Width::fold(acc[t][b & 3], s, d, x.d[b]);
+        acc[t][decltype(k)::value] = Width::fold(acc[t][decltype(k)::value], s, db, x.d[b]);
       }
+    };
+    int b = 0;
+    for (; b + 4 <= nb; b += 4) {
+      step(b, std::integral_constant<int, 0>());
+      step(b + 1, std::integral_constant<int, 1>());
+      step(b + 2, std::integral_constant<int, 2>());
+      step(b + 3, std::integral_constant<int, 3>());
     }
+    if (b < nb) step(b, std::integral_constant<int, 0>());
+    if (b + 1 < nb) step(b + 1, std::integral_constant<int, 1>());
+    if (b + 2 < nb) step(b + 2, std::integral_constant<int, 2>());
     const int row0 = p * ML_PANEL_ROWS, lo = r0 > row0 ? r0 : row0;
     const int hi = r1 < row0 + ML_PANEL_ROWS ? r1 : row0 + ML_PANEL_ROWS;
     for (int t = 0; t < T; ++t)
@@ -81,13 +101,27 @@ inline void panel_tokens(float *Y, size_t ldy, const ml_qtensor *W, const ml_qac
   }
 }
 
-// Batched: Width::kTokens tokens per weight load, then the leftover tokens one at a time.
+// Batched, blocked for the caches: the tokens go in chunks whose activations fit in L2 (kXBytes of
+// quants); for each chunk, each panel of [r0, r1) is read from DRAM once (by its first group of
+// Width::kTokens tokens) and from L2 by the chunk's other groups, then the leftover tokens one at
+// a time. So a prompt of m tokens streams the weights ⌈m / chunk⌉ times, not m / kTokens times.
 template <class Width, class Int, bool Q4>
 inline void panel_matmul(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
   constexpr int kT = Width::kTokens;
-  int t = 0;
-  for (; t + kT <= m; t += kT) panel_tokens<Width, Int, Q4, kT>(Y, ldy, W, X, t, r0, r1);
-  for (; t < m; ++t) panel_tokens<Width, Int, Q4, 1>(Y, ldy, W, X, t, r0, r1);
+  constexpr size_t kXBytes = 256 * 1024;
+  const int chunk = kT * std::max(1, int(kXBytes / size_t(W->cols) / kT));
+  for (int c0 = 0; c0 < m; c0 += chunk) {
+    const int c1 = std::min(m, c0 + chunk);
+    for (int p = r0 / ML_PANEL_ROWS; p * ML_PANEL_ROWS < r1; ++p) {
+      const int lo = std::max(r0, p * ML_PANEL_ROWS), hi = std::min(r1, (p + 1) * ML_PANEL_ROWS);
+      int t = c0;
+      if (t + kT <= c1) {
+        panel_tokens<Width, Int, Q4, kT, true>(Y, ldy, W, X, t, lo, hi);
+        for (t += kT; t + kT <= c1; t += kT) panel_tokens<Width, Int, Q4, kT, false>(Y, ldy, W, X, t, lo, hi);
+      }
+      for (; t < c1; ++t) panel_tokens<Width, Int, Q4, 1>(Y, ldy, W, X, t, lo, hi);
+    }
+  }
 }
 
 template <class Width, class Int, bool Q4>
