@@ -55,6 +55,44 @@ inline void check_error_line(ml_status s) {
   ML_FUZZ_CHECK(std::strchr(e, '\n') == nullptr, e);
 }
 
+// RFC 3629: the well-formed byte sequences (its table 3-7 in the Unicode standard's words),
+// written here independently of the runtime's valid_utf8 (runtime/tokenizer.cc) that it checks.
+inline bool rfc3629_valid(const unsigned char *s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    const unsigned c = s[i];
+    size_t len;
+    unsigned lo = 0x80, hi = 0xBF;  // range of the second byte
+    if (c <= 0x7F) {
+      len = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c == 0xE0) {
+      len = 3, lo = 0xA0;
+    } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+      len = 3;
+    } else if (c == 0xED) {
+      len = 3, hi = 0x9F;
+    } else if (c == 0xF0) {
+      len = 4, lo = 0x90;
+    } else if (c >= 0xF1 && c <= 0xF3) {
+      len = 4;
+    } else if (c == 0xF4) {
+      len = 4, hi = 0x8F;
+    } else {
+      return false;
+    }
+    if (n - i < len) return false;
+    for (size_t k = 1; k < len; ++k) {
+      const unsigned b = s[i + k];
+      const unsigned l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
+      if (b < l || b > h) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
 // Reads every byte of [p, p + n) so ASan checks the whole range.
 inline unsigned touch(const void *p, uint64_t n) {
   const volatile uint8_t *b = static_cast<const volatile uint8_t *>(p);

@@ -6,7 +6,7 @@
 //
 // The prompt is the input up to its first NUL (a C string, as ml_encode takes it). Properties:
 //   - invalid UTF-8 is refused with ML_E_ARG and one line, valid UTF-8 always encodes: checked
-//     against an independent validator written here from RFC 3629;
+//     against an independent validator written from RFC 3629 (fuzz/fuzz_common.h);
 //   - llama2.c: BOS first, every id inside the vocab, at most strlen + 2 ids, into an
 //     exactly-sized buffer; the same ids as llama2.c's encode written out plainly
 //     (fuzz/encode_oracle.h), for prompts up to kOracleBytes (the oracle is O(n^2));
@@ -36,43 +36,6 @@ const uint8_t kTokenizer[] = {
 const uint8_t kMltk[] = {
 #include "fuzz_encode_tokenizer_mltk.inc"
 };
-
-// RFC 3629: the well-formed byte sequences (its table 3-7 in the Unicode standard's words).
-bool rfc3629_valid(const unsigned char *s, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    const unsigned c = s[i];
-    size_t len;
-    unsigned lo = 0x80, hi = 0xBF;  // range of the second byte
-    if (c <= 0x7F) {
-      len = 1;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c == 0xE0) {
-      len = 3, lo = 0xA0;
-    } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
-      len = 3;
-    } else if (c == 0xED) {
-      len = 3, hi = 0x9F;
-    } else if (c == 0xF0) {
-      len = 4, lo = 0x90;
-    } else if (c >= 0xF1 && c <= 0xF3) {
-      len = 4;
-    } else if (c == 0xF4) {
-      len = 4, hi = 0x8F;
-    } else {
-      return false;
-    }
-    if (n - i < len) return false;
-    for (size_t k = 1; k < len; ++k) {
-      const unsigned b = s[i + k];
-      const unsigned l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
-      if (b < l || b > h) return false;
-    }
-    i += len;
-  }
-  return true;
-}
 
 bool keeps(unsigned char c) {  // what ml_text_stream_feed passes through for a one-byte piece
   return c >= 0x80 || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' || (c >= 0x20 && c != 0x7F);
@@ -161,7 +124,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int n = -1;
   ml::clear_error();
   const ml_status s = tok.encode(text.c_str(), true, ids.data(), static_cast<int>(ids.size()), &n);
-  const bool valid = rfc3629_valid(reinterpret_cast<const unsigned char *>(text.data()), len);
+  const bool valid = mlfuzz::rfc3629_valid(reinterpret_cast<const unsigned char *>(text.data()), len);
   check_bpe(text, valid);
   mlfuzz::g_accepted = s == ML_OK;
   if (s != ML_OK) {

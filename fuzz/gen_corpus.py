@@ -17,6 +17,9 @@ Corpora (one folder per input format; fuzz/README.md says which targets read whi
               the model's, which the file does not store; 0 = as many tokens as the file holds)
               or a byte-level MLTK image (docs/tokenizer-format.md; n_tokens <= the vocab, 0 = any)
   encode/     prompt bytes, valid and invalid UTF-8 of every class
+  chat/       a format byte, then NUL-separated template source, bos, eos, today and the messages'
+              role / content pairs (fuzz/fuzz_chat.cc); the templates are short stand-ins holding
+              each format's markers, written here
 The .mlb writer here is written from docs/mlb-format.md, independently of tools/mlb.py.
 """
 import os
@@ -466,6 +469,50 @@ def encode_corpus():
     return out
 
 
+def chat_seed(fmt, add_assistant, source, bos, eos, today, messages):
+    fields = [source, bos, eos, today]
+    for role, content in messages:
+        fields += [role, content]
+    return bytes([fmt | (8 if add_assistant else 0)]) + b"\0".join(f.encode("utf-8") for f in fields)
+
+
+def chat_corpus():
+    chatml = ("{% for m in messages %}{% if loop.first and m['role'] != 'system' %}"
+              "{{ '<|im_start|>system\\nYou are a helpful \\'assistant\\'.<|im_end|>\\n' }}{% endif %}"
+              "{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>' + '\\n' }}{% endfor %}")
+    zephyr = ("{% for m in messages %}{% if m['role'] == 'user' %}{{ '<|user|>\\n' + m['content'] + eos_token }}"
+              "{% elif m['role'] == 'assistant' %}{{ '<|assistant|>\\n' + m['content'] + eos_token }}{% endif %}"
+              "{% endfor %}")
+    llama2 = "{{ bos_token + '[INST] <<SYS>>\\n' + system + '\\n<</SYS>>\\n\\n' }} [/INST]"
+    llama31 = ('{%- set date_string = "26 Jul 2024" %}<|start_header_id|>system<|end_header_id|>'
+               "Cutting Knowledge Date: December 2023 <|eot_id|>{% if add_generation_prompt %}")
+    llama32 = ("strftime_now('%d %b %Y') <|start_header_id|> <|end_header_id|> <|eot_id|> "
+               "Cutting Knowledge Date: December 2023 add_generation_prompt")
+    llama30 = "<|start_header_id|>{{ role }}<|end_header_id|>\n\n{{ content | trim }}<|eot_id|>"
+    talk = [("user", "Hi there!"), ("assistant", "  Hello — how can I help? "), ("user", "\tCafé? 日本 🙂\n")]
+    seeds = {
+        "ok-chatml-detected.bin": chat_seed(0, True, chatml, "", "<|endoftext|>", "01 Dec 2026", talk),
+        "ok-chatml-system-first.bin": chat_seed(0, False, chatml, "", "", "", [("system", "Be brief.")] + talk),
+        "ok-zephyr.bin": chat_seed(0, True, zephyr, "<s>", "</s>", "", talk),
+        "ok-llama2-system.bin": chat_seed(0, False, llama2, "<s>", "</s>", "", [("system", " Sys ")] + talk),
+        "ok-llama2-odd-system.bin": chat_seed(3, True, "", "<s>", "</s>", "", [("user", "a"), ("system", "s")]),
+        "ok-llama3-0.bin": chat_seed(0, False, llama30, "<|begin_of_text|>", "", "", talk),
+        "ok-llama3-1-date-string.bin": chat_seed(0, True, llama31, "<|begin_of_text|>", "", "", talk),
+        "ok-llama3-2-today.bin": chat_seed(0, True, llama32, "<|begin_of_text|>", "", "02 Dec 2026",
+                                           [("system", "  x  ")] + talk),
+        "ok-forced-chatml-no-template.bin": chat_seed(1, True, "", "", "", "", [("user", "")]),
+        "ok-empty-contents.bin": chat_seed(2, False, "", "", "", "", [("user", ""), ("assistant", "")]),
+        "bad-unknown-template.bin": chat_seed(0, True, "{{ messages }}", "", "", "", talk),
+        "bad-format-5.bin": chat_seed(5, True, chatml, "", "", "", talk),
+        "bad-role.bin": chat_seed(1, True, "", "", "", "", [("user", "a"), ("tool", "b")]),
+        "bad-no-messages.bin": chat_seed(1, True, chatml, "", "", "", []),
+        "bad-utf8-content.bin": chat_seed(1, True, "", "", "", "", [("user", "ok")]) + b"\0user\0ab\xffcd",
+        "bad-llama2-two-users.bin": chat_seed(3, True, "", "<s>", "</s>", "", [("user", "a"), ("user", "b")]),
+        "bad-llama2-assistant-first.bin": chat_seed(3, True, "", "", "", "", [("assistant", "a")]),
+    }
+    return seeds
+
+
 # ----------------------------------------------------------------------------------- main
 
 def all_files():
@@ -473,7 +520,7 @@ def all_files():
     files = {os.path.join(DATA, "encode_tokenizer.bin"): tokenizer_bin(pieces, scores),
              os.path.join(DATA, "encode_tokenizer.mltk"): encode_mltk()}
     for sub, content in (("mlb", mlb_corpus()), ("tokenizer", tokenizer_corpus(pieces, scores)),
-                         ("encode", encode_corpus())):
+                         ("encode", encode_corpus()), ("chat", chat_corpus())):
         for name, b in content.items():
             files[os.path.join(CORPUS, sub, name)] = b
     return files
@@ -497,7 +544,7 @@ def main():
             with open(path, "wb") as f:
                 f.write(b)
     # files in the corpus folders that the script does not write
-    for sub in ("mlb", "tokenizer", "encode"):
+    for sub in ("mlb", "tokenizer", "encode", "chat"):
         d = os.path.join(CORPUS, sub)
         for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
             p = os.path.join(d, name)

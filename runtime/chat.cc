@@ -54,6 +54,25 @@ bool unescape(const std::string &lit, std::string *out) {
   return true;
 }
 
+// An untrusted string as an error shows it: quoted, printable ASCII as is, other bytes as \xNN,
+// at most 32 bytes (then ...), so that the message stays one line of text.
+std::string shown(const char *s) {
+  std::string o = "\"";
+  size_t i = 0;
+  for (; s[i] && i < 32; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+      o.push_back(char(c));
+    } else {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02X", c);
+      o += b;
+    }
+  }
+  if (s[i]) o += "...";
+  return o + "\"";
+}
+
 }  // namespace
 
 ml_chat_format chat_detect_source(const std::string &t) {
@@ -100,8 +119,8 @@ ml_status chat_render(ml_chat_format f, const ChatTemplateVars &v, const ml_chat
   for (int i = 0; i < n; ++i) {
     const char *r = m[i].role;
     if (!r || (std::strcmp(r, "system") && std::strcmp(r, "user") && std::strcmp(r, "assistant")))
-      return fail(ML_E_ARG, "chat message %d: role %s%s%s is not system, user or assistant", i, r ? "\"" : "",
-                  r ? r : "NULL", r ? "\"" : "");
+      return fail(ML_E_ARG, "chat message %d: role %s is not system, user or assistant", i,
+                  r ? shown(r).c_str() : "NULL");
     if (!m[i].content) return fail(ML_E_ARG, "chat message %d: content is NULL", i);
     size_t bad = 0;
     if (!valid_utf8(m[i].content, &bad))
