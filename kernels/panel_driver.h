@@ -26,8 +26,9 @@
 //     static Sums dot(const Wq8 &, const X &);  static Sums dot(const Wq4 &, const X &);
 //   };
 //
-// A block of weights is loaded (and offset or unpacked) once and used for T tokens, so a prompt of
-// m tokens reads the weights m/T times instead of m (matmul); matvec is T = 1. Each block step
+// A block of weights is loaded (and offset or unpacked) once and used for T tokens (matmul; matvec
+// is T = 1), and a matmul runs each panel for a whole chunk of tokens before the next panel, so a
+// prompt of m tokens reads the weights from DRAM once per chunk (panel_matmul). Each block step
 // prefetches the units and scales kPrefetchBytes of units ahead (simd/prefetch.h: 16 Q8 or 32 Q4
 // blocks; the next panel's when the panel ends, past the tensor a harmless hint): where the
 // hardware prefetchers alone keep too few lines in flight, decode is bound by that (docs/bench.md).
