@@ -24,11 +24,14 @@
 //     struct Wq8; static Wq8 load_q8(const int8_t *units);    // a block's 8 units (512 bytes)
 //     struct Wq4; static Wq4 load_q4(const uint8_t *units);   // a block's 4 units (256 bytes)
 //     static Sums dot(const Wq8 &, const X &);  static Sums dot(const Wq4 &, const X &);
+//     template <int T> static void dots(const Wq &, const X *xs, Sums *out);  // optional: T tokens,
+//                                           // the weights' load/unpack shared (HasDots)
 //   };
 //
 // A block of weights is loaded (and offset or unpacked) once and used for T tokens (matmul; matvec
 // is T = 1), and a matmul runs each panel for a whole chunk of tokens before the next panel, so a
-// prompt of m tokens reads the weights from DRAM once per chunk (panel_matmul). Each block step
+// prompt of m tokens reads the weights from DRAM once per chunk (panel_matmul). x is prepared
+// (Int::prep) once per chunk into a pack that every panel reads, not once per panel (pack_group). Each block step
 // prefetches the units and scales kPrefetchBytes of units ahead (simd/prefetch.h: 16 Q8 or 32 Q4
 // blocks; the next panel's when the panel ends, past the tensor a harmless hint): where the
 // hardware prefetchers alone keep too few lines in flight, decode is bound by that (docs/bench.md).
@@ -41,6 +44,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <type_traits>
 
 #include "kernels/kernels.h"
@@ -48,11 +52,65 @@
 
 namespace ml::driver {
 
-// Rows [r0, r1) of the tokens t0 .. t0+T-1 of Y[t·ldy + r] = W · X[t]. kPf: prefetch the weights
+// An Int may bring its own loop over a matmul's T tokens, for a dot whose weights cost work per use
+// (SSE2 widens them; kernels/x86/sse2/matvec.cc): dots<T>(w, xs, sums) sets sums[t] to dot(w, xs[t])
+// for t < T — the same exact integers, the weight work done once for the T tokens.
+template <class Int, class = void>
+struct HasDots : std::false_type {};
+template <class Int>
+struct HasDots<Int, decltype(void(Int::template dots<1>(Int::load_q8(nullptr),
+                                                        static_cast<decltype(Int::template prep<false>(nullptr, 0)) *>(nullptr),
+                                                        static_cast<typename Int::Sums *>(nullptr))))>
+    : std::true_type {};
+
+// x as the Int's dot wants it (Int::prep), and a pack of them: the blocks of a group of G tokens
+// (t, .., t+G-1) as nb × G entries, block-major ([b·G + i]), groups one after another, G = the
+// driver's T. Prepared once per matmul chunk (or matvec) instead of once per panel; where the
+// Int's x is more than the quants (SSE2: widened to int16 and broadcast, 8 or 16 registers a block)
+// that is most of the saving.
+// Packed only where preparing is work, i.e. where x prepared is more than its 32 quants (x86 below
+// 512 bits: 8 broadcasts; SSE2 and WASM: widened to int16 too). Where it is a pointer or the quants
+// (avx512vnni, ARM, Highway, RVV) a pack would only add a load: measured 5-10 % slower on avx512vnni.
+template <class Int, bool Q4>
+using PrepX = decltype(Int::template prep<Q4>(nullptr, 0));
+template <class Int, bool Q4>
+constexpr bool kPackX = sizeof(PrepX<Int, Q4>) > ML_QK;
+
+// This thread's pack memory, at least `bytes` of it (64-byte aligned), kept for the next call and
+// freed when the thread ends; nullptr when it cannot be had (or above pack_limit, the tests' way
+// to run the fallback): the driver then prepares x where it is used, the same bits.
+inline size_t pack_limit = SIZE_MAX;
+inline void *pack_buffer(size_t bytes) {
+  struct Buffer {
+    void *p = nullptr;
+    size_t n = 0;
+    ~Buffer() { ::operator delete(p, std::align_val_t(64)); }
+  };
+  thread_local Buffer buf;
+  if (bytes > pack_limit) return nullptr;
+  if (bytes > buf.n) {
+    ::operator delete(buf.p, std::align_val_t(64));
+    buf.p = ::operator new(bytes, std::align_val_t(64), std::nothrow);
+    buf.n = buf.p ? bytes : 0;
+  }
+  return buf.p;
+}
+
+// Pack tokens [t, t + G) of X into pack (nb × G entries, [b·G + i]).
+template <class Int, bool Q4>
+inline void pack_group(PrepX<Int, Q4> *pack, const ml_qact *X, int t, int G, int nb) {
+  for (int b = 0; b < nb; ++b)
+    for (int i = 0; i < G; ++i)
+      new (pack + size_t(b) * G + i) PrepX<Int, Q4>(Int::template prep<Q4>(X[t + i].q + b * ML_QK, X[t + i].s[b]));
+}
+
+// Rows [r0, r1) of the tokens t0 .. t0+T-1 of Y[t·ldy + r] = W · X[t], their x from px (their
+// group's pack) or, when px is null, prepared per block. kPf: prefetch the weights
 // kPrefetchBytes ahead (they come from DRAM: matvec, and a matmul's first pass over a panel; the
 // later passes find the panel in L2 and skip the hints).
 template <class Width, class Int, bool Q4, int T, bool kPf = true>
-inline void panel_tokens(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int t0, int r0, int r1) {
+inline void panel_tokens(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, const PrepX<Int, Q4> *px,
+                         int t0, int r0, int r1) {
   constexpr size_t kUnits = Q4 ? 4 : 8;
   const int nb = W->cols / ML_QK;
   const uint8_t *q = static_cast<const uint8_t *>(W->q);
@@ -77,10 +135,21 @@ inline void panel_tokens(float *Y, size_t ldy, const ml_qtensor *W, const ml_qac
         else
           return Int::load_q8(reinterpret_cast<const int8_t *>(ub));
       }();
-      for (int t = 0; t < T; ++t) {
-        const ml_qact &x = X[t0 + t];
-        const typename Width::Sums s = Int::dot(w, Int::template prep<Q4>(x.q + b * ML_QK, x.s[b]));
-        acc[t][decltype(k)::value] = Width::fold(acc[t][decltype(k)::value], s, db, x.d[b]);
+      PrepX<Int, Q4> local[T];  // x prepared here when there is no pack
+      const PrepX<Int, Q4> *xs = local;
+      if (kPackX<Int, Q4> && px)
+        xs = px + size_t(b) * T;
+      else
+        for (int t = 0; t < T; ++t) local[t] = Int::template prep<Q4>(X[t0 + t].q + b * ML_QK, X[t0 + t].s[b]);
+      if constexpr (HasDots<Int>::value) {  // the Int's own loop over the T tokens
+        typename Width::Sums s[T];
+        Int::template dots<T>(w, xs, s);
+        for (int t = 0; t < T; ++t)
+          acc[t][decltype(k)::value] = Width::fold(acc[t][decltype(k)::value], s[t], db, X[t0 + t].d[b]);
+      } else {  // each token's sums folded at once: T of them live would spill (avx512vnni: 32 zmm)
+        for (int t = 0; t < T; ++t)
+          acc[t][decltype(k)::value] =
+              Width::fold(acc[t][decltype(k)::value], Int::dot(w, xs[t]), db, X[t0 + t].d[b]);
       }
     };
     int b = 0;
@@ -103,31 +172,46 @@ inline void panel_tokens(float *Y, size_t ldy, const ml_qtensor *W, const ml_qac
 }
 
 // Batched, blocked for the caches: the tokens go in chunks whose activations fit in L2 (kXBytes of
-// quants); for each chunk, each panel of [r0, r1) is read from DRAM once (by its first group of
-// Width::kTokens tokens) and from L2 by the chunk's other groups, then the leftover tokens one at
-// a time. So a prompt of m tokens streams the weights ⌈m / chunk⌉ times, not m / kTokens times.
+// quants or of their pack, the larger); for each chunk x is packed once (pack_group, kPackX), then each
+// panel of [r0, r1) is read from DRAM once (by its first group of Width::kTokens tokens) and from L2
+// by the chunk's other groups, then the leftover tokens one at a time. So a prompt of m tokens
+// streams the weights ⌈m / chunk⌉ times, not m / kTokens times, and prepares x once per chunk.
 template <class Width, class Int, bool Q4>
 inline void panel_matmul(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
+  using XP = PrepX<Int, Q4>;
   constexpr int kT = Width::kTokens;
   constexpr size_t kXBytes = 256 * 1024;
-  const int chunk = kT * std::max(1, int(kXBytes / size_t(W->cols) / kT));
+  const int nb = W->cols / ML_QK;
+  const size_t token_bytes = std::max(size_t(W->cols), sizeof(XP) * size_t(nb));
+  const int chunk = std::min(m, kT * std::max(1, int(kXBytes / token_bytes / kT)));
+  XP *pack = kPackX<Int, Q4> ? static_cast<XP *>(pack_buffer(sizeof(XP) * size_t(nb) * size_t(chunk))) : nullptr;
   for (int c0 = 0; c0 < m; c0 += chunk) {
     const int c1 = std::min(m, c0 + chunk);
+    const auto group = [&](int t) { return pack ? pack + size_t(t - c0) * nb : nullptr; };
+    for (int t = c0; pack && t < c1; t += t + kT <= c1 ? kT : 1)
+      pack_group<Int, Q4>(group(t), X, t, t + kT <= c1 ? kT : 1, nb);
     for (int p = r0 / ML_PANEL_ROWS; p * ML_PANEL_ROWS < r1; ++p) {
       const int lo = std::max(r0, p * ML_PANEL_ROWS), hi = std::min(r1, (p + 1) * ML_PANEL_ROWS);
       int t = c0;
       if (t + kT <= c1) {
-        panel_tokens<Width, Int, Q4, kT, true>(Y, ldy, W, X, t, lo, hi);
-        for (t += kT; t + kT <= c1; t += kT) panel_tokens<Width, Int, Q4, kT, false>(Y, ldy, W, X, t, lo, hi);
+        panel_tokens<Width, Int, Q4, kT, true>(Y, ldy, W, X, group(t), t, lo, hi);
+        for (t += kT; t + kT <= c1; t += kT)
+          panel_tokens<Width, Int, Q4, kT, false>(Y, ldy, W, X, group(t), t, lo, hi);
       }
-      for (; t < c1; ++t) panel_tokens<Width, Int, Q4, 1>(Y, ldy, W, X, t, lo, hi);
+      for (; t < c1; ++t) panel_tokens<Width, Int, Q4, 1>(Y, ldy, W, X, group(t), t, lo, hi);
     }
   }
 }
 
+// One token: x packed once for all the panels of [r0, r1) when there are several (and kPackX).
 template <class Width, class Int, bool Q4>
 inline void panel_matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  panel_tokens<Width, Int, Q4, 1>(y, 0, W, x, 0, r0, r1);
+  using XP = PrepX<Int, Q4>;
+  const int nb = W->cols / ML_QK;
+  XP *pack = kPackX<Int, Q4> && r1 - r0 > ML_PANEL_ROWS ? static_cast<XP *>(pack_buffer(sizeof(XP) * size_t(nb)))
+                                                        : nullptr;
+  if (pack) pack_group<Int, Q4>(pack, x, 0, 1, nb);
+  panel_tokens<Width, Int, Q4, 1>(y, 0, W, x, pack, 0, r0, r1);
 }
 
 // A Width of four 4-row registers (128-bit families: NEON, WASM SIMD128). The family supplies

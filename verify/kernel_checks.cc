@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kernels/binding.h"
+#include "kernels/panel_driver.h"
 #include "verify/guard_buffer.h"
 #include "verify/harness.h"
 #include "verify/verify.h"
@@ -283,21 +284,27 @@ void check_qmatmul(Reporter &rep, const char *name, Fn *fn, Matvec *scalar_matve
           ml_block_sums_q8(sums, q, k.K);
           X[size_t(t)] = ml_qact{q, d, sums, k.K};
         }
-        for (size_t i = 0; i < size_t(m) * ldy; ++i) y.as<float>()[i] = sentinel();
-        fn(y.as<float>(), ldy, &W, X.data(), m, k.r0, k.r1);
-        std::vector<float> want(static_cast<size_t>(k.rows));
-        for (int t = 0; t < m; ++t) {
-          scalar_matvec(want.data(), &Wr, &X[size_t(t)], k.r0, k.r1);
-          for (size_t r = 0; r < ldy; ++r) {
-            const float got = y.as<float>()[size_t(t) * ldy + r];
-            if (int(r) < k.r0 || int(r) >= k.r1) {
-              if (float_bits(got) != kSentinelBits)
-                Reporter::fail(c, "rows=%d m=%d token %d row %zu outside [r0, r1) was written", k.rows, m, t, r);
-              continue;
+        // Panels twice: x packed once per chunk, and prepared per block as when the pack's memory
+        // cannot be had (ml::driver::pack_limit = 0).
+        for (int unpacked = 0; unpacked < (layout == ML_LAYOUT_PANEL16 ? 2 : 1); ++unpacked) {
+          ml::driver::pack_limit = unpacked ? 0 : SIZE_MAX;
+          for (size_t i = 0; i < size_t(m) * ldy; ++i) y.as<float>()[i] = sentinel();
+          fn(y.as<float>(), ldy, &W, X.data(), m, k.r0, k.r1);
+          ml::driver::pack_limit = SIZE_MAX;
+          std::vector<float> want(static_cast<size_t>(k.rows));
+          for (int t = 0; t < m; ++t) {
+            scalar_matvec(want.data(), &Wr, &X[size_t(t)], k.r0, k.r1);
+            for (size_t r = 0; r < ldy; ++r) {
+              const float got = y.as<float>()[size_t(t) * ldy + r];
+              if (int(r) < k.r0 || int(r) >= k.r1) {
+                if (float_bits(got) != kSentinelBits)
+                  Reporter::fail(c, "rows=%d m=%d token %d row %zu outside [r0, r1) was written", k.rows, m, t, r);
+                continue;
+              }
+              Reporter::observe(c, bit_err(got, want[r], std::fabs(double(want[r]))),
+                                "rows=%d K=%d m=%d token %d row %zu%s: %.9g vs matvec %.9g", k.rows, k.K, m, t, r,
+                                unpacked ? " (x not packed)" : "", double(got), double(want[r]));
             }
-            Reporter::observe(c, bit_err(got, want[r], std::fabs(double(want[r]))),
-                              "rows=%d K=%d m=%d token %d row %zu: %.9g vs matvec %.9g", k.rows, k.K, m, t, r,
-                              double(got), double(want[r]));
           }
         }
       }

@@ -3,7 +3,8 @@
 // integer dot; this header has the rest.
 //   Layout 1 (16-row panels): Width, the float part of kernels/panel_driver.h on four 128-bit
 //   float32x4 (fixed 4 lanes, so SVE's bits cannot depend on its VL), and PanelInt<Sums16>, the
-//   driver's Int part around a set's Sums16::sums<Q4>(units, x) = the 16 rows' exact block sums.
+//   driver's Int part around a set's Sums16::sums<Q4>(units, x) = the 16 rows' exact block sums
+//   (and sums_n<Q4, T> for T tokens at once, where a set has it: QuadSums).
 //   Layout 0 (rows): matvec_rows<Tile> takes rows four at a time and blocks a tile at a time;
 //   Tile::sums fills sums[j][i] = exact int32 dot of block j of row i with x (Q4 rows arrive
 //   unpacked to int8 by the loop: (q & 0x0F) − 8, (q >> 4) − 8).
@@ -73,7 +74,7 @@ template <class Sums16>
 struct PanelInt {
   using Sums = Width::Sums;
   using X = XGroups;
-  struct Wq8 {  // weights are read where they lie (from L1 for the batch's later tokens)
+  struct Wq8 {  // weights are read where they lie (once for a matmul's tokens: dots)
     const uint8_t *u;
   };
   struct Wq4 {
@@ -89,22 +90,45 @@ struct PanelInt {
   static Wq4 load_q4(const uint8_t *u) { return {u}; }
   static Sums dot(const Wq8 &w, const X &x) { return Sums16::template sums<false>(w.u, x); }
   static Sums dot(const Wq4 &w, const X &x) { return Sums16::template sums<true>(w.u, x); }
+  // T tokens at once (kernels/panel_driver.h, HasDots) where Sums16 has sums_n: each slice loaded
+  // (and Q4 unpacked) once for the T tokens.
+  template <int T, class S = Sums16>
+  static auto dots(const Wq8 &w, const X *x, Sums *out) -> decltype(S::template sums_n<false, T>(w.u, x, out)) {
+    return S::template sums_n<false, T>(w.u, x, out);
+  }
+  template <int T, class S = Sums16>
+  static auto dots(const Wq4 &w, const X *x, Sums *out) -> decltype(S::template sums_n<true, T>(w.u, x, out)) {
+    return S::template sums_n<true, T>(w.u, x, out);
+  }
 };
 
 // Sums16 from a 4-row dot: slice g of unit k (16 bytes at 64k + 16g) is rows 4g..4g+3 × weights
-// 4k..4k+3; Q4 unit k holds weights 4k.. (low nibbles) and 16 + 4k.. (high). Quad::quad(u, x)
-// gets u(k) = slice k as int8 (k = 0..7) and returns the 4 rows' block sums, lane = row.
+// 4k..4k+3; Q4 unit k holds weights 4k.. (low nibbles) and 16 + 4k.. (high). Quad supplies the
+// 4 rows' exact sums as an accumulator: Acc zero(), step(acc, w, xg) adding slice w (as int8) times
+// the 4 activations packed in xg, lane = row, and finish(acc) → int32x4_t. sums_n: T tokens' x,
+// each slice loaded (and unpacked) once; sums: one token.
 template <class Quad>
 struct QuadSums {
+  template <bool Q4, int T>
+  static void sums_n(const uint8_t *units, const XGroups *x, Width::Sums *out) {
+    for (int g = 0; g < 4; ++g) {
+      typename Quad::Acc acc[T];
+      for (int t = 0; t < T; ++t) acc[t] = Quad::zero();
+      for (int k = 0; k < 8; ++k) {
+        const uint8_t *slice = units + 64 * (Q4 ? k & 3 : k) + 16 * g;
+        const int8x16_t w = [&] {
+          if constexpr (Q4) return k < 4 ? q4_lo(vld1q_u8(slice)) : q4_hi(vld1q_u8(slice));
+          else return vld1q_s8(reinterpret_cast<const int8_t *>(slice));
+        }();
+        for (int t = 0; t < T; ++t) acc[t] = Quad::step(acc[t], w, x[t].g[k]);
+      }
+      for (int t = 0; t < T; ++t) out[t].v[g] = Quad::finish(acc[t]);
+    }
+  }
   template <bool Q4>
   static Width::Sums sums(const uint8_t *units, const XGroups &x) {
     Width::Sums s;
-    for (int g = 0; g < 4; ++g)
-      s.v[g] = Quad::quad([&](int k) {
-        const uint8_t *slice = units + 64 * (Q4 ? k & 3 : k) + 16 * g;
-        if constexpr (Q4) return k < 4 ? q4_lo(vld1q_u8(slice)) : q4_hi(vld1q_u8(slice));
-        else return vld1q_s8(reinterpret_cast<const int8_t *>(slice));
-      }, x);
+    sums_n<Q4, 1>(units, &x, &s);
     return s;
   }
 };

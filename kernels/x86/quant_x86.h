@@ -17,6 +17,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/kernels.h"
 #include "kernels/panel_driver.h"
@@ -196,8 +197,8 @@ struct Width {
 
 // The driver's integer part on panels. x: its 8 quads, each broadcast to every lane. Weights: at
 // 512 bits a block's 8 registers are loaded (and offset or unpacked) once for the kTokens tokens;
-// narrower, 8 · kRegs registers would not fit, so they are read where they lie (from L1 for the
-// second token). Q8: 8 units, sum started from −kBias·Σx; Q4: 4 units of nibbles n, unsigned
+// narrower, 8 · kRegs registers would not fit, so they are read where they lie, a register at a
+// time, once for the matmul's kTokens tokens (dots). Q8: 8 units, sum started from −kBias·Σx; Q4: 4 units of nibbles n, unsigned
 // already, Σ n·x started from −8·Σx (low nibbles are quads 0-3, high 4-7).
 template <class Isa>
 struct PanelInt {
@@ -207,17 +208,22 @@ struct PanelInt {
   using Sums = typename Width<Isa>::Sums;
   // At 512 bits the dot reads x's quads from memory (V512::dpbusd_x4), so x is its address.
   static constexpr bool kBcst = Isa::kBytes == 64;
-  struct X {
-    I xq[kBcst ? 1 : 8];
+  struct XAt {  // 512 bits: where the quads are
     const int8_t *xb;
     int32_t s;
   };
+  struct XQuads {  // narrower: the 8 quads broadcast
+    I xq[8];
+    int32_t s;
+  };
+  using X = std::conditional_t<kBcst, XAt, XQuads>;
   template <bool Q4>  // the same x for both weight types
   static X prep(const int8_t *xb, int32_t s) {
     X p;
     p.s = s;
-    p.xb = xb;
-    if constexpr (!kBcst) {
+    if constexpr (kBcst) {
+      p.xb = xb;
+    } else {
       for (int u = 0; u < 8; ++u) {
         int32_t quad;
         std::memcpy(&quad, xb + 4 * u, 4);
@@ -267,28 +273,42 @@ struct PanelInt {
   }
   static Wq<false> load_q8(const int8_t *units) { return load<false>(reinterpret_cast<const uint8_t *>(units)); }
   static Wq<true> load_q4(const uint8_t *units) { return load<true>(units); }
-  template <bool Q4>
-  static Sums dot(const Wq<Q4> &w, const X &x) {
-    Sums out;
+  // A block against T tokens' x: each weight register is loaded (and offset or unpacked) once for
+  // the T tokens. dot() is T = 1; a matmul calls dots() (kernels/panel_driver.h, HasDots) where the
+  // weights are read where they lie, below 512 bits — held weights are loaded once anyway.
+  template <int T, bool Q4>
+  static void dots_of(const Wq<Q4> &w, const X *x, Sums *out) {
     for (int h = 0; h < kRegs; ++h) {
-      // Two chains (units 0-3 and 4-7), added at the end: half the latency of one chain of 8.
-      I acc = Isa::set32((Q4 ? -8 : -Isa::kBias) * x.s), acc2 = Isa::zero();
+      // Two chains a token (units 0-3 and 4-7), added at the end: half the latency of one of 8.
+      I acc[T], acc2[T];
+      for (int t = 0; t < T; ++t) acc[t] = Isa::set32((Q4 ? -8 : -Isa::kBias) * x[t].s), acc2[t] = Isa::zero();
       for (int j = 0; j < 4; ++j) {
         I lo, hi;
         if constexpr (kHold)
           lo = w.v[j], hi = w.v[j + 4];
         else
           vec2<Q4>(w.units, j, h, lo, hi);
-        if constexpr (kBcst) {  // vpdpbusd: udot and dot8 are the same instruction
-          acc = Isa::dpbusd_x4(acc, lo, x.xb + 4 * j);
-          acc2 = Isa::dpbusd_x4(acc2, hi, x.xb + 4 * (j + 4));
-        } else {
-          acc = Q4 ? Isa::udot(acc, lo, x.xq[j]) : Isa::dot8(acc, lo, x.xq[j]);
-          acc2 = Q4 ? Isa::udot(acc2, hi, x.xq[j + 4]) : Isa::dot8(acc2, hi, x.xq[j + 4]);
+        for (int t = 0; t < T; ++t) {
+          if constexpr (kBcst) {  // vpdpbusd: udot and dot8 are the same instruction
+            acc[t] = Isa::dpbusd_x4(acc[t], lo, x[t].xb + 4 * j);
+            acc2[t] = Isa::dpbusd_x4(acc2[t], hi, x[t].xb + 4 * (j + 4));
+          } else {
+            acc[t] = Q4 ? Isa::udot(acc[t], lo, x[t].xq[j]) : Isa::dot8(acc[t], lo, x[t].xq[j]);
+            acc2[t] = Q4 ? Isa::udot(acc2[t], hi, x[t].xq[j + 4]) : Isa::dot8(acc2[t], hi, x[t].xq[j + 4]);
+          }
         }
       }
-      out.v[h] = Isa::add32(acc, acc2);
+      for (int t = 0; t < T; ++t) out[t].v[h] = Isa::add32(acc[t], acc2[t]);
     }
+  }
+  template <int T, bool Q4, bool H = kHold, std::enable_if_t<!H, int> = 0>
+  static void dots(const Wq<Q4> &w, const X *x, Sums *out) {
+    dots_of<T>(w, x, out);
+  }
+  template <bool Q4>
+  static Sums dot(const Wq<Q4> &w, const X &x) {
+    Sums out;
+    dots_of<1>(w, &x, &out);
     return out;
   }
 };

@@ -15,19 +15,17 @@ struct DotNeon {
     acc = vpadalq_s16(acc, vmull_s8(vget_low_s8(w1), vget_low_s8(x1)));
     return vpadalq_s16(acc, vmull_s8(vget_high_s8(w1), vget_high_s8(x1)));
   }
-  // Layout 1: a slice's low half is rows 0, 1 and its high half rows 2, 3 (× 4 weights each);
-  // vmull_s8 with the 4 activations twice, vpadalq_s16 to 2 lanes per row, padd to one.
-  template <class U>
-  static int32x4_t quad(U u, const ml::arm::XGroups &x) {
-    int32x4_t lo = vdupq_n_s32(0), hi = vdupq_n_s32(0);
-    for (int k = 0; k < 8; ++k) {
-      const int8x8_t xk = vreinterpret_s8_s32(vdup_n_s32(x.g[k]));
-      const int8x16_t w = u(k);
-      lo = vpadalq_s16(lo, vmull_s8(vget_low_s8(w), xk));
-      hi = vpadalq_s16(hi, vmull_s8(vget_high_s8(w), xk));
-    }
-    return ml::arm::padd(lo, hi);
+  // Layout 1 (QuadSums): a slice's low half is rows 0, 1 and its high half rows 2, 3 (× 4 weights
+  // each); vmull_s8 with the 4 activations twice, vpadalq_s16 to 2 lanes per row, padd to one.
+  struct Acc {
+    int32x4_t lo, hi;
+  };
+  static Acc zero() { return {vdupq_n_s32(0), vdupq_n_s32(0)}; }
+  static Acc step(Acc a, int8x16_t w, int32_t xg) {
+    const int8x8_t xk = vreinterpret_s8_s32(vdup_n_s32(xg));
+    return {vpadalq_s16(a.lo, vmull_s8(vget_low_s8(w), xk)), vpadalq_s16(a.hi, vmull_s8(vget_high_s8(w), xk))};
   }
+  static int32x4_t finish(const Acc &a) { return ml::arm::padd(a.lo, a.hi); }
 };
 
 }  // namespace

@@ -11,13 +11,12 @@ struct DotSdot {
   static int32x4_t block(int8x16_t w0, int8x16_t w1, int8x16_t x0, int8x16_t x1) {
     return vdotq_s32(vdotq_s32(vdupq_n_s32(0), w0, x0), w1, x1);
   }
-  // Layout 1: a slice is 4 rows × 4 weights; sdot with the 4 activations broadcast: lane = row.
-  template <class U>
-  static int32x4_t quad(U u, const ml::arm::XGroups &x) {
-    int32x4_t acc = vdupq_n_s32(0);
-    for (int k = 0; k < 8; ++k) acc = vdotq_s32(acc, u(k), vreinterpretq_s8_s32(vdupq_n_s32(x.g[k])));
-    return acc;
-  }
+  // Layout 1 (QuadSums): a slice is 4 rows × 4 weights; sdot with the 4 activations broadcast:
+  // lane = row.
+  using Acc = int32x4_t;
+  static Acc zero() { return vdupq_n_s32(0); }
+  static Acc step(Acc a, int8x16_t w, int32_t xg) { return vdotq_s32(a, w, vreinterpretq_s8_s32(vdupq_n_s32(xg))); }
+  static int32x4_t finish(Acc a) { return a; }
 };
 
 }  // namespace

@@ -82,7 +82,7 @@ struct Sse2Panel {
     return _mm_add_epi32(_mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))),
                          _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))));
   }
-  // Weights are read where they lie (from L1 for the second token of a batch).
+  // Weights are read where they lie, once for a matmul's tokens (dots).
   struct Wq8 { const int8_t *units; };
   struct Wq4 { const uint8_t *units; };
   // ml_bench peak (kernels/panel_driver.h): 12 chains of pmaddwd alone (what 16 xmm registers
@@ -105,34 +105,50 @@ struct Sse2Panel {
   static __m128i unit(const void *units, int u, int k) {  // bytes 16k .. 16k+15 of unit u
     return _mm_loadu_si128(reinterpret_cast<const __m128i *>(static_cast<const uint8_t *>(units) + 64 * u + 16 * k));
   }
-  static Sums dot(const Wq8 &w, const XQ8 &x) {
-    Sums out;
+  // A matmul's T tokens at once (kernels/panel_driver.h, HasDots): each 16 bytes of weights are
+  // loaded and widened (Q8) or masked (Q4) once, then multiplied with every token's x — the widening
+  // is half the work of a Q8 dot. dot() is the one-token case.
+  template <int T>
+  static void dots(const Wq8 &w, const XQ8 *x, Sums *out) {
     for (int k = 0; k < 4; ++k) {
-      __m128i lo = _mm_setzero_si128(), hi = _mm_setzero_si128();
+      __m128i lo[T], hi[T];
+      for (int t = 0; t < T; ++t) lo[t] = hi[t] = _mm_setzero_si128();
       for (int u = 0; u < 8; ++u) {
-        const __m128i z = unit(w.units, u, k);
-        lo = _mm_add_epi32(lo, _mm_madd_epi16(Sse2::widen_lo(z), x.xq16[u]));
-        hi = _mm_add_epi32(hi, _mm_madd_epi16(Sse2::widen_hi(z), x.xq16[u]));
+        const __m128i z = unit(w.units, u, k), wl = Sse2::widen_lo(z), wh = Sse2::widen_hi(z);
+        for (int t = 0; t < T; ++t) {
+          lo[t] = _mm_add_epi32(lo[t], _mm_madd_epi16(wl, x[t].xq16[u]));
+          hi[t] = _mm_add_epi32(hi[t], _mm_madd_epi16(wh, x[t].xq16[u]));
+        }
       }
-      out.v[k] = pairs(lo, hi);
+      for (int t = 0; t < T; ++t) out[t].v[k] = pairs(lo[t], hi[t]);
     }
-    return out;
   }
-  static Sums dot(const Wq4 &w, const XQ4 &x) {  // Σ n·x − 8·Σx; low nibbles are quads 0-3, high 4-7
+  template <int T>  // Σ n·x − 8·Σx; low nibbles are quads 0-3, high 4-7
+  static void dots(const Wq4 &w, const XQ4 *x, Sums *out) {
     const __m128i m1 = _mm_set1_epi16(0x000F), m16 = _mm_set1_epi16(0x00F0), m256 = _mm_set1_epi16(0x0F00);
-    Sums out;
     for (int k = 0; k < 4; ++k) {
-      __m128i s1 = _mm_set1_epi32(-8 * x.s), s16 = _mm_setzero_si128(), s256 = _mm_setzero_si128();
+      __m128i s1[T], s16[T], s256[T];
+      for (int t = 0; t < T; ++t) s1[t] = _mm_set1_epi32(-8 * x[t].s), s16[t] = s256[t] = _mm_setzero_si128();
       for (int j = 0; j < 4; ++j) {
         const __m128i z = unit(w.units, j, k);
-        s1 = _mm_add_epi32(s1, _mm_madd_epi16(_mm_and_si128(z, m1), x.even[j]));         // even low nibbles
-        s256 = _mm_add_epi32(s256, _mm_madd_epi16(_mm_and_si128(z, m256), x.odd[j]));    // 256 × odd low nibbles
-        s16 = _mm_add_epi32(s16, _mm_madd_epi16(_mm_and_si128(z, m16), x.even[4 + j]));  // 16 × even high nibbles
-        s1 = _mm_add_epi32(s1, _mm_madd_epi16(_mm_srli_epi16(z, 12), x.odd[4 + j]));     // odd high nibbles
+        const __m128i n1 = _mm_and_si128(z, m1), n256 = _mm_and_si128(z, m256), n16 = _mm_and_si128(z, m16),
+                      n4096 = _mm_srli_epi16(z, 12);
+        for (int t = 0; t < T; ++t) {
+          s1[t] = _mm_add_epi32(s1[t], _mm_madd_epi16(n1, x[t].even[j]));         // even low nibbles
+          s256[t] = _mm_add_epi32(s256[t], _mm_madd_epi16(n256, x[t].odd[j]));    // 256 × odd low nibbles
+          s16[t] = _mm_add_epi32(s16[t], _mm_madd_epi16(n16, x[t].even[4 + j]));  // 16 × even high nibbles
+          s1[t] = _mm_add_epi32(s1[t], _mm_madd_epi16(n4096, x[t].odd[4 + j]));   // odd high nibbles
+        }
       }
       // s16 and s256 are exact multiples of 16 and 256: the arithmetic shifts divide exactly.
-      out.v[k] = _mm_add_epi32(s1, _mm_add_epi32(_mm_srai_epi32(s16, 4), _mm_srai_epi32(s256, 8)));
+      for (int t = 0; t < T; ++t)
+        out[t].v[k] = _mm_add_epi32(s1[t], _mm_add_epi32(_mm_srai_epi32(s16[t], 4), _mm_srai_epi32(s256[t], 8)));
     }
+  }
+  template <class Wq, class XQ>
+  static Sums dot(const Wq &w, const XQ &x) {
+    Sums out;
+    dots<1>(w, &x, &out);
     return out;
   }
 };
