@@ -198,8 +198,9 @@ struct Width {
 // The driver's integer part on panels. x: its 8 quads, each broadcast to every lane. Weights: at
 // 512 bits a block's 8 registers are loaded (and offset or unpacked) once for the kTokens tokens;
 // narrower, 8 · kRegs registers would not fit, so they are read where they lie, a register at a
-// time, once for the matmul's kTokens tokens (dots). Q8: 8 units, sum started from −kBias·Σx; Q4: 4 units of nibbles n, unsigned
-// already, Σ n·x started from −8·Σx (low nibbles are quads 0-3, high 4-7).
+// time, once for the matmul's kTokens tokens (dots). Q8: 8 units, sum started from −kBias·Σx; Q4:
+// 4 units of nibbles n, unsigned already, Σ n·x started from −8·Σx (low nibbles are quads 0-3,
+// high 4-7).
 template <class Isa>
 struct PanelInt {
   using I = typename Isa::I;
