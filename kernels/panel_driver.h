@@ -63,14 +63,12 @@ struct HasDots<Int, decltype(void(Int::template dots<1>(Int::load_q8(nullptr),
                                                         static_cast<typename Int::Sums *>(nullptr))))>
     : std::true_type {};
 
-// x as the Int's dot wants it (Int::prep), and a pack of them: the blocks of a group of G tokens
-// (t, .., t+G-1) as nb × G entries, block-major ([b·G + i]), groups one after another, G = the
-// driver's T. Prepared once per matmul chunk (or matvec) instead of once per panel; where the
-// Int's x is more than the quants (SSE2: widened to int16 and broadcast, 8 or 16 registers a block)
-// that is most of the saving.
-// Packed only where preparing is work, i.e. where x prepared is more than its 32 quants (x86 below
-// 512 bits: 8 broadcasts; SSE2 and WASM: widened to int16 too). Where it is a pointer or the quants
-// (avx512vnni, ARM, Highway, RVV) a pack would only add a load: measured 5-10 % slower on avx512vnni.
+// x as the Int's dot wants it (PrepX, from Int::prep), and a pack of them: the blocks of a group of
+// G tokens (t, .., t+G-1) as nb × G entries, block-major ([b·G + i]), groups one after another,
+// G = the driver's T; prepared once per matmul chunk (or matvec) instead of once per panel. Only
+// where preparing is work (kPackX): x prepared is more than its 32 quants (x86 below 512 bits: 8
+// broadcasts; SSE2 and WASM: widened to int16 too). Where it is a pointer or the quants
+// (avx512vnni, ARM, Highway, RVV) a pack would only add a load: 5-10 % slower on avx512vnni.
 template <class Int, bool Q4>
 using PrepX = decltype(Int::template prep<Q4>(nullptr, 0));
 template <class Int, bool Q4>
