@@ -103,26 +103,26 @@ struct PanelInt {
 };
 
 // Sums16 from a 4-row dot: slice g of unit k (16 bytes at 64k + 16g) is rows 4g..4g+3 × weights
-// 4k..4k+3; Q4 unit k holds weights 4k.. (low nibbles) and 16 + 4k.. (high). Quad supplies the
+// 4k..4k+3; Q4 unit k holds weights 4k.. (low nibbles) and 16 + 4k.. (high). Dot4 supplies the
 // 4 rows' exact sums as an accumulator: Acc zero(), step(acc, w, xg) adding slice w (as int8) times
 // the 4 activations packed in xg, lane = row, and finish(acc) → int32x4_t. sums_n: T tokens' x,
 // each slice loaded (and unpacked) once; sums: one token.
-template <class Quad>
+template <class Dot4>
 struct QuadSums {
   template <bool Q4, int T>
   static void sums_n(const uint8_t *units, const XGroups *x, Width::Sums *out) {
     for (int g = 0; g < 4; ++g) {
-      typename Quad::Acc acc[T];
-      for (int t = 0; t < T; ++t) acc[t] = Quad::zero();
+      typename Dot4::Acc acc[T];
+      for (int t = 0; t < T; ++t) acc[t] = Dot4::zero();
       for (int k = 0; k < 8; ++k) {
         const uint8_t *slice = units + 64 * (Q4 ? k & 3 : k) + 16 * g;
         const int8x16_t w = [&] {
           if constexpr (Q4) return k < 4 ? q4_lo(vld1q_u8(slice)) : q4_hi(vld1q_u8(slice));
           else return vld1q_s8(reinterpret_cast<const int8_t *>(slice));
         }();
-        for (int t = 0; t < T; ++t) acc[t] = Quad::step(acc[t], w, x[t].g[k]);
+        for (int t = 0; t < T; ++t) acc[t] = Dot4::step(acc[t], w, x[t].g[k]);
       }
-      for (int t = 0; t < T; ++t) out[t].v[g] = Quad::finish(acc[t]);
+      for (int t = 0; t < T; ++t) out[t].v[g] = Dot4::finish(acc[t]);
     }
   }
   template <bool Q4>
