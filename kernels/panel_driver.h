@@ -26,6 +26,7 @@
 //     static Sums dot(const Wq8 &, const X &);  static Sums dot(const Wq4 &, const X &);
 //     template <int T> static void dots(const Wq &, const X *xs, Sums *out);  // optional: T tokens,
 //                                           // the weights' load/unpack shared (HasDots)
+//     static constexpr int kTokens;         // optional: overrides the Width's (TokensOf)
 //   };
 //
 // A block of weights is loaded (and offset or unpacked) once and used for T tokens (matmul; matvec
@@ -52,17 +53,6 @@
 
 namespace ml::driver {
 
-// An Int may bring its own loop over a matmul's T tokens, for a dot whose weights cost work per use
-// (SSE2 widens them; kernels/x86/sse2/matvec.cc): dots<T>(w, xs, sums) sets sums[t] to dot(w, xs[t])
-// for t < T — the same exact integers, the weight work done once for the T tokens.
-template <class Int, class = void>
-struct HasDots : std::false_type {};
-template <class Int>
-struct HasDots<Int, decltype(void(Int::template dots<1>(Int::load_q8(nullptr),
-                                                        static_cast<decltype(Int::template prep<false>(nullptr, 0)) *>(nullptr),
-                                                        static_cast<typename Int::Sums *>(nullptr))))>
-    : std::true_type {};
-
 // x as the Int's dot wants it (PrepX, from Int::prep), and a pack of them: the blocks of a group of
 // G tokens (t, .., t+G-1) as nb × G entries, block-major ([b·G + i]), groups one after another,
 // G = the driver's T; prepared once per matmul chunk (or matvec) instead of once per panel. Only
@@ -73,6 +63,23 @@ template <class Int, bool Q4>
 using PrepX = decltype(Int::template prep<Q4>(nullptr, 0));
 template <class Int, bool Q4>
 constexpr bool kPackX = sizeof(PrepX<Int, Q4>) > ML_QK;
+
+// An Int may bring its own loop over a matmul's T tokens, for a dot whose weights cost work per use
+// (the x86 dots below 512 bits offset them, NEON unpacks them): dots<T>(w, xs, sums) sets sums[t]
+// to dot(w, xs[t]) for t < T — the same exact integers, the weight work done once for the T tokens.
+template <class Int, class = void>
+struct HasDots : std::false_type {};
+template <class Int>
+struct HasDots<Int, decltype(void(Int::template dots<1>(Int::load_q8(nullptr), static_cast<const PrepX<Int, false> *>(nullptr),
+                                                        static_cast<typename Int::Sums *>(nullptr))))>
+    : std::true_type {};
+
+// Tokens per weight load in matmul: the Width's kTokens (its register budget), or the Int's own
+// where it declares one (SSE2: 1, kernels/x86/sse2/matvec.cc says why).
+template <class Width, class Int, class = void>
+struct TokensOf : std::integral_constant<int, Width::kTokens> {};
+template <class Width, class Int>
+struct TokensOf<Width, Int, std::void_t<decltype(Int::kTokens)>> : std::integral_constant<int, Int::kTokens> {};
 
 // This thread's pack memory, at least `bytes` of it (64-byte aligned), kept for the next call and
 // freed when the thread ends; nullptr when it cannot be had (or above pack_limit, the tests' way
@@ -171,13 +178,13 @@ inline void panel_tokens(float *Y, size_t ldy, const ml_qtensor *W, const ml_qac
 
 // Batched, blocked for the caches: the tokens go in chunks whose activations fit in L2 (kXBytes of
 // quants or of their pack, the larger); for each chunk x is packed once (pack_group, kPackX), then each
-// panel of [r0, r1) is read from DRAM once (by its first group of Width::kTokens tokens) and from L2
+// panel of [r0, r1) is read from DRAM once (by its first group of kT tokens, TokensOf) and from L2
 // by the chunk's other groups, then the leftover tokens one at a time. So a prompt of m tokens
-// streams the weights ⌈m / chunk⌉ times, not m / kTokens times, and prepares x once per chunk.
+// streams the weights ⌈m / chunk⌉ times, not m / kT times, and prepares x once per chunk.
 template <class Width, class Int, bool Q4>
 inline void panel_matmul(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
   using XP = PrepX<Int, Q4>;
-  constexpr int kT = Width::kTokens;
+  constexpr int kT = TokensOf<Width, Int>::value;
   constexpr size_t kXBytes = 256 * 1024;
   const int nb = W->cols / ML_QK;
   const size_t token_bytes = std::max(size_t(W->cols), sizeof(XP) * size_t(nb));

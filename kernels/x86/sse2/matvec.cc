@@ -35,8 +35,8 @@ struct Sse2 : V128 {  // the Isa of Rows: 16 bytes of x as int16, lo (bytes 0-7)
 // row, paired up once per block. Q4: seen as int16 lanes a row holds weights (0, 1) and (2, 3);
 // masks take each nibble where it lies, 1, 16 or 256 times its value (the odd byte's high nibble
 // by a shift), and pmaddwd against x's matching pair ([x0 x2] "even" or [x1 x3] "odd") sums in
-// the row's own lane: nothing unpacked, no pairing; the three scales are kept apart and undone
-// exactly at the end. (The same even/odd form for Q8 measured 1-13 % slower: three shifts per
+// the row's own lane: nothing unpacked, no pairing; x's pairs come scaled so that every product
+// is 256 times its value, one sum and one exact shift. (The same even/odd form for Q8 measured 1-13 % slower: three shifts per
 // 16 bytes against two unpacks and two shifts.)
 struct Sse2Panel {
   using Sums = Width<V128>::Sums;
@@ -45,7 +45,7 @@ struct Sse2Panel {
     int32_t s;
   };
   struct XQ4 {
-    __m128i even[8], odd[8];  // quad u as int16: [x0 x2] and [x1 x3], four times
+    __m128i even[8], odd[8];  // quad u as int16: [x0 x2] and [x1 x3], four times, scaled (dots)
     int32_t s;
   };
   static void splat4(__m128i v, __m128i *out) {  // out[k]: lane k of v in every lane
@@ -57,9 +57,10 @@ struct Sse2Panel {
     if constexpr (Q4) {
       XQ4 p;
       p.s = s;
-      for (int h = 0; h < 2; ++h) {  // quads 4h .. 4h+3
+      for (int h = 0; h < 2; ++h) {  // quads 4h .. 4h+3, each pair scaled as dots() below says
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(xb + 16 * h));
-        const __m128i even = _mm_srai_epi16(_mm_slli_epi16(v, 8), 8), odd = _mm_srai_epi16(v, 8);
+        const __m128i even = h == 0 ? _mm_slli_epi16(v, 8) : _mm_srai_epi16(_mm_slli_epi16(v, 8), 4);
+        const __m128i odd = h == 0 ? _mm_srai_epi16(v, 8) : _mm_and_si128(v, _mm_set1_epi16(short(0xFF00)));
         splat4(even, p.even + 4 * h);
         splat4(odd, p.odd + 4 * h);
       }
@@ -82,7 +83,7 @@ struct Sse2Panel {
     return _mm_add_epi32(_mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))),
                          _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))));
   }
-  // Weights are read where they lie, once for a matmul's tokens (dots).
+  // Weights are read where they lie.
   struct Wq8 { const int8_t *units; };
   struct Wq4 { const uint8_t *units; };
   // ml_bench peak (kernels/panel_driver.h): 12 chains of pmaddwd alone (what 16 xmm registers
@@ -105,50 +106,43 @@ struct Sse2Panel {
   static __m128i unit(const void *units, int u, int k) {  // bytes 16k .. 16k+15 of unit u
     return _mm_loadu_si128(reinterpret_cast<const __m128i *>(static_cast<const uint8_t *>(units) + 64 * u + 16 * k));
   }
-  // A matmul's T tokens at once (kernels/panel_driver.h, HasDots): each 16 bytes of weights are
-  // loaded and widened (Q8) or masked (Q4) once, then multiplied with every token's x — the widening
-  // is half the work of a Q8 dot. dot() is the one-token case.
-  template <int T>
-  static void dots(const Wq8 &w, const XQ8 *x, Sums *out) {
+  // One token per weight load, in matmul too (kTokens overrides Width<V128>'s 2, which SSE4.1 and
+  // up keep): sharing the Q8 widening or the Q4 masks across 2 tokens (a dots<T> loop) measured
+  // the same (Q8) or 15-20 % slower (Q4) in prompts of stories110M and TinyLlama at 1 thread.
+  static constexpr int kTokens = 1;
+  static Sums dot(const Wq8 &w, const XQ8 &x) {
+    Sums out;
     for (int k = 0; k < 4; ++k) {
-      __m128i lo[T], hi[T];
-      for (int t = 0; t < T; ++t) lo[t] = hi[t] = _mm_setzero_si128();
+      __m128i lo = _mm_setzero_si128(), hi = _mm_setzero_si128();
       for (int u = 0; u < 8; ++u) {
-        const __m128i z = unit(w.units, u, k), wl = Sse2::widen_lo(z), wh = Sse2::widen_hi(z);
-        for (int t = 0; t < T; ++t) {
-          lo[t] = _mm_add_epi32(lo[t], _mm_madd_epi16(wl, x[t].xq16[u]));
-          hi[t] = _mm_add_epi32(hi[t], _mm_madd_epi16(wh, x[t].xq16[u]));
-        }
+        const __m128i z = unit(w.units, u, k);
+        lo = _mm_add_epi32(lo, _mm_madd_epi16(Sse2::widen_lo(z), x.xq16[u]));
+        hi = _mm_add_epi32(hi, _mm_madd_epi16(Sse2::widen_hi(z), x.xq16[u]));
       }
-      for (int t = 0; t < T; ++t) out[t].v[k] = pairs(lo[t], hi[t]);
+      out.v[k] = pairs(lo, hi);
     }
+    return out;
   }
-  template <int T>  // Σ n·x − 8·Σx; low nibbles are quads 0-3, high 4-7
-  static void dots(const Wq4 &w, const XQ4 *x, Sums *out) {
+  // Q4: 256·(Σ n·x − 8·Σx) in one int32 sum, then one exact shift. Each nibble is masked where it
+  // lies (1, 16 or 256 times its value, the odd byte's high nibble by a shift) and prep scaled x's
+  // matching pair by what brings every product to 256·n·x: low quads' even x by 256, odd by 1;
+  // high quads' even by 16, odd by 256. Bounds: |256·x| ≤ 32768 fits int16 (x ≥ −128), each
+  // product ≤ 15·32768, a block's sum ≤ 2^23 in magnitude. Low nibbles are quads 0-3, high 4-7.
+  // (Three sums kept apart, 1, 16 and 256 times, and undone by two shifts: 9-12 % slower.)
+  static Sums dot(const Wq4 &w, const XQ4 &x) {
     const __m128i m1 = _mm_set1_epi16(0x000F), m16 = _mm_set1_epi16(0x00F0), m256 = _mm_set1_epi16(0x0F00);
+    Sums out;
     for (int k = 0; k < 4; ++k) {
-      __m128i s1[T], s16[T], s256[T];
-      for (int t = 0; t < T; ++t) s1[t] = _mm_set1_epi32(-8 * x[t].s), s16[t] = s256[t] = _mm_setzero_si128();
+      __m128i s = _mm_set1_epi32(-2048 * x.s);
       for (int j = 0; j < 4; ++j) {
         const __m128i z = unit(w.units, j, k);
-        const __m128i n1 = _mm_and_si128(z, m1), n256 = _mm_and_si128(z, m256), n16 = _mm_and_si128(z, m16),
-                      n4096 = _mm_srli_epi16(z, 12);
-        for (int t = 0; t < T; ++t) {
-          s1[t] = _mm_add_epi32(s1[t], _mm_madd_epi16(n1, x[t].even[j]));         // even low nibbles
-          s256[t] = _mm_add_epi32(s256[t], _mm_madd_epi16(n256, x[t].odd[j]));    // 256 × odd low nibbles
-          s16[t] = _mm_add_epi32(s16[t], _mm_madd_epi16(n16, x[t].even[4 + j]));  // 16 × even high nibbles
-          s1[t] = _mm_add_epi32(s1[t], _mm_madd_epi16(n4096, x[t].odd[4 + j]));   // odd high nibbles
-        }
+        s = _mm_add_epi32(s, _mm_add_epi32(_mm_add_epi32(_mm_madd_epi16(_mm_and_si128(z, m1), x.even[j]),
+                                                         _mm_madd_epi16(_mm_and_si128(z, m256), x.odd[j])),
+                                           _mm_add_epi32(_mm_madd_epi16(_mm_and_si128(z, m16), x.even[4 + j]),
+                                                         _mm_madd_epi16(_mm_srli_epi16(z, 12), x.odd[4 + j]))));
       }
-      // s16 and s256 are exact multiples of 16 and 256: the arithmetic shifts divide exactly.
-      for (int t = 0; t < T; ++t)
-        out[t].v[k] = _mm_add_epi32(s1[t], _mm_add_epi32(_mm_srai_epi32(s16[t], 4), _mm_srai_epi32(s256[t], 8)));
+      out.v[k] = _mm_srai_epi32(s, 8);  // a multiple of 256: exact
     }
-  }
-  template <class Wq, class XQ>
-  static Sums dot(const Wq &w, const XQ &x) {
-    Sums out;
-    dots<1>(w, &x, &out);
     return out;
   }
 };
