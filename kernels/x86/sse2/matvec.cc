@@ -45,7 +45,7 @@ struct Sse2Panel {
     int32_t s;
   };
   struct XQ4 {
-    __m128i even[8], odd[8];  // quad u as int16: [x0 x2] and [x1 x3], four times, scaled (dots)
+    __m128i even[8], odd[8];  // quad u as int16: [x0 x2] and [x1 x3], four times, scaled (Q4 dot)
     int32_t s;
   };
   static void splat4(__m128i v, __m128i *out) {  // out[k]: lane k of v in every lane
@@ -57,7 +57,7 @@ struct Sse2Panel {
     if constexpr (Q4) {
       XQ4 p;
       p.s = s;
-      for (int h = 0; h < 2; ++h) {  // quads 4h .. 4h+3, each pair scaled as dots() below says
+      for (int h = 0; h < 2; ++h) {  // quads 4h .. 4h+3, each pair scaled as the Q4 dot() says
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(xb + 16 * h));
         const __m128i even = h == 0 ? _mm_slli_epi16(v, 8) : _mm_srai_epi16(_mm_slli_epi16(v, 8), 4);
         const __m128i odd = h == 0 ? _mm_srai_epi16(v, 8) : _mm_and_si128(v, _mm_set1_epi16(short(0xFF00)));
