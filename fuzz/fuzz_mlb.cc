@@ -18,15 +18,20 @@ struct Span {
   uint64_t n;
 };
 
-// Layout 1 (docs/mlb-format.md) stores quantized matrices as whole 16-row panels.
+// Layouts 1 and 2 (docs/mlb-format.md) store quantized matrices as whole 16-row panels; layout 2's
+// scales are binary16 (dh, half the bytes).
 void add_tensor(std::vector<Span> &spans, const ml_qtensor &w, int rows, int cols, ml_type t, uint32_t layout) {
   const uint32_t want_layout = t == ML_TYPE_F32 ? 0u : layout;
   ML_FUZZ_CHECK(w.rows == rows && w.cols == cols && w.type == t && w.layout == want_layout, "tensor shape");
-  const uint64_t stored = want_layout == 1 ? (uint64_t(rows) + 15) / 16 * 16 : uint64_t(rows);
+  const uint64_t stored = want_layout != 0 ? (uint64_t(rows) + 15) / 16 * 16 : uint64_t(rows);
   spans.push_back({static_cast<const uint8_t *>(w.q), ml::tensor_q_bytes(t, stored, uint64_t(cols))});
   if (t == ML_TYPE_F32) {
-    ML_FUZZ_CHECK(w.d == nullptr, "F32 tensor with scales");
+    ML_FUZZ_CHECK(w.d == nullptr && w.dh == nullptr, "F32 tensor with scales");
+  } else if (want_layout == 2) {
+    ML_FUZZ_CHECK(w.d == nullptr && w.dh != nullptr, "layout 2 tensor without binary16 scales");
+    spans.push_back({reinterpret_cast<const uint8_t *>(w.dh), ml::tensor_d_bytes(t, stored, uint64_t(cols)) / 2});
   } else {
+    ML_FUZZ_CHECK(w.dh == nullptr, "float32 scales and binary16 ones");
     spans.push_back({reinterpret_cast<const uint8_t *>(w.d), ml::tensor_d_bytes(t, stored, uint64_t(cols))});
   }
 }
@@ -55,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ML_FUZZ_CHECK(static_cast<int>(m.layers.size()) == c.n_layers, "layer count");
   const ml_type t = c.wtype;
   const uint32_t lay = c.layout;
-  ML_FUZZ_CHECK(lay == 0 || (lay == 1 && t != ML_TYPE_F32), "layout");
+  ML_FUZZ_CHECK(lay == 0 || ((lay == 1 || lay == 2) && t != ML_TYPE_F32), "layout");
   ML_FUZZ_CHECK(c.version == 1 || c.version == 2, "version");
   ML_FUZZ_CHECK(c.version == 2 || (c.arch == 0 && !c.qkv_bias && c.rope_scaling == 0 && c.n_tokens == c.vocab),
                 "version 1 has no version-2 features");

@@ -66,29 +66,34 @@ def f32_bytes(vals):
     return struct.pack("<%df" % len(vals), *vals)
 
 
-def quant_arrays(wtype, rows, cols, rng):
-    """(q bytes, d bytes) of a random quantized matrix."""
+def f16_bytes(vals):
+    """IEEE binary16, little-endian (struct's 'e': round to nearest even)."""
+    return struct.pack("<%de" % len(vals), *vals)
+
+
+def quant_arrays(wtype, rows, cols, rng, half_scales=False):
+    """(q bytes, d bytes) of a random quantized matrix; d float32, or binary16 (layout 2)."""
     nb = rows * cols // QK
     if wtype == Q8_0:
         q = bytes(rng.randrange(256) for _ in range(rows * cols))
     else:
         q = bytes(rng.randrange(256) for _ in range(rows * cols // 2))
-    d = f32_bytes([rng.uniform(-6) for _ in range(nb)])
+    d = (f16_bytes if half_scales else f32_bytes)([rng.uniform(-6) for _ in range(nb)])
     return q, d
 
 
 def tensor_arrays(wtype, rows, cols, rng, layout=0):
     if wtype == F32:
         return [f32_bytes([rng.uniform(-1) for _ in range(rows * cols)])]
-    if layout == 1:  # 16-row panels: rows rounded up to whole panels (the byte order is opaque here)
+    if layout in (1, 2):  # 16-row panels: rows rounded up to whole panels (the byte order is opaque here)
         rows = (rows + 15) // 16 * 16
-    return list(quant_arrays(wtype, rows, cols, rng))
+    return list(quant_arrays(wtype, rows, cols, rng, half_scales=layout == 2))
 
 
 def mlb_model(dim, n_layers, n_heads, n_kv_heads, hidden, vocab, max_seq, wtype, shared,
               seed=1, theta=10000.0, eps=1e-5, layout=0, arch=0, qkv_bias=0, n_tokens=0):
-    """A complete .mlb file with random weights (layout 0: rows, 1: 16-row panels); version 2
-    when arch, qkv_bias or n_tokens is set."""
+    """A complete .mlb file with random weights (layout 0: rows, 1: 16-row panels, 2: 16-row
+    panels with binary16 scales); version 2 when arch, qkv_bias or n_tokens is set."""
     rng = Rng(seed)
     version = 2 if (arch or qkv_bias or n_tokens) else 1
     header = struct.pack("<4s12I", b"MLB1", version, dim, n_layers, n_heads, n_kv_heads, hidden, vocab,
@@ -156,6 +161,9 @@ def mlb_corpus():
     out["ok-q4_0-gqa-wcls.mlb"] = mlb_model(32, 2, 4, 1, 32, 4, 3, Q4_0, False, seed=7)
     out["ok-q8_0-panel16.mlb"] = mlb_model(32, 1, 2, 1, 32, 6, 4, Q8_0, True, seed=8, layout=1)
     out["ok-q4_0-panel16-wcls.mlb"] = mlb_model(64, 1, 4, 2, 96, 17, 3, Q4_0, False, seed=9, layout=1)
+    # layout 2: the same models with binary16 scales (the same draws, each scale rounded to binary16)
+    out["ok-q8_0-panel16f16.mlb"] = mlb_model(32, 1, 2, 1, 32, 6, 4, Q8_0, True, seed=8, layout=2)
+    out["ok-q4_0-panel16f16-wcls.mlb"] = mlb_model(64, 1, 4, 2, 96, 17, 3, Q4_0, False, seed=9, layout=2)
     good = out["ok-q8_0-small.mlb"]
     f32 = out["ok-f32-gqa-wcls.mlb"]
     # broken files: one per rule of runtime/model.cc
@@ -205,10 +213,14 @@ def mlb_corpus():
     out["bad-wtype.mlb"] = put_u32(good, 44, 1)
     out["bad-shared-2.mlb"] = put_u32(good, 48, 2)
     out["bad-shared-flipped.mlb"] = put_u32(good, 48, 0)
-    out["bad-layout.mlb"] = put_u32(good, 52, 2)
+    out["bad-layout.mlb"] = put_u32(good, 52, 3)
     out["bad-layout-panel-as-rows.mlb"] = put_u32(out["ok-q8_0-panel16.mlb"], 52, 0)
     out["bad-layout-rows-as-panel.mlb"] = put_u32(good, 52, 1)
     out["bad-layout-panel-f32.mlb"] = put_u32(out["ok-f32-gqa-wcls.mlb"], 52, 1)
+    out["bad-layout-panel16f16-f32.mlb"] = put_u32(out["ok-f32-gqa-wcls.mlb"], 52, 2)
+    # layout 2's d arrays are half layout 1's: one read as the other has the wrong size
+    out["bad-layout-panel-as-panel16f16.mlb"] = put_u32(out["ok-q8_0-panel16.mlb"], 52, 2)
+    out["bad-layout-panel16f16-as-panel.mlb"] = put_u32(out["ok-q8_0-panel16f16.mlb"], 52, 1)
     out["bad-reserved.mlb"] = good[:255] + b"\x01" + good[256:]
     out["bad-truncated-mid.mlb"] = good[:len(good) // 2]
     out["bad-minus-one.mlb"] = good[:-1]

@@ -1,6 +1,6 @@
 // THE quantized-panel driver: the one loop of every SIMD matvec_q8/q4 and matmul_q8/q4 on 16-row
-// panels (layout 1, docs/mlb-format.md), for every ISA family. No intrinsics here: an ISA supplies
-// two small parts and the macro at the bottom turns them into the four kernels of the ABI.
+// panels (layouts 1 and 2, docs/mlb-format.md), for every ISA family. No intrinsics here: an ISA
+// supplies two small parts and the macro at the bottom turns them into the four kernels of the ABI.
 //
 // A 64-byte unit of a panel holds the same 4 weights of 16 rows, so a vector lane is a row: one
 // block's int32 sums for the panel's 16 rows come from 8 (Q8) or 4 (Q4) units without any
@@ -37,6 +37,8 @@
 // prefetches the units and scales kPrefetchBytes of units ahead (simd/prefetch.h: 16 Q8 or 32 Q4
 // blocks; the next panel's when the panel ends, past the tensor a harmless hint): where the
 // hardware prefetchers alone keep too few lines in flight, decode is bound by that (docs/bench.md).
+// Layout 2 stores the 16 scales of a block as binary16: the block step widens them (widen16, exact:
+// every half is a float) into the 16 floats fold() reads, so both layouts run the same fold.
 // Float order (kernels/kernels.h), per row and token: t_b = (float(sumi_b) · dw_b) · dx_b into
 // partial b mod 4, then (p0 + p1) + (p2 + p3) — the scalar reference's bits, for every T, every
 // row range and every ISA. Row tails: a range [r0, r1) computes whole panels and stores only its
@@ -50,6 +52,7 @@
 #include <type_traits>
 
 #include "kernels/kernels.h"
+#include "kernels/scalar/f16.h"
 #include "simd/prefetch.h"
 
 namespace ml::driver {
@@ -114,8 +117,8 @@ inline void pack_group(PrepX<Int, Q4> *pack, const ml_qact *X, int t, int G, int
 // Rows [r0, r1) of the tokens t0 .. t0+T-1 of Y[t·ldy + r] = W · X[t], their x from px (their
 // group's pack) or, when px is null, prepared per block; kPacked: px is known not null. kPf:
 // prefetch the weights kPrefetchBytes ahead (they come from DRAM: matvec, and a matmul's first
-// pass over a panel; the later passes find the panel in L2 and skip the hints).
-template <class Width, class Int, bool Q4, int T, bool kPf, bool kPacked>
+// pass over a panel; the later passes find the panel in L2 and skip the hints). kH: layout 2.
+template <class Width, class Int, bool Q4, bool kH, int T, bool kPf, bool kPacked>
 inline void panel_tokens_from(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X,
                               const PrepX<Int, Q4> *px, int t0, int r0, int r1) {
   constexpr size_t kUnits = Q4 ? 4 : 8;
@@ -123,7 +126,7 @@ inline void panel_tokens_from(float *Y, size_t ldy, const ml_qtensor *W, const m
   const uint8_t *q = static_cast<const uint8_t *>(W->q);
   for (int p = r0 / ML_PANEL_ROWS; p * ML_PANEL_ROWS < r1; ++p) {
     const uint8_t *units = q + size_t(p) * nb * kUnits * 64;
-    const float *d = W->d + size_t(p) * nb * ML_PANEL_ROWS;
+    const size_t d0 = size_t(p) * nb * ML_PANEL_ROWS;  // the panel's first scale
     typename Width::Acc acc[T][4];
     for (int t = 0; t < T; ++t)
       for (int k = 0; k < 4; ++k) acc[t][k] = Width::zero();
@@ -131,11 +134,17 @@ inline void panel_tokens_from(float *Y, size_t ldy, const ml_qtensor *W, const m
     // registers (indexed at run time they live in memory: a store and a reload every block).
     const auto step = [&](int b, auto k) {
       const uint8_t *ub = units + size_t(b) * kUnits * 64;
-      const float *db = d + size_t(b) * ML_PANEL_ROWS;
+      const size_t di = d0 + size_t(b) * ML_PANEL_ROWS, ahead = kPrefetchBytes / (kUnits * 64) * ML_PANEL_ROWS;
       if constexpr (kPf) {
         for (size_t l = 0; l < kUnits; ++l) ml::prefetch(ub + kPrefetchBytes + l * 64);
-        ml::prefetch(db + kPrefetchBytes / (kUnits * 64) * ML_PANEL_ROWS);  // the scales of that block
+        if constexpr (kH)  // the scales of that block
+          ml::prefetch(W->dh + di + ahead);
+        else
+          ml::prefetch(W->d + di + ahead);
       }
+      alignas(64) float dw[ML_PANEL_ROWS];  // layout 2: the block's scales widened
+      const float *db = W->d + di;
+      if constexpr (kH) widen16(dw, W->dh + di), db = dw;
       const auto w = [&] {
         if constexpr (Q4)
           return Int::load_q4(ub);
@@ -187,14 +196,14 @@ template <class Int, class = void>
 struct OwnPackedLoop : std::false_type {};
 template <class Int>
 struct OwnPackedLoop<Int, std::void_t<decltype(Int::kOwnPackedLoop)>> : std::bool_constant<Int::kOwnPackedLoop> {};
-template <class Width, class Int, bool Q4, int T, bool kPf = true>
+template <class Width, class Int, bool Q4, bool kH, int T, bool kPf = true>
 inline void panel_tokens(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, const PrepX<Int, Q4> *px,
                          int t0, int r0, int r1) {
   constexpr bool kOwn = T == 1 && kPackX<Int, Q4> && OwnPackedLoop<Int>::value;
   if (kOwn && px)
-    panel_tokens_from<Width, Int, Q4, T, kPf, kOwn>(Y, ldy, W, X, px, t0, r0, r1);
+    panel_tokens_from<Width, Int, Q4, kH, T, kPf, kOwn>(Y, ldy, W, X, px, t0, r0, r1);
   else
-    panel_tokens_from<Width, Int, Q4, T, kPf, false>(Y, ldy, W, X, px, t0, r0, r1);
+    panel_tokens_from<Width, Int, Q4, kH, T, kPf, false>(Y, ldy, W, X, px, t0, r0, r1);
 }
 
 // Batched, blocked for the caches: the tokens go in chunks whose activations fit in L2 (kXBytes of
@@ -202,7 +211,7 @@ inline void panel_tokens(float *Y, size_t ldy, const ml_qtensor *W, const ml_qac
 // panel of [r0, r1) is read from DRAM once (by its first group of kT tokens, TokensOf) and from L2
 // by the chunk's other groups, then the leftover tokens one at a time. So a prompt of m tokens
 // streams the weights ⌈m / chunk⌉ times, not m / kT times, and prepares x once per chunk.
-template <class Width, class Int, bool Q4>
+template <class Width, class Int, bool Q4, bool kH>
 inline void panel_matmul(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
   using XP = PrepX<Int, Q4>;
   constexpr int kT = TokensOf<Width, Int>::value;
@@ -220,24 +229,36 @@ inline void panel_matmul(float *Y, size_t ldy, const ml_qtensor *W, const ml_qac
       const int lo = std::max(r0, p * ML_PANEL_ROWS), hi = std::min(r1, (p + 1) * ML_PANEL_ROWS);
       int t = c0;
       if (t + kT <= c1) {
-        panel_tokens<Width, Int, Q4, kT, true>(Y, ldy, W, X, group(t), t, lo, hi);
+        panel_tokens<Width, Int, Q4, kH, kT, true>(Y, ldy, W, X, group(t), t, lo, hi);
         for (t += kT; t + kT <= c1; t += kT)
-          panel_tokens<Width, Int, Q4, kT, false>(Y, ldy, W, X, group(t), t, lo, hi);
+          panel_tokens<Width, Int, Q4, kH, kT, false>(Y, ldy, W, X, group(t), t, lo, hi);
       }
-      for (; t < c1; ++t) panel_tokens<Width, Int, Q4, 1>(Y, ldy, W, X, group(t), t, lo, hi);
+      for (; t < c1; ++t) panel_tokens<Width, Int, Q4, kH, 1>(Y, ldy, W, X, group(t), t, lo, hi);
     }
   }
 }
 
 // One token: x packed once for all the panels of [r0, r1) when there are several (and kPackX).
-template <class Width, class Int, bool Q4>
+template <class Width, class Int, bool Q4, bool kH>
 inline void panel_matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
   using XP = PrepX<Int, Q4>;
   const int nb = W->cols / ML_QK;
   XP *pack = kPackX<Int, Q4> && r1 - r0 > ML_PANEL_ROWS ? static_cast<XP *>(pack_buffer(sizeof(XP) * size_t(nb)))
                                                         : nullptr;
   if (pack) pack_group<Int, Q4>(pack, x, 0, 1, nb);
-  panel_tokens<Width, Int, Q4, 1>(y, 0, W, x, pack, 0, r0, r1);
+  panel_tokens<Width, Int, Q4, kH, 1>(y, 0, W, x, pack, 0, r0, r1);
+}
+
+// Layout 1 or 2, by W->layout.
+template <class Width, class Int, bool Q4>
+inline void panels_matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
+  if (W->layout == ML_LAYOUT_PANEL16_F16) return panel_matvec<Width, Int, Q4, true>(y, W, x, r0, r1);
+  panel_matvec<Width, Int, Q4, false>(y, W, x, r0, r1);
+}
+template <class Width, class Int, bool Q4>
+inline void panels_matmul(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
+  if (W->layout == ML_LAYOUT_PANEL16_F16) return panel_matmul<Width, Int, Q4, true>(Y, ldy, W, X, m, r0, r1);
+  panel_matmul<Width, Int, Q4, false>(Y, ldy, W, X, m, r0, r1);
 }
 
 // A Width of four 4-row registers (128-bit families: NEON, WASM SIMD128). The family supplies
@@ -331,27 +352,27 @@ inline void rows_matmul(RowsMatvec matvec, float *Y, size_t ldy, const ml_qtenso
 
 }  // namespace ml::driver
 
-// The four ABI kernels of override set `set` (kernels/kernel_table.h): layout 1 through the driver
-// with (Width, Int), layout 0 through the set's own row matvecs rows_q8 / rows_q4 (functions with
+// The four ABI kernels of override set `set` (kernels/kernel_table.h): layouts 1 and 2 through the
+// driver with (Width, Int), layout 0 through the set's own row matvecs rows_q8 / rows_q4 (functions with
 // the matvec signature). Plus ml_k_peak_<set>, the set's compute ceiling (driver::peak; used by
 // ml_bench peak, not a kernel of the table).
 #define ML_PANEL_KERNELS(set, Width, Int, rows_q8, rows_q4)                                                        \
   extern "C" void ml_k_matvec_q8_##set(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {         \
-    if (W->layout == ML_LAYOUT_PANEL16) return ml::driver::panel_matvec<Width, Int, false>(y, W, x, r0, r1);      \
+    if (W->layout != ML_LAYOUT_ROWS) return ml::driver::panels_matvec<Width, Int, false>(y, W, x, r0, r1);         \
     rows_q8(y, W, x, r0, r1);                                                                                      \
   }                                                                                                                \
   extern "C" void ml_k_matvec_q4_##set(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {         \
-    if (W->layout == ML_LAYOUT_PANEL16) return ml::driver::panel_matvec<Width, Int, true>(y, W, x, r0, r1);       \
+    if (W->layout != ML_LAYOUT_ROWS) return ml::driver::panels_matvec<Width, Int, true>(y, W, x, r0, r1);          \
     rows_q4(y, W, x, r0, r1);                                                                                      \
   }                                                                                                                \
   extern "C" void ml_k_matmul_q8_##set(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, \
                                        int r1) {                                                                   \
-    if (W->layout == ML_LAYOUT_PANEL16) return ml::driver::panel_matmul<Width, Int, false>(Y, ldy, W, X, m, r0, r1); \
+    if (W->layout != ML_LAYOUT_ROWS) return ml::driver::panels_matmul<Width, Int, false>(Y, ldy, W, X, m, r0, r1); \
     ml::driver::rows_matmul(rows_q8, Y, ldy, W, X, m, r0, r1);                                                     \
   }                                                                                                                \
   extern "C" void ml_k_matmul_q4_##set(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, \
                                        int r1) {                                                                   \
-    if (W->layout == ML_LAYOUT_PANEL16) return ml::driver::panel_matmul<Width, Int, true>(Y, ldy, W, X, m, r0, r1); \
+    if (W->layout != ML_LAYOUT_ROWS) return ml::driver::panels_matmul<Width, Int, true>(Y, ldy, W, X, m, r0, r1); \
     ml::driver::rows_matmul(rows_q4, Y, ldy, W, X, m, r0, r1);                                                     \
   }                                                                                                                \
   extern "C" int64_t ml_k_peak_##set(int kind, int64_t iters, int32_t *sink) {                                     \

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "kernels/binding.h"
+#include "kernels/scalar/f16.h"
 #include "native/cli.h"
 #include "runtime/ml.h"
 #include "runtime/threads.h"
@@ -153,7 +154,7 @@ void print_row(const Opts &o, const Row &r) {
     std::printf("kernel\t%s\t%s\t%s\t%s\t%s\t%.6f\t%.3f\t%.3f\n", r.kernel.c_str(), r.impl.c_str(), r.shape.c_str(),
                 r.layout.c_str(), r.regime.c_str(), r.ms, r.gbs, r.gops);
   else
-    std::printf("%-12s %-11s %-26s %-8s %-6s %10.4f %9.2f %9.2f\n", r.kernel.c_str(), r.impl.c_str(), r.shape.c_str(),
+    std::printf("%-12s %-11s %-26s %-11s %-6s %10.4f %9.2f %9.2f\n", r.kernel.c_str(), r.impl.c_str(), r.shape.c_str(),
                 r.layout.c_str(), r.regime.c_str(), r.ms * 1000.0, r.gbs, r.gops);
   std::fflush(stdout);
 }
@@ -168,12 +169,18 @@ const MatShape kMatShapes[] = {
     {"TinyLlama w2 2048x5632", 2048, 5632},
 };
 
+// A weight layout's short name (docs/mlb-format.md), as convert.py's --layout spells it.
+const char *layout_label(int layout) {
+  return layout == ML_LAYOUT_PANEL16_F16 ? "panel16-f16" : layout == ML_LAYOUT_PANEL16 ? "panel16" : "rows";
+}
+
 // Quantized matvec: cache-resident (the 768x768 matrix reused) and streaming (rotating copies).
 template <class Fn>
 void bench_qmatvec(const Opts &o, const char *kernel, const char *impl, Fn *fn, ml_type type) {
   const size_t pool_q = size_t(o.pool_mb) << 20;  // streaming pool of quant bytes
   static uint8_t *qpool = nullptr;
   static float *dpool = nullptr;
+  static uint16_t *dhpool = nullptr;  // the same scales as binary16 (layout 2)
   if (!qpool) {
     qpool = static_cast<uint8_t *>(aligned(pool_q));
     for (size_t i = 0; i < pool_q; i += 4) {
@@ -186,6 +193,8 @@ void bench_qmatvec(const Opts &o, const char *kernel, const char *impl, Fn *fn, 
     const size_t nd = pool_q / (ML_QK / 2);
     dpool = static_cast<float *>(aligned(nd * sizeof(float)));
     for (size_t i = 0; i < nd; ++i) dpool[i] = 0.001f * float(1 + i % 7);
+    dhpool = static_cast<uint16_t *>(aligned(nd * sizeof(uint16_t)));
+    for (size_t i = 0; i < nd; ++i) dhpool[i] = ml::f16_from_f32(dpool[i]);
   }
   for (const MatShape &s : kMatShapes) {
     if (o.quick && std::strncmp(s.name, "110M", 4) != 0) continue;
@@ -198,19 +207,22 @@ void bench_qmatvec(const Opts &o, const char *kernel, const char *impl, Fn *fn, 
     ml_block_sums_q8(xs.data(), xq.data(), s.cols);
     ml_qact x{xq.data(), xd.data(), xs.data(), s.cols};
     // Any bytes are valid weights, and every shape has a multiple of 16 rows: the same pool serves
-    // as row-major blocks (layout 0) and as 16-row panels (layout 1).
-    for (int layout = ML_LAYOUT_ROWS; layout <= ML_LAYOUT_PANEL16; ++layout)
+    // as row-major blocks (layout 0) and as 16-row panels (layout 1, and 2 with the scales as halves).
+    for (int layout = ML_LAYOUT_ROWS; layout <= ML_LAYOUT_PANEL16_F16; ++layout)
       for (int streaming = 0; streaming <= 1; ++streaming) {
         if (!streaming && s.rows * s.cols > 768 * 2048) continue;  // cache-resident: the small shapes
         const size_t copies = streaming ? pool_q / qbytes : 1;  // >= 2: --pool-mb >= 32
         size_t i = 0;
         const double ms = time_per_call_ms(o.seconds, [&] {
           const size_t c = i++ % copies;
-          ml_qtensor W{qpool + c * qbytes, dpool + c * nd, s.rows, s.cols, uint8_t(type), uint8_t(layout)};
+          const bool half = layout == ML_LAYOUT_PANEL16_F16;
+          ml_qtensor W{qpool + c * qbytes, half ? nullptr : dpool + c * nd, s.rows, s.cols, uint8_t(type),
+                       uint8_t(layout), half ? dhpool + c * nd : nullptr};
           fn(y.data(), &W, &x, 0, s.rows);
         });
-        print_row(o, {kernel, impl, s.name, layout ? "panel16" : "rows", streaming ? "dram" : "cache", ms,
-                      double(qbytes + dbytes) / ms / 1e6, 2.0 * s.rows * s.cols / ms / 1e6});
+        const size_t bytes = qbytes + (layout == ML_LAYOUT_PANEL16_F16 ? dbytes / 2 : dbytes);
+        print_row(o, {kernel, impl, s.name, layout_label(layout), streaming ? "dram" : "cache", ms,
+                      double(bytes) / ms / 1e6, 2.0 * s.rows * s.cols / ms / 1e6});
       }
   }
 }
@@ -221,7 +233,7 @@ void bench_matvec_f32(const Opts &o, const char *impl, Fn *fn) {
   std::vector<float> w(static_cast<size_t>(rows) * cols), x(static_cast<size_t>(cols)), y(static_cast<size_t>(rows));
   for (float &v : w) v = float(int(rnd() % 200) - 100) * 0.01f;
   for (float &v : x) v = float(int(rnd() % 200) - 100) * 0.01f;
-  ml_qtensor W{w.data(), nullptr, rows, cols, ML_TYPE_F32, 0};
+  ml_qtensor W{w.data(), nullptr, rows, cols, ML_TYPE_F32, 0, nullptr};
   const double ms = time_per_call_ms(o.seconds, [&] { fn(y.data(), &W, x.data(), 0, rows); });
   print_row(o, {"matvec_f32", impl, "110M wq 768x768", "rows", "cache", ms, double(w.size()) * 4 / ms / 1e6,
                 2.0 * rows * cols / ms / 1e6});
@@ -244,7 +256,7 @@ int run_kernels(const Opts &o) {
   if (!o.tsv) {
     std::printf("ml_bench kernels: %s build (Highway target %s); %s\n", ml_build_isa(), ml_hwy_target(),
                 o.all_variants ? "every compiled variant" : "the bound implementations");
-    std::printf("%-12s %-11s %-26s %-8s %-6s %10s %9s %9s\n", "kernel", "impl", "shape", "layout", "regime", "us/call",
+    std::printf("%-12s %-11s %-26s %-11s %-6s %10s %9s %9s\n", "kernel", "impl", "shape", "layout", "regime", "us/call",
                 "GB/s", "GOPS");
   }
   auto mv = [&](auto kn, ml_type t) {
@@ -531,7 +543,8 @@ int run_prefill(const Opts &o) {
   std::vector<Peak> peaks;
   for (int t : threads) peaks.push_back(measure_peaks(t, o.seconds));
   if (!o.tsv)
-    std::printf("%-28s %-5s %-7s %3s %6s %12s %9s %8s %8s %9s\n", "model (dim/hidden/layers/heads/kv)", "type", "layout",
+    std::printf("%-28s %-5s %-11s %3s %6s %12s %9s %8s %8s %9s\n", "model (dim/hidden/layers/heads/kv)", "type",
+                "layout",
                 "thr", "tokens", "prompt tok/s", "G MAC/s", "% peak", "% step", "MB/token");
   for (const std::string &m : o.models)
     for (size_t ti = 0; ti < threads.size(); ++ti) {
@@ -548,8 +561,8 @@ int run_prefill(const Opts &o) {
         std::printf("prefill\t%s\t%s\t%s\t%d\t%d\t%.2f\t%.2f\t%.1f\t%.1f\t%.3f\n", m.c_str(), shape,
                     type_name(d.info.wtype), t, o.tokens, d.tok_s, gmacs, pk, ps, mb);
       else
-        std::printf("%-28s %-5s %-7s %3d %6d %12.1f %9.1f %7.1f%% %7.1f%% %9.1f\n", shape, type_name(d.info.wtype),
-                    d.info.layout ? "panel16" : "rows", t, o.tokens, d.tok_s, gmacs, pk, ps, mb);
+        std::printf("%-28s %-5s %-11s %3d %6d %12.1f %9.1f %7.1f%% %7.1f%% %9.1f\n", shape, type_name(d.info.wtype),
+                    layout_label(d.info.layout), t, o.tokens, d.tok_s, gmacs, pk, ps, mb);
       std::fflush(stdout);
     }
   return 0;

@@ -15,7 +15,7 @@
 
 #include "kernels/binding.h"
 #include "kernels/mutants.h"
-#include "kernels/scalar/kv_f16.h"
+#include "kernels/scalar/f16.h"
 #include "kernels/scalar/panel.h"
 #include "runtime/ml.h"
 #include "simd/prefetch.h"
@@ -26,7 +26,7 @@ namespace {
 
 // Rows per thread split: kernels work on 4 rows at a time, on 16-row panels in layout 1
 // (kernels/kernels.h); boundaries on these multiples keep results independent of the thread count.
-inline int row_tile(const ml_qtensor &W) { return W.layout == ML_LAYOUT_PANEL16 ? ML_PANEL_ROWS : 4; }
+inline int row_tile(const ml_qtensor &W) { return W.layout != ML_LAYOUT_ROWS ? ML_PANEL_ROWS : 4; }
 
 // The input of a matrix product for n tokens: float rows (stride floats apart) and, for quantized
 // weights, their Q8_0 forms.
@@ -67,10 +67,7 @@ void matmul_rows(float *Y, size_t ldy, const ml_qtensor &W, const Input &in, int
 constexpr uint64_t kParallelBytes = 64 * 1024;
 // Attention reads K and V from cache: split it only above 2^20 bytes of them.
 constexpr uint64_t kParallelAttentionBytes = uint64_t(1) << 20;
-uint64_t weight_bytes(const ml_qtensor &W) {
-  const ml_type t = static_cast<ml_type>(W.type);
-  return tensor_q_bytes(t, uint64_t(W.rows), uint64_t(W.cols)) + tensor_d_bytes(t, uint64_t(W.rows), uint64_t(W.cols));
-}
+uint64_t weight_bytes(const ml_qtensor &W) { return tensor_bytes(W); }
 
 template <class F>
 void parallel(ThreadPool &pool, uint64_t work_bytes, F &&f, uint64_t threshold = kParallelBytes) {
@@ -196,7 +193,8 @@ void attend_q8(const Q8Cache &kc, int g, int len, int hd, float sqrt_hd, const f
     std::fill(qf + hd, qf + hdq, 0.0f);
     K::quantize_q8(&xq[j - j0], qf, hdq);
   }
-  const ml_qtensor kt{kc.k + kc.at(g), kc.kd + kc.at(g) / ML_QK, len, hdq, ML_TYPE_Q8_0, ML_LAYOUT_PANEL16};
+  const ml_qtensor kt{kc.k + kc.at(g), kc.kd + kc.at(g) / ML_QK, len, hdq, ML_TYPE_Q8_0, ML_LAYOUT_PANEL16,
+                      nullptr};
   K::matmul_q8(att, S, &kt, xq, j1 - j0, 0, len);
   for (int j = j0; j < j1; ++j) {
     K::softmax(att + size_t(j - j0) * S, len);

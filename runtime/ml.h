@@ -65,7 +65,8 @@ typedef struct ml_model_info {
   int shared_classifier;
   int n_threads;
   int batch;              /* tokens per ml_eval_batch call at most */
-  int layout;             /* weight layout: 0 rows, 1 16-row panels (docs/mlb-format.md) */
+  int layout;             /* weight layout: 0 rows, 1 16-row panels, 2 16-row panels with binary16
+                             scales (docs/mlb-format.md) */
   const char *isa;        /* the build's ISA, e.g. "avx2" */
   const char *kernels;    /* "build" or "scalar reference" */
   uint64_t file_bytes;    /* size of the .mlb */

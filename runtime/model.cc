@@ -114,13 +114,19 @@ class Cursor {
     out->type = static_cast<uint8_t>(t);
     out->layout = static_cast<uint8_t>(t == ML_TYPE_F32 ? uint32_t(ML_LAYOUT_ROWS) : layout_);
     out->d = nullptr;
-    // Layout 1 stores whole panels: rows rounded up to a multiple of 16 (padding rows are zero).
-    const uint64_t stored = out->layout == ML_LAYOUT_PANEL16 ? (uint64_t(rows) + 15) / 16 * 16 : uint64_t(rows);
+    out->dh = nullptr;
+    // Layouts 1 and 2 store whole panels: rows rounded up to a multiple of 16 (padding rows are zero).
+    const uint64_t stored = out->layout != ML_LAYOUT_ROWS ? (uint64_t(rows) + 15) / 16 * 16 : uint64_t(rows);
     ml_status s = array(name, layer, t == ML_TYPE_F32 ? "data" : "q", tensor_q_bytes(t, stored, cols), &out->q);
     if (s != ML_OK || t == ML_TYPE_F32) return s;
     const void *d = nullptr;
-    s = array(name, layer, "d", tensor_d_bytes(t, stored, cols), &d);
-    out->d = static_cast<const float *>(d);
+    if (out->layout == ML_LAYOUT_PANEL16_F16) {  // binary16 scales: half the bytes of float32 ones
+      s = array(name, layer, "d", tensor_d_bytes(t, stored, cols) / 2, &d);
+      out->dh = static_cast<const uint16_t *>(d);
+    } else {
+      s = array(name, layer, "d", tensor_d_bytes(t, stored, cols), &d);
+      out->d = static_cast<const float *>(d);
+    }
     return s;
   }
 
@@ -206,11 +212,13 @@ ml_status parse_header(const uint8_t *p, uint64_t n, Config *c) {
   if (shared > 1) return fail(ML_E_FORMAT, "header field shared_classifier = %u must be 0 or 1", shared);
   c->shared_classifier = shared == 1;
   c->layout = rd_u32(p + 52);
-  if (c->layout > ML_LAYOUT_PANEL16)
-    return fail(ML_E_FORMAT, "header field layout = %u is not a layout this build reads (0 = rows, 1 = 16-row panels)",
+  if (c->layout > ML_LAYOUT_PANEL16_F16)
+    return fail(ML_E_FORMAT,
+                "header field layout = %u is not a layout this build reads (0 = rows, 1 = 16-row panels, 2 = 16-row "
+                "panels with binary16 scales)",
                 c->layout);
-  if (c->layout == ML_LAYOUT_PANEL16 && c->wtype == ML_TYPE_F32)
-    return fail(ML_E_FORMAT, "header field layout = 1 (16-row panels) needs a quantized wtype, not F32");
+  if (c->layout != ML_LAYOUT_ROWS && c->wtype == ML_TYPE_F32)
+    return fail(ML_E_FORMAT, "header field layout = %u (16-row panels) needs a quantized wtype, not F32", c->layout);
   if (version >= 2)
     if (const ml_status s = parse_v2_fields(p, c)) return s;
   for (uint64_t i = version >= 2 ? kV2HeaderEnd : 56; i < kHeaderBytes; ++i)
@@ -354,11 +362,14 @@ ml_status load_model_from_memory(Model *m, const uint8_t *data, uint64_t size) {
   return validate_model(m);
 }
 
+uint64_t tensor_bytes(const ml_qtensor &w) {
+  const ml_type t = static_cast<ml_type>(w.type);
+  const uint64_t d = tensor_d_bytes(t, uint64_t(w.rows), uint64_t(w.cols));
+  return tensor_q_bytes(t, uint64_t(w.rows), uint64_t(w.cols)) + (w.layout == ML_LAYOUT_PANEL16_F16 ? d / 2 : d);
+}
+
 uint64_t Model::weight_bytes_per_token() const {
-  auto bytes = [](const ml_qtensor &w) {
-    const ml_type t = static_cast<ml_type>(w.type);
-    return tensor_q_bytes(t, w.rows, w.cols) + tensor_d_bytes(t, w.rows, w.cols);
-  };
+  const auto bytes = tensor_bytes;
   uint64_t total = bytes(wcls) + uint64_t(cfg.dim) * 4 /* final norm */ +
                    bytes(tok_emb) / uint64_t(cfg.vocab) /* one embedding row */;
   for (const LayerWeights &w : layers)

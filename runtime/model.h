@@ -67,6 +67,9 @@ ml_status load_model_from_memory(Model *m, const uint8_t *data, uint64_t size);
 // Bytes of a tensor's arrays (q and d separately; d = 0 for F32).
 uint64_t tensor_q_bytes(ml_type t, uint64_t rows, uint64_t cols);
 uint64_t tensor_d_bytes(ml_type t, uint64_t rows, uint64_t cols);
+// The bytes a tensor's arrays hold as loaded (q, and d at 4 or, layout 2, 2 bytes a scale; the
+// panel padding rows not counted): what a matrix product reads.
+uint64_t tensor_bytes(const ml_qtensor &w);
 
 const char *type_name(ml_type t);
 const char *arch_name(uint32_t arch);  // "llama", "qwen2"

@@ -1,6 +1,6 @@
 // Runtime buffers of one context, all views into its arena (shapes in comments). The forward pass
 // works on up to `batch` tokens at once (prompt prefill); decoding uses row 0. The KV cache holds
-// F32 (key_cache/value_cache), F16 (key_cache16/value_cache16, kernels/scalar/kv_f16.h) or Q8_0
+// F32 (key_cache/value_cache), F16 (key_cache16/value_cache16, kernels/scalar/f16.h) or Q8_0
 // (key_cache8/value_cache8 and their scales) elements as kv_type says; the others are empty.
 #pragma once
 #include "kernels/kernels.h"

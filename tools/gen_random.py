@@ -3,7 +3,7 @@
 
     gen_random.py OUTPUT [--preset NAME] [--dim 256] [--hidden 768] [--layers 2] [--heads 8]
                   [--kv-heads 4] [--vocab 512] [--seq 256] [--wtype f32|q8_0|q4_0]
-                  [--layout rows|panel16] [--seed 0]
+                  [--layout rows|panel16|panel16-f16] [--f16-scales] [--seed 0]
                   [--shared-classifier | --no-shared-classifier] [--rope-theta 10000]
                   [--norm-eps 1e-5] [--arch llama|qwen2] [--qkv-bias] [--rope-scaling llama3
                   --rope-factor F --rope-low-freq-factor L --rope-high-freq-factor H
@@ -18,11 +18,15 @@ scaling need .mlb version 2 (written only then).
 Deterministic: tensor i of the file is drawn from its own numpy Generator,
 PCG64(SeedSequence(seed).spawn(n)[i]), in fixed row chunks, as float32. The float weights
 depend only on the seed and the shape, never on --wtype, so the f32 file and the q8_0/q4_0
-files of one seed differ only by quantization (and --layout only by byte order). --layout
-defaults to panel16 (.mlb layout 1, 16-row panels) for q8_0 and q4_0 and to rows (layout 0)
-for f32, as in convert.py. Matrices ~ N(0, 1/fan_in) (std 1/sqrt(cols)),
-norm weights ~ 1 + N(0, 0.05^2), q/k/v biases ~ N(0, 0.5^2). hidden_dim is zero-padded to a multiple of 32 exactly as
-convert.py does (the padding is zeros, not random).
+files of one seed differ only by quantization (and --layout rows / panel16 only by byte order).
+--layout defaults to panel16 (.mlb layout 1, 16-row panels) for q8_0 and q4_0 and to rows
+(layout 0) for f32, as in convert.py; panel16-f16 (layout 2) is layout 1 with binary16 block
+scales, each scale rounded to binary16 after the quants were computed. --f16-scales rounds the
+scales the same way in layouts 0 and 1 but keeps them float32 (q8_0/q4_0 only), so the layout-1
+file with --f16-scales and the layout-2 file of one seed hold the same values.
+Matrices ~ N(0, 1/fan_in) (std 1/sqrt(cols)), norm weights ~ 1 + N(0, 0.05^2), q/k/v biases
+~ N(0, 0.5^2). hidden_dim is zero-padded to a multiple of 32 exactly as convert.py does (the
+padding is zeros, not random).
 """
 import sys
 
@@ -165,21 +169,24 @@ class RandomReader:
         pass
 
 
-def generate(output, wtype="f32", seed=0, progress=None, layout=None, **shape):
+def generate(output, wtype="f32", seed=0, progress=None, layout=None, f16_scales=False, **shape):
     """Write a random .mlb; shape: keys of _KEYS (defaults: the "default" preset); layout:
-    "rows" (0), "panel16" (1, quantized wtype only) or None (the default: panel16 for
-    q8_0/q4_0, rows for f32)."""
+    "rows" (0), "panel16" (1, quantized wtype only), "panel16-f16" (2: panels with binary16
+    scales, quantized wtype only) or None (the default: panel16 for q8_0/q4_0, rows for f32);
+    f16_scales: round every block scale to binary16 while storing float32 (layouts 0 and 1;
+    layout 2 implies it)."""
     args = preset_args("default")
     args.update(shape)
-    wtype, layout = convert.resolve_types(wtype, layout)
+    wtype, layout = convert.resolve_types(wtype, layout, f16_scales)
     reader = RandomReader(seed=seed, **args)
     if progress is None:
         progress = mlb.file_size(convert.header_for(reader.hparams, mlb.F32)) > \
             convert.PROGRESS_THRESHOLD
     if progress:
         sys.stderr.write("%s: %s -> %s%s\n" % (PROG, reader.description, mlb.WTYPE_NAMES[wtype],
-                                               ", 16-row panels" if layout else ""))
-    return convert.write_mlb(reader, output, wtype, progress, PROG, layout=layout)
+                                               convert.panels_note(layout, f16_scales)))
+    return convert.write_mlb(reader, output, wtype, progress, PROG, layout=layout,
+                             f16_scales=f16_scales)
 
 
 def main(argv=None):
@@ -201,8 +208,13 @@ def main(argv=None):
     ap.add_argument("--wtype", default="f32", type=str.lower, choices=list(mlb.WTYPES))
     ap.add_argument("--layout", default=None, type=str.lower, choices=list(mlb.LAYOUTS),
                     help="panel16: quantized tensors in 16-row panels (layout 1; the default for "
-                    "q8_0 and q4_0: every build's fast path); rows: row-major blocks (layout 0; "
-                    "the default and the only one for f32)")
+                    "q8_0 and q4_0: every build's fast path); panel16-f16: the same panels with "
+                    "binary16 block scales (layout 2); rows: row-major blocks (layout 0; the "
+                    "default and the only one for f32)")
+    ap.add_argument("--f16-scales", action="store_true",
+                    help="round every block scale to a binary16 value but store it as float32 "
+                    "(layouts rows and panel16; q8_0/q4_0 only): the values of --layout "
+                    "panel16-f16, which implies it")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rope-theta", type=float, help="default 10000 (the presets: the model's)")
     ap.add_argument("--norm-eps", type=float, help="default 1e-5 (the presets: the model's)")
@@ -228,7 +240,8 @@ def main(argv=None):
             shape[k] = getattr(a, k)
     progress = True if a.verbose else (False if a.quiet else None)
     return convert.run_cli(PROG, lambda: generate(a.output, a.wtype, a.seed, progress,
-                                                  layout=a.layout, **shape))
+                                                  layout=a.layout, f16_scales=a.f16_scales,
+                                                  **shape))
 
 
 _OPTIONAL = ("rope_theta", "norm_eps", "arch", "qkv_bias", "rope_scaling", "rope_factor",

@@ -7,13 +7,17 @@ Shared by tools/convert.py, tools/gen_random.py and tools/tests. Standard librar
 - `tensor_plan(header)`: the tensors of a file, in file order, with shapes and types.
 - `quantize_q8_0`, `quantize_q4_0` (+ `dequantize_*`): bit-exact twins of
   kernels/scalar/quantize.cc, vectorised over blocks, all arithmetic in IEEE float32.
-- `pack_panels` / `unpack_panels`: row-major blocks (layout 0) <-> 16-row panels (layout 1).
+- `pack_panels` / `unpack_panels`: row-major blocks (layout 0) <-> 16-row panels (layouts 1
+  and 2; layout 2 is layout 1 with binary16 scales).
+- `round_scales_f16`: block scales rounded to binary16 values (layout 2, and the writer's
+  `f16_scales` option for layouts 0 and 1).
 - `MlbWriter`: streams a file tensor by tensor (a tensor may arrive as row chunks, or as
   `Prequantized` blocks copied without re-quantizing) into a temporary file next to the output
-  and renames it into place only when complete. Tensors arrive row-major in either layout; with
-  layout 1 the writer packs them into panels 16 rows at a time.
+  and renames it into place only when complete. Tensors arrive row-major in every layout; with
+  layouts 1 and 2 the writer packs them into panels 16 rows at a time.
 - `MlbFile` / `read_mlb`: validates a file and exposes every array as a numpy memmap view;
-  `Tensor.unpack()` gives a quantized tensor's row-major (layout 0) q and d in either layout.
+  `Tensor.unpack()` gives a quantized tensor's row-major (layout 0) q and d in any layout, d
+  always float32 (layout 2's binary16 scales widened exactly).
 
 Errors meant for a user are `MlbError` (one line, no traceback needed); `ShapeError` is the
 subclass for "this model cannot be stored with this type" (CLI exit code 2).
@@ -40,10 +44,12 @@ F32, Q4_0, Q8_0 = 0, 2, 8  # GGML's type ids
 WTYPES = {"f32": F32, "q8_0": Q8_0, "q4_0": Q4_0}
 WTYPE_NAMES = {v: k for k, v in WTYPES.items()}
 
-LAYOUT_ROWS, LAYOUT_PANEL16 = 0, 1  # header field `layout`
-LAYOUTS = {"rows": LAYOUT_ROWS, "panel16": LAYOUT_PANEL16}
+LAYOUT_ROWS, LAYOUT_PANEL16, LAYOUT_PANEL16_F16 = 0, 1, 2  # header field `layout`
+LAYOUTS = {"rows": LAYOUT_ROWS, "panel16": LAYOUT_PANEL16, "panel16-f16": LAYOUT_PANEL16_F16}
 LAYOUT_NAMES = {v: k for k, v in LAYOUTS.items()}
-PANEL = 16  # rows per panel (layout 1)
+PANEL_LAYOUTS = (LAYOUT_PANEL16, LAYOUT_PANEL16_F16)  # quantized tensors in 16-row panels
+PANEL = 16  # rows per panel (layouts 1 and 2)
+F16_SCALE_LIMIT = 65520.0  # |d| >= this rounds to an infinite binary16 (the largest half: 65504)
 
 # magic, version, dim, n_layers, n_heads, n_kv_heads, hidden_dim, vocab, max_seq,
 # rope_theta, norm_eps, wtype, shared_classifier, layout (56 bytes, version 1); then, version 2:
@@ -65,6 +71,7 @@ _ROPE_PARAMS = ("rope_factor", "rope_low_freq_factor", "rope_high_freq_factor",
                 "rope_original_max_seq")
 
 _F32 = np.dtype("<f4")
+_F16 = np.dtype("<f2")
 
 
 class MlbError(OneLineError):
@@ -149,10 +156,11 @@ class Header:
         if self.shared_classifier not in (0, 1):
             raise MlbError("shared_classifier = %r: must be 0 or 1" % (self.shared_classifier,))
         if self.layout not in LAYOUT_NAMES:
-            raise MlbError("layout = %r: must be 0 (row-major blocks) or 1 (16-row panels)"
-                           % (self.layout,))
-        if self.layout == LAYOUT_PANEL16 and self.wtype == F32:
-            raise ShapeError("layout 1 (panel16) needs a quantized wtype (q8_0 or q4_0), not f32")
+            raise MlbError("layout = %r: must be 0 (row-major blocks), 1 (16-row panels) or 2 "
+                           "(16-row panels, binary16 scales)" % (self.layout,))
+        if self.layout in PANEL_LAYOUTS and self.wtype == F32:
+            raise ShapeError("layout %d (%s) needs a quantized wtype (q8_0 or q4_0), not f32"
+                             % (self.layout, LAYOUT_NAMES[self.layout]))
         for f in ("rope_theta", "norm_eps"):
             v = getattr(self, f)
             with np.errstate(over="ignore"):
@@ -233,7 +241,8 @@ class Header:
 
 class TensorSpec:
     """One tensor of the file: name ("tok_emb", "layers.3.wq", ...), base name, layer, shape,
-    type, and the file's layout (0 rows, 1 panels; F32 tensors are row-major in both)."""
+    type, and the file's layout (0 rows, 1 panels, 2 panels with binary16 scales; F32 tensors
+    are row-major in all three)."""
     __slots__ = ("name", "base", "layer", "shape", "type", "layout")
 
     def __init__(self, base, layer, shape, type_, layout=LAYOUT_ROWS):
@@ -243,12 +252,17 @@ class TensorSpec:
 
     @property
     def paneled(self):
-        """True when the tensor is stored in 16-row panels (layout 1, quantized)."""
-        return self.layout == LAYOUT_PANEL16 and self.type != F32
+        """True when the tensor is stored in 16-row panels (layout 1 or 2, quantized)."""
+        return self.layout in PANEL_LAYOUTS and self.type != F32
+
+    @property
+    def scale_dtype(self):
+        """dtype of the `d` array of a quantized tensor: binary16 in layout 2, else float32."""
+        return _F16 if self.layout == LAYOUT_PANEL16_F16 else _F32
 
     @property
     def panels(self):
-        """P = ceil(rows / 16) (layout 1)."""
+        """P = ceil(rows / 16) (layouts 1 and 2)."""
         return -(-self.rows // PANEL)
 
     @property
@@ -264,9 +278,10 @@ class TensorSpec:
         return self.base if self.layer is None else "%s (layer %d)" % (self.base, self.layer)
 
     def arrays(self):
-        """[(array name, numpy dtype, shape, nbytes)] in file order. Layout 1 (paneled) shapes:
-        q (P, nb, 8, 16, 4) int8 for Q8_0 / (P, nb, 4, 16, 4) uint8 for Q4_0, d (P, nb, 16):
-        [panel, block, 4-byte unit, row in panel, byte] and [panel, block, row in panel]."""
+        """[(array name, numpy dtype, shape, nbytes)] in file order. Layout 1 and 2 (paneled)
+        shapes: q (P, nb, 8, 16, 4) int8 for Q8_0 / (P, nb, 4, 16, 4) uint8 for Q4_0, d
+        (P, nb, 16): [panel, block, 4-byte unit, row in panel, byte] and [panel, block, row in
+        panel]; d is float32 in layout 1, binary16 ('<f2', half the bytes) in layout 2."""
         r, c = self.rows, self.cols
         if self.type == F32:
             return [("data", _F32, self.shape, r * c * 4)]
@@ -276,7 +291,8 @@ class TensorSpec:
             units = panel_units(self.type)
             q = ("q", np.dtype("i1") if self.type == Q8_0 else np.dtype("u1"),
                  (P, nb, units, PANEL, 4), P * nb * units * PANEL * 4)
-            return [q, ("d", _F32, (P, nb, PANEL), P * nb * PANEL * 4)]
+            ds = self.scale_dtype
+            return [q, ("d", ds, (P, nb, PANEL), P * nb * PANEL * ds.itemsize)]
         if self.type == Q8_0:
             q = ("q", np.dtype("i1"), (r, c), r * c)
         else:
@@ -429,7 +445,7 @@ def dequantize_q4_0(q, d):
 QUANTIZERS = {Q8_0: quantize_q8_0, Q4_0: quantize_q4_0}
 
 
-# ------------------------------------------------------------------ layout 1: 16-row panels
+# ------------------------------------------------------------- layouts 1 and 2: 16-row panels
 #
 # docs/mlb-format.md, "Layout 1". Panel p holds rows 16p..16p+15; within it, block b is a run of
 # 64-byte units, each holding the same 4 quant bytes of the 16 rows (4 bytes per row):
@@ -437,7 +453,8 @@ QUANTIZERS = {Q8_0: quantize_q8_0, Q4_0: quantize_q4_0}
 #   Q4_0: 4 units; unit j, row i, byte t = nibbles of columns 32b + 4j + t (low), + 16 (high),
 #         i.e. byte 4j + t of the row's layout-0 block, so both types are the same transpose of
 #         the row's block bytes taken 4 at a time;
-# and the 16 scales of block b of the panel are consecutive in d.
+# and the 16 scales of block b of the panel are consecutive in d. Layout 2 ("Layout 2" in the
+# doc) is the same arrays in the same order with every scale a binary16 instead of a float32.
 
 def panel_units(type_):
     """64-byte units per block of a panel: the block's quant bytes per row / 4."""
@@ -446,7 +463,7 @@ def panel_units(type_):
 
 def zero_block_rows(type_, n, cols):
     """n rows of zero blocks in row-major (layout 0) form: q 0 (Q8_0) / every nibble 8 (Q4_0),
-    d +0 -- what the quantizers give for zeros, and the padding rows of a layout-1 panel."""
+    d +0 -- what the quantizers give for zeros, and the padding rows of a layout-1/2 panel."""
     if type_ == Q8_0:
         q = np.zeros((n, cols), np.int8)
     else:
@@ -457,8 +474,9 @@ def zero_block_rows(type_, n, cols):
 def pack_panels(q, d, type_):
     """Row-major blocks of n rows (q int8 (n, cols) for Q8_0 / uint8 (n, cols/2) for Q4_0,
     d float32 (n, cols/32)) -> layout-1 arrays of P = ceil(n/16) panels: q (P, nb, units, 16, 4),
-    d (P, nb, 16), C-contiguous (their bytes are the file's bytes). Rows past n in the last panel
-    are zero blocks (Q8 quants 0, Q4 nibbles 8, scales +0)."""
+    d float32 (P, nb, 16), C-contiguous (their bytes are the file's bytes; for layout 2 the
+    writer stores d as binary16, d having been rounded by round_scales_f16 first). Rows past n
+    in the last panel are zero blocks (Q8 quants 0, Q4 nibbles 8, scales +0)."""
     q, d = np.asarray(q), np.asarray(d, dtype=_F32)
     n, nb = d.shape
     units = panel_units(type_)
@@ -476,13 +494,33 @@ def pack_panels(q, d, type_):
 
 
 def unpack_panels(qp, dp, rows):
-    """Inverse of pack_panels: layout-1 arrays (q (P, nb, units, 16, 4), d (P, nb, 16)) -> the
-    row-major q and d of the first `rows` rows (new arrays; the padding rows are dropped)."""
+    """Inverse of pack_panels: layout-1 or layout-2 arrays (q (P, nb, units, 16, 4), d (P, nb,
+    16) float32 or binary16) -> the row-major q and float32 d of the first `rows` rows (new
+    arrays; the padding rows are dropped; binary16 scales widened to the float32 each one is,
+    exactly)."""
     qp, dp = np.asarray(qp), np.asarray(dp)
     P, nb, units = qp.shape[:3]
     q = qp.transpose(0, 3, 1, 2, 4).reshape(P * PANEL, nb * units * 4)[:rows]
     d = dp.transpose(0, 2, 1).reshape(P * PANEL, nb)[:rows]
-    return np.ascontiguousarray(q), np.ascontiguousarray(d)
+    return np.ascontiguousarray(q), np.ascontiguousarray(d, dtype=_F32)
+
+
+def round_scales_f16(d, what="scales"):
+    """Float32 block scales rounded to binary16 values (round to nearest even), returned as
+    float32 (every binary16 is a float32, so storing the result as '<f2' is exact): layout 2's
+    scales, and the writer's f16_scales option in layouts 0 and 1. MlbError naming `what` when a
+    scale's magnitude rounds to infinity (|d| >= 65520); magnitudes at or below 2^-25 become 0
+    (keeping the sign), those below 2^-14 binary16 subnormals."""
+    d = np.asarray(d, dtype=_F32)
+    with np.errstate(over="ignore"):
+        h = d.astype(np.float16)
+    bad = ~np.isfinite(h) & np.isfinite(d)
+    if bad.any():
+        big = np.abs(d[bad]).max()
+        raise MlbError("%s: block scale %.7g is too large for a binary16 scale (|d| >= %g rounds "
+                       "to infinity); write float32 scales instead (layout panel16 or rows, "
+                       "without f16 scales)" % (what, big, F16_SCALE_LIMIT))
+    return h.astype(_F32)
 
 
 # ---------------------------------------------------------------------------------- writer
@@ -555,8 +593,9 @@ class Prequantized:
 
     `type`: Q8_0 or Q4_0; `chunks`: iterable of (q, d) row chunks, q int8 (n, cols) for Q8_0 or
     uint8 (n, cols/2) for Q4_0 (layout 0's row-major byte order, whatever the file's layout: the
-    writer packs panels for layout 1), d float32 (n, cols/32); `source`: where the data comes
-    from, for messages."""
+    writer packs panels for layouts 1 and 2), d float32 (n, cols/32) (rounded to binary16 by the
+    writer in layout 2: exact for GGUF's scales, which are binary16); `source`: where the data
+    comes from, for messages."""
 
     def __init__(self, type_, chunks, source=""):
         self.type, self.chunks, self.source = type_, chunks, source
@@ -572,11 +611,17 @@ class MlbWriter:
     Writes to a temporary file in the output's directory; on a clean exit it checks every tensor
     was written and the size is exact, then renames it to `path`. On any exception (including
     KeyboardInterrupt) the temporary file is removed and `path` is left untouched.
+
+    f16_scales: round every block scale to a binary16 value (round_scales_f16, after the quants
+    were computed from the float32 scale) while storing float32 in layouts 0 and 1; layout 2
+    always does (and stores the halves), so a layout-1 file written with f16_scales and the
+    layout-2 file of the same data hold the same values.
     """
 
-    def __init__(self, path, header, progress=None):
+    def __init__(self, path, header, progress=None, f16_scales=False):
         header.validate()
         self.path, self.header = os.fspath(path), header
+        self.f16_scales = bool(f16_scales) or header.layout == LAYOUT_PANEL16_F16
         self.plan = tensor_plan(header)
         self._layout, self.total = layout(header)
         self.progress = progress
@@ -683,8 +728,10 @@ class MlbWriter:
     def write_tensor(self, name, data):
         """Write the next tensor: float32-convertible data (array or row chunks) that is
         quantized here, or a Prequantized object whose blocks are copied as they are. Either
-        comes row-major; in a layout-1 file the quantized rows are packed into 16-row panels
-        (buffering at most 15 rows between chunks; the last panel is padded)."""
+        comes row-major; in a layout-1 or layout-2 file the quantized rows are packed into
+        16-row panels (buffering at most 15 rows between chunks; the last panel is padded).
+        With f16 scales (layout 2 or f16_scales) each scale is rounded to binary16 after the
+        quants were computed; MlbError naming the tensor if one overflows."""
         spec = self.next_spec()
         if spec is None:
             raise MlbError("internal: extra tensor %s after the last one" % name)
@@ -700,6 +747,9 @@ class MlbWriter:
                     self._progress(spec)
                 return self._finish_tensor(spec, [])
             chunks = (QUANTIZERS[spec.type](c) for c in chunks)
+        if self.f16_scales:
+            what = "tensor %s" % spec.describe()
+            chunks = ((q, round_scales_f16(d, what)) for q, d in chunks)
         if spec.paneled:
             self._write_panels(spec, chunks)
         else:
@@ -784,11 +834,13 @@ class MlbWriter:
         self._finish_tensor(spec, ds)
 
     def _finish_tensor(self, spec, ds):
-        """Write the scales of a quantized tensor, check where it ended, move to the next."""
+        """Write the scales of a quantized tensor (float32, or binary16 in layout 2: exact, the
+        scales were rounded to binary16 values before), check where it ended, move to the
+        next."""
         if spec.type != F32:
             self._align()
             for d in ds:
-                self._write(np.ascontiguousarray(d, dtype=_F32))
+                self._write(np.ascontiguousarray(d, dtype=spec.scale_dtype))
         _, arrs = self._layout[self.index]
         if self.pos != arrs[-1][1] + arrs[-1][2]:
             raise MlbError("internal: tensor %s ends at %d, expected %d"
@@ -802,8 +854,9 @@ class MlbWriter:
 
 class Tensor:
     """A tensor of an open file: spec plus memmap views (`data` for F32, `q` and `d` otherwise,
-    in the file's layout: shapes as in TensorSpec.arrays()). `unpack()` gives row-major q and d
-    in either layout, `dequantize()` the float32 values."""
+    in the file's layout: shapes and dtypes as in TensorSpec.arrays(), so `d` is binary16 in
+    layout 2). `unpack()` gives row-major q and float32 d in any layout, `dequantize()` the
+    float32 values."""
 
     def __init__(self, spec, arrays, offsets):
         self.spec = spec
@@ -819,7 +872,8 @@ class Tensor:
     def unpack(self):
         """(q, d) of a quantized tensor in layout 0's row-major form -- q int8 (rows, cols) for
         Q8_0 / uint8 (rows, cols/2) for Q4_0, d float32 (rows, cols/32) -- whatever the file's
-        layout: the memmap views for layout 0, new arrays without the padding rows for layout 1."""
+        layout: the memmap views for layout 0, new arrays without the padding rows for layouts
+        1 and 2 (layout 2's binary16 scales widened to float32, exactly)."""
         if self.spec.type == F32:
             raise ValueError("tensor %s is f32, not quantized" % self.spec.name)
         q, d = self.arrays["q"], self.arrays["d"]
@@ -835,7 +889,7 @@ class Tensor:
         return f(*self.unpack()).reshape(self.spec.shape)
 
     def check_panel_padding(self):
-        """MlbError unless the padding rows of a layout-1 tensor's last panel are zero blocks
+        """MlbError unless the padding rows of a layout-1/2 tensor's last panel are zero blocks
         (Q8 quants 0, Q4 nibbles 8, scales 0)."""
         spec = self.spec
         if not spec.paneled:
@@ -855,7 +909,7 @@ class Tensor:
 
 class MlbFile:
     """Open and validate an .mlb file: magic, header rules, exact size, zero padding (pad bytes
-    between arrays and, in layout 1, the padding rows of each last panel).
+    between arrays and, in layouts 1 and 2, the padding rows of each last panel).
 
     `header` is a Header, `tensors` maps tensor names to Tensor objects in file order,
     `layout` lists (spec, arrays) as in layout()."""
@@ -912,7 +966,8 @@ class MlbFile:
 
 
 def read_mlb(path, check_padding=True):
-    """(header, {name: Tensor}) of a validated file."""
+    """(header, {name: Tensor}) of a validated file. Tensor.unpack() / dequantize() give float32
+    scales in every layout (layout 2's binary16 widened); Tensor.d is the file's own array."""
     f = MlbFile(path, check_padding)
     return f.header, f.tensors
 

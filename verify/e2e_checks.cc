@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/scalar/kv_f16.h"
+#include "kernels/scalar/f16.h"
 #include "runtime/ml.h"
 #include "runtime/sampler.h"
 #include "verify/harness.h"
@@ -278,7 +278,7 @@ extern "C" int ml_verify_batch_kv(const char *model_path, int n, const int *chun
   return rep.failures();
 }
 
-// The F16 KV cache's conversions (kernels/scalar/kv_f16.h): the build's kv_load_f16 (F16C,
+// The binary16 conversions (kernels/scalar/f16.h): the build's kv_load_f16 (F16C,
 // AVX-512, NEON or integer) against the integer reference on all 65536 halves in rows of 61 (SIMD
 // bodies and tails), exactness (half → float → half gives the half back; NaNs come back quiet),
 // and round to nearest even on store at named ties and limits.
@@ -302,6 +302,35 @@ extern "C" int ml_verify_kv_f16(ml_check_sink sink, void *user) {
                       unsigned(float_bits(got[i])), unsigned(float_bits(want[i])), unsigned(back));
   }
   rep.end(load);
+  // Layout 2's scale widening in this file's build (each kernel set's own is checked through its
+  // matvecs by the kernels test): widen16 and its integer form, bit for bit, in groups of 16 that
+  // hold only normal halves and ±0 (the fast path) or also others.
+  ml_check wide =
+      rep.begin("kv", "widen16 and widen16_int vs integer reference", "all 65536 halves, groups of 16", 0.0);
+  std::vector<float> got_int(65536);
+  for (size_t i = 0; i < all.size(); i += 16) {
+    widen16(&got[i], &all[i]);
+    widen16_int(&got_int[i], &all[i]);
+  }
+  // And groups of normal halves with ±0 among them (the fast path's zero case).
+  const uint16_t mixed[16] = {0x3C00, 0x0000, 0xBC00, 0x8000, 0x0400, 0x8400, 0x7BFF, 0xFBFF,
+                              0x1234, 0x0000, 0x8000, 0x2E66, 0xC000, 0x0401, 0x0000, 0x5555};
+  float mixed_got[16], mixed_int[16];
+  widen16(mixed_got, mixed);
+  widen16_int(mixed_int, mixed);
+  for (int i = 0; i < 16; ++i) {
+    const uint32_t ref = float_bits(f32_from_f16(mixed[i]));
+    Reporter::observe(wide, float_bits(mixed_got[i]) == ref && float_bits(mixed_int[i]) == ref ? 0 : 1,
+                      "normal/zero group, half 0x%04x: widen16 0x%08x, widen16_int 0x%08x, reference 0x%08x",
+                      unsigned(mixed[i]), unsigned(float_bits(mixed_got[i])), unsigned(float_bits(mixed_int[i])),
+                      unsigned(ref));
+  }
+  for (size_t i = 0; i < all.size(); ++i)
+    Reporter::observe(wide,
+                      float_bits(got[i]) == float_bits(want[i]) && float_bits(got_int[i]) == float_bits(want[i]) ? 0 : 1,
+                      "half 0x%04zx: widen16 0x%08x, widen16_int 0x%08x, reference 0x%08x", i,
+                      unsigned(float_bits(got[i])), unsigned(float_bits(got_int[i])), unsigned(float_bits(want[i])));
+  rep.end(wide);
   ml_check store = rep.begin("kv", "kv_store_f16 rounds to nearest even", "ties, limits, subnormals", 0.0);
   struct Case { float x; uint16_t h; };
   const Case cases[] = {

@@ -15,11 +15,13 @@
 // Each case runs twice: inputs ending flush against a guard page (an over-read faults), and
 // inputs starting 64-byte aligned.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "kernels/binding.h"
 #include "kernels/panel_driver.h"
+#include "kernels/scalar/f16.h"
 #include "verify/guard_buffer.h"
 #include "verify/harness.h"
 #include "verify/verify.h"
@@ -151,27 +153,64 @@ float sentinel() {
   return f;
 }
 
+const char *layout_name(int layout) {
+  return layout == ML_LAYOUT_PANEL16_F16 ? "panel16-f16" : layout == ML_LAYOUT_PANEL16 ? "panel16" : "rows";
+}
+
+// Layout 2 stores binary16 scales: a case's scales rounded to binary16 values (so layout 0's
+// reference reads the same numbers), with subnormal halves and their negatives in some blocks of a
+// panel (the integer widening's slow path) and only normal halves and zeros in the others.
+std::vector<float> f16_values(const std::vector<float> &wd, int nb) {
+  std::vector<float> out(wd.size());
+  for (size_t i = 0; i < wd.size(); ++i) {
+    out[i] = ml::f32_from_f16(ml::f16_from_f32(wd[i]));
+    const size_t r = i / size_t(nb), b = i % size_t(nb);
+    if ((r / 16 + b) % 3 == 1 && (r + b) % 7 == 3)  // some blocks of a panel only: the others stay normal
+      out[i] = float(1 + (r * 31 + b) % 1023) * 0x1p-24f * (b % 2 ? -1.0f : 1.0f);
+  }
+  return out;
+}
+
+// W of `rows` x K (row-major q, d) into guarded buffers in `layout`: layouts 1 and 2 packed into
+// 16-row panels (ml_pack_panel16; padding rows included), layout 2's scales as binary16 (d must
+// hold binary16 values).
+ml_qtensor guarded_w(GuardBuffer &wq, GuardBuffer &wd, const void *q, size_t qbytes, const float *d, int rows, int K,
+                     int type, int layout, size_t align) {
+  const int nb = K / ML_QK, stored = layout != ML_LAYOUT_ROWS ? (rows + 15) / 16 * 16 : rows;
+  const size_t nd = size_t(stored) * size_t(nb);
+  wq.reset(qbytes / size_t(rows) * size_t(stored), align);
+  wd.reset(nd * (layout == ML_LAYOUT_PANEL16_F16 ? 2 : 4), align);
+  std::vector<float> dp(nd);
+  if (layout != ML_LAYOUT_ROWS) {
+    ml_pack_panel16(wq.as<void>(), dp.data(), q, d, rows, K, type);
+  } else {
+    std::memcpy(wq.as<void>(), q, qbytes);
+    std::memcpy(dp.data(), d, nd * 4);
+  }
+  if (layout != ML_LAYOUT_PANEL16_F16) {
+    std::memcpy(wd.as<void>(), dp.data(), nd * 4);
+    return ml_qtensor{wq.as<void>(), wd.as<float>(), rows, K, uint8_t(type), uint8_t(layout), nullptr};
+  }
+  for (size_t i = 0; i < nd; ++i) {
+    const uint16_t h = ml::f16_from_f32(dp[i]);
+    wd.as<uint16_t>()[i] = h;
+    if (ml::f32_from_f16(h) != dp[i]) std::abort();  // a test defect: f16_values() was not applied
+  }
+  return ml_qtensor{wq.as<void>(), nullptr, rows, K, uint8_t(type), uint8_t(layout), wd.as<uint16_t>()};
+}
+
 // Runs one implementation on the case with guarded copies of every input; y has `rows` floats.
-// layout 1 packs W into 16-row panels first (ml_pack_panel16; padding rows included).
 template <class Fn>
 void run_qmatvec(Fn *fn, const QCase &c, const std::vector<float> &wd, const std::vector<float> &xd, int layout, int r0,
                  int r1, size_t align, std::vector<float> &y_out) {
-  const int stored = layout == ML_LAYOUT_PANEL16 ? (c.rows + 15) / 16 * 16 : c.rows;
-  const size_t qbytes = c.wq.size() / size_t(c.rows) * size_t(stored), nd = size_t(stored) * size_t(c.nb);
-  GuardBuffer wq(qbytes, align), wdb(nd * 4, align), xqb(c.xq.size(), align), xdb(xd.size() * 4, align),
-      xsb(static_cast<size_t>(c.nb) * 4, align), yb(static_cast<size_t>(c.rows) * 4, align);
+  GuardBuffer wq, wdb, xqb(c.xq.size(), align), xdb(xd.size() * 4, align), xsb(static_cast<size_t>(c.nb) * 4, align),
+      yb(static_cast<size_t>(c.rows) * 4, align);
   const int type = c.q4 ? ML_TYPE_Q4_0 : ML_TYPE_Q8_0;
-  if (layout == ML_LAYOUT_PANEL16) {
-    ml_pack_panel16(wq.as<void>(), wdb.as<float>(), c.wq.data(), wd.data(), c.rows, c.K, type);
-  } else {
-    std::memcpy(wq.as<void>(), c.wq.data(), c.wq.size());
-    std::memcpy(wdb.as<void>(), wd.data(), wd.size() * 4);
-  }
+  const ml_qtensor W = guarded_w(wq, wdb, c.wq.data(), c.wq.size(), wd.data(), c.rows, c.K, type, layout, align);
   std::memcpy(xqb.as<void>(), c.xq.data(), c.xq.size());
   std::memcpy(xdb.as<void>(), xd.data(), xd.size() * 4);
   ml_block_sums_q8(xsb.as<int32_t>(), c.xq.data(), c.K);
   for (int r = 0; r < c.rows; ++r) yb.as<float>()[r] = sentinel();
-  ml_qtensor W{wq.as<void>(), wdb.as<float>(), c.rows, c.K, uint8_t(type), uint8_t(layout)};
   ml_qact x{xqb.as<int8_t>(), xdb.as<float>(), xsb.as<int32_t>(), c.K};
   fn(yb.as<float>(), &W, &x, r0, r1);
   y_out.assign(yb.as<float>(), yb.as<float>() + c.rows);
@@ -179,18 +218,19 @@ void run_qmatvec(Fn *fn, const QCase &c, const std::vector<float> &wd, const std
 
 template <class Fn>
 void check_qmatvec(Reporter &rep, const char *name, Fn *fn, Fn *scalar, bool q4) {
-  for (int layout = ML_LAYOUT_ROWS; layout <= ML_LAYOUT_PANEL16; ++layout) {
+  for (int layout = ML_LAYOUT_ROWS; layout <= ML_LAYOUT_PANEL16_F16; ++layout) {
     Rng rng(q4 ? 4004 : 8008);
     for (const MatvecCase &mc : kMatvecCases) {
-      const QCase c = make_qcase(q4, mc, rng);
-      // Layout 1 works on whole panels: r0 a multiple of 16, r1 one too or the last row.
+      QCase c = make_qcase(q4, mc, rng);
+      if (layout == ML_LAYOUT_PANEL16_F16) c.wd = f16_values(c.wd, c.nb);
+      // Layouts 1 and 2 work on whole panels: r0 a multiple of 16, r1 one too or the last row.
       int r0 = mc.r0, r1 = mc.r1;
-      if (layout == ML_LAYOUT_PANEL16) {
+      if (layout != ML_LAYOUT_ROWS) {
         r0 = r0 / 16 * 16;
         r1 = r1 == mc.rows ? r1 : r1 / 16 * 16;
         if (r1 <= r0) r1 = mc.rows;
       }
-      const char *lname = layout == ML_LAYOUT_PANEL16 ? "panel16" : "rows";
+      const char *lname = layout_name(layout);
       char shape[96];
       // 1. int32 block sums, bit-exact.
       std::snprintf(shape, sizeof shape, "%s rows=%d K=%d r0=%d r1=%d %s: int32 block sums", lname, mc.rows, mc.K, r0,
@@ -236,9 +276,36 @@ void check_qmatvec(Reporter &rep, const char *name, Fn *fn, Fn *scalar, bool q4)
       rep.end(res);
     }
   }
+  // Every binary16 but the NaNs as a scale of layout 2, through the set's widening (widen16): row
+  // r's one block has quants whose sum with x is 1 and dx = 1, so y[r] is its scale, ±inf and
+  // subnormal halves included (NaNs left out: ARMv7 NEON returns its default NaN).
+  QCase c;
+  c.q4 = q4;
+  c.rows = 65536;
+  c.K = ML_QK;
+  c.nb = 1;
+  c.wq.assign(q4 ? size_t(c.rows) * 16 : size_t(c.rows) * ML_QK, q4 ? 0x88 : 0);  // Q4: nibble 8 is 0
+  for (int r = 0; r < c.rows; ++r) c.wq[size_t(r) * (q4 ? 16 : ML_QK)] = q4 ? 0x89 : 1;
+  c.wd.resize(size_t(c.rows));
+  for (int r = 0; r < c.rows; ++r) {
+    const bool nan = (r & 0x7C00) == 0x7C00 && (r & 0x3FF) != 0;
+    c.wd[size_t(r)] = nan ? 0.0f : ml::f32_from_f16(uint16_t(r));
+  }
+  c.xq.assign(ML_QK, 0);
+  c.xq[0] = 1;
+  c.xd.assign(1, 1.0f);
+  ml_check all = rep.begin("kernel", name, "panel16-f16 rows=65536 K=32: every half but NaN as a scale", 0.0);
+  std::vector<float> yref, y;
+  run_qmatvec(scalar, c, c.wd, c.xd, ML_LAYOUT_ROWS, 0, c.rows, 64, yref);
+  run_qmatvec(fn, c, c.wd, c.xd, ML_LAYOUT_PANEL16_F16, 0, c.rows, 64, y);
+  for (int r = 0; r < c.rows; ++r)
+    Reporter::observe(all, float_bits(y[size_t(r)]) == float_bits(yref[size_t(r)]) ? 0 : 1,
+                      "half 0x%04x: 0x%08x, reference 0x%08x", unsigned(r), unsigned(float_bits(y[size_t(r)])),
+                      unsigned(float_bits(yref[size_t(r)])));
+  rep.end(all);
 }
 
-// matmul: Y[t·ldy + r] must be the scalar matvec's bits for every token, in both layouts; rows
+// matmul: Y[t·ldy + r] must be the scalar matvec's bits for every token, in every layout; rows
 // outside [r0, r1) and the ldy padding stay untouched.
 template <class Fn, class Matvec>
 void check_qmatmul(Reporter &rep, const char *name, Fn *fn, Matvec *scalar_matvec, bool q4) {
@@ -249,27 +316,20 @@ void check_qmatmul(Reporter &rep, const char *name, Fn *fn, Matvec *scalar_matve
   // chunk — m = 9 crosses into a second chunk (kernels/panel_driver.h, panel_matmul).
   const Case cases[] = {{37, 96, 0, 37}, {64, 256, 16, 48}, {21, 768, 0, 21}, {5, 32, 0, 5}, {20, 32768, 4, 20}};
   const int ms[] = {1, 2, 3, 4, 5, 9};
-  for (int layout = ML_LAYOUT_ROWS; layout <= ML_LAYOUT_PANEL16; ++layout) {
+  for (int layout = ML_LAYOUT_ROWS; layout <= ML_LAYOUT_PANEL16_F16; ++layout) {
     char shape[96];
     std::snprintf(shape, sizeof shape, "%s, 5 shapes x m = 1..9 tokens: each token's matvec bits",
-                  layout == ML_LAYOUT_PANEL16 ? "panel16" : "rows");
+                  layout_name(layout));
     ml_check c = rep.begin("kernel", name, shape, 0.0);
     Rng rng(q4 ? 5151 : 6161);
     for (const Case &k : cases) {
       const MatvecCase mc{"", k.rows, k.K, k.r0, k.r1, Fill::random};
-      const QCase qc = make_qcase(q4, mc, rng);
-      const int stored = layout == ML_LAYOUT_PANEL16 ? (k.rows + 15) / 16 * 16 : k.rows;
-      const size_t qbytes = qc.wq.size() / size_t(k.rows) * size_t(stored), nd = size_t(stored) * size_t(qc.nb);
-      GuardBuffer wq(qbytes, 0), wd(nd * 4, 0);
+      QCase qc = make_qcase(q4, mc, rng);
+      if (layout == ML_LAYOUT_PANEL16_F16) qc.wd = f16_values(qc.wd, qc.nb);
       const int type = q4 ? ML_TYPE_Q4_0 : ML_TYPE_Q8_0;
-      if (layout == ML_LAYOUT_PANEL16) {
-        ml_pack_panel16(wq.as<void>(), wd.as<float>(), qc.wq.data(), qc.wd.data(), k.rows, k.K, type);
-      } else {
-        std::memcpy(wq.as<void>(), qc.wq.data(), qc.wq.size());
-        std::memcpy(wd.as<void>(), qc.wd.data(), qc.wd.size() * 4);
-      }
-      const ml_qtensor W{wq.as<void>(), wd.as<float>(), k.rows, k.K, uint8_t(type), uint8_t(layout)};
-      const ml_qtensor Wr{qc.wq.data(), qc.wd.data(), k.rows, k.K, uint8_t(type), ML_LAYOUT_ROWS};
+      GuardBuffer wq, wd;
+      const ml_qtensor W = guarded_w(wq, wd, qc.wq.data(), qc.wq.size(), qc.wd.data(), k.rows, k.K, type, layout, 0);
+      const ml_qtensor Wr{qc.wq.data(), qc.wd.data(), k.rows, k.K, uint8_t(type), ML_LAYOUT_ROWS, nullptr};
       for (int m : ms) {
         const size_t ldy = size_t(k.rows) + 3, nbk = size_t(qc.nb);
         GuardBuffer xq(size_t(m) * size_t(k.K), 0), xd(size_t(m) * nbk * 4, 0), xs(size_t(m) * nbk * 4, 0),
@@ -286,7 +346,7 @@ void check_qmatmul(Reporter &rep, const char *name, Fn *fn, Matvec *scalar_matve
         }
         // Panels twice: x packed once per chunk, and prepared per block as when the pack's memory
         // cannot be had (ml::driver::pack_limit = 0).
-        for (int unpacked = 0; unpacked < (layout == ML_LAYOUT_PANEL16 ? 2 : 1); ++unpacked) {
+        for (int unpacked = 0; unpacked < (layout != ML_LAYOUT_ROWS ? 2 : 1); ++unpacked) {
           ml::driver::pack_limit = unpacked ? 0 : SIZE_MAX;
           for (size_t i = 0; i < size_t(m) * ldy; ++i) y.as<float>()[i] = sentinel();
           fn(y.as<float>(), ldy, &W, X.data(), m, k.r0, k.r1);
@@ -342,11 +402,11 @@ void check_matvec_f32(Reporter &rep, const char *name, Fn *fn) {
     for (const Case &k : cases) {
       const auto w = random_vec(rng, k.rows * k.K, -1, 1), x = random_vec(rng, k.K, -2, 2);
       std::vector<float> yref(static_cast<size_t>(k.rows), 0.0f);
-      ml_qtensor Wr{w.data(), nullptr, k.rows, k.K, ML_TYPE_F32, 0};
+      ml_qtensor Wr{w.data(), nullptr, k.rows, k.K, ML_TYPE_F32, 0, nullptr};
       ml_k_matvec_f32_scalar(yref.data(), &Wr, x.data(), k.r0, k.r1);
       for (size_t align : kAlignModes) {
         GVec gw(w, align), gx(x, align), gy(std::vector<float>(static_cast<size_t>(k.rows), sentinel()), align);
-        ml_qtensor W{gw.p(), nullptr, k.rows, k.K, ML_TYPE_F32, 0};
+        ml_qtensor W{gw.p(), nullptr, k.rows, k.K, ML_TYPE_F32, 0, nullptr};
         fn(gy.p(), &W, gx.p(), k.r0, k.r1);
         for (int r = 0; r < k.rows; ++r) {
           if (r < k.r0 || r >= k.r1) {

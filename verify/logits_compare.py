@@ -4,7 +4,7 @@ bit for bit (README: quantized kernels are exact integer sums, then the same flo
 
   logits_compare.py --models DIR [--shared DIR] [--also 'EMU|ARG|...']... -- [EMULATOR...] ML_RUN
 
-For each quantized model (random GQA Q8_0 / Q4_0 in both layouts, and stories260K's when the
+For each quantized model (random GQA Q8_0 / Q4_0 in all three layouts, and stories260K's when the
 shared folder has it) ml_run writes its --logits over 48 positions (an 8-token prompt fed as
 batches, then greedy decode) with --reference (the scalar kernels) and without; the two files
 must be byte-identical, and so must the printed text. A mismatch names the model, the CPU and
@@ -111,7 +111,7 @@ def main():
     models = []  # (name, tokenizer or None, args)
     ids = ["--token-ids", " ".join(map(str, PROMPT)), "-n", str(STEPS)]
     for m in ("random_gqa_q8_0", "random_gqa_q4_0", "random_gqa_q8_0_panel16", "random_gqa_q4_0_panel16",
-              "random_odd_q4_0", "random_odd_q8_0_panel16"):
+              "random_odd_q4_0", "random_odd_q8_0_panel16", "random_gqa_q8_0_panel16f16", "random_odd_q4_0_panel16f16"):
         models.append((m, None, ids))
     tok512 = os.path.join(a.shared or "", "models", "stories260K", "tok512.bin")
     stories = bool(a.shared) and os.path.exists(tok512) and os.path.exists(

@@ -5,7 +5,10 @@
                                                stories260K_{q8_0,q4_0}_panel16.mlb
   make_fixtures.py random MODELS               gen_random: random_gqa_{f32,q8_0,q4_0}.mlb (dim 256,
                                                8 heads / 2 kv heads), their 16-row-panel twins
-                                               (*_panel16.mlb), random_odd_* (panels with padding
+                                               (*_panel16.mlb) and binary16-scale twins
+                                               (*_f16s_panel16.mlb: layout 1, scales rounded to
+                                               binary16; *_panel16f16.mlb: layout 2, the same
+                                               values), random_odd_* (panels with padding
                                                rows), random_shared_f32.mlb (shared
                                                classifier, for verify/ref_forward.py),
                                                {qwen2,llama3}_tiny_{f32,q8_0,q4_0}.mlb
@@ -53,8 +56,18 @@ def main():
                "--seq", "128", "--seed", "11", "--no-shared-classifier"]
         for w in ("q8_0", "q4_0"):
             run(gen, os.path.join(models, "random_gqa_%s_panel16.mlb" % w), *gqa, "--wtype", w, "--layout", "panel16", "-q")
+            # Layout 2 (binary16 scales) and the layout-1 file with the same values (--f16-scales):
+            # the two must give the same logits bit for bit.
+            run(gen, os.path.join(models, "random_gqa_%s_f16s_panel16.mlb" % w), *gqa, "--wtype", w, "--layout", "panel16",
+                "--f16-scales", "-q")
+            run(gen, os.path.join(models, "random_gqa_%s_panel16f16.mlb" % w), *gqa, "--wtype", w, "--layout",
+                "panel16-f16", "-q")
             run(gen, os.path.join(models, "random_odd_%s.mlb" % w), *odd, "--wtype", w, "--layout", "rows", "-q")
             run(gen, os.path.join(models, "random_odd_%s_panel16.mlb" % w), *odd, "--wtype", w, "--layout", "panel16", "-q")
+            run(gen, os.path.join(models, "random_odd_%s_f16s_panel16.mlb" % w), *odd, "--wtype", w, "--layout", "panel16",
+                "--f16-scales", "-q")
+            run(gen, os.path.join(models, "random_odd_%s_panel16f16.mlb" % w), *odd, "--wtype", w, "--layout",
+                "panel16-f16", "-q")
         # For the float64 NumPy forward (verify/ref_forward.py): F32 with a shared classifier, 3 layers,
         # GQA 8/4 with head_dim 16, hidden 200 (padded to 224), a non-default RoPE theta, and an eps
         # (1e-3) large enough that a forward without it is visibly wrong.

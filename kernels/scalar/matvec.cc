@@ -5,8 +5,9 @@
 //   matmul_q8/q4: matvec for each of m tokens (Y[t·ldy + r])
 //   matvec_f32: W F32, x F32: y[r] = Σ_j w[r,j]·x[j], summed left to right exactly as llama2.c's
 //               matmul (the F32 golden test compares text with llama2.c)
-// Both weight layouts (docs/mlb-format.md): the reference reads every quant through its address
-// (kernels/scalar/panel.h for layout 1), so the two layouts give the same bits by construction.
+// Every weight layout (docs/mlb-format.md): the reference reads every quant and scale through its
+// address (kernels/scalar/panel.h for layouts 1 and 2), so the layouts give the same bits by
+// construction (layout 2: for the same scale values, each half widened exactly).
 // This file is the reference every other implementation is compared with (verify/kernel_checks.cc).
 #include "kernels/kernels.h"
 #include "kernels/scalar/panel.h"
@@ -14,16 +15,14 @@
 
 namespace {
 
-// The int8 weights of block b of row r, and its scale, in either layout.
+// The int8 weights of block b of row r, and its scale, in any layout.
 struct QRow {
   const ml_qtensor *W;
   int nb;
-  float scale(int r, int b) const {
-    return W->layout == ML_LAYOUT_PANEL16 ? W->d[ml::panel::d_index(nb, r, b)] : W->d[size_t(r) * nb + b];
-  }
+  float scale(int r, int b) const { return ml::panel::scale(W, r, b); }
   const int8_t *block_q8(int r, int b, int8_t *buf) const {
     const int8_t *q = static_cast<const int8_t *>(W->q);
-    if (W->layout != ML_LAYOUT_PANEL16) return q + (size_t(r) * nb + b) * ML_QK;
+    if (!ml::panel::paneled(W)) return q + (size_t(r) * nb + b) * ML_QK;
     for (int j = 0; j < ML_QK; ++j) buf[j] = q[ml::panel::q8_offset(nb, r, b * ML_QK + j)];
     return buf;
   }
@@ -31,7 +30,7 @@ struct QRow {
     const uint8_t *q = static_cast<const uint8_t *>(W->q);
     for (int j = 0; j < ML_QK; ++j) {
       bool high = j >= ML_QK / 2;
-      const uint8_t byte = W->layout == ML_LAYOUT_PANEL16 ? q[ml::panel::q4_offset(nb, r, b * ML_QK + j, &high)]
+      const uint8_t byte = ml::panel::paneled(W) ? q[ml::panel::q4_offset(nb, r, b * ML_QK + j, &high)]
                                                           : q[(size_t(r) * nb + b) * (ML_QK / 2) + j % (ML_QK / 2)];
       out[j] = int8_t(int(high ? byte >> 4 : byte & 0x0F) - 8);
     }

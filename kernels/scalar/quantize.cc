@@ -75,9 +75,9 @@ extern "C" void ml_k_dequantize_q8_scalar(float *y, const int8_t *q, const float
 
 extern "C" void ml_dequantize_row(float *out, const ml_qtensor *W, int row) {
   const int K = W->cols, nb = K / ML_QK;
-  if (W->layout == ML_LAYOUT_PANEL16) {
+  if (ml::panel::paneled(W)) {
     for (int k = 0; k < K; ++k) {
-      const float d = W->d[ml::panel::d_index(nb, row, k / ML_QK)];
+      const float d = ml::panel::scale(W, row, k / ML_QK);
       if (W->type == ML_TYPE_Q8_0) {
         out[k] = float(static_cast<const int8_t *>(W->q)[ml::panel::q8_offset(nb, row, k)]) * d;
       } else {

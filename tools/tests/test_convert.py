@@ -97,7 +97,8 @@ def read_llama2c(path):
 
 def doc_layout(h):
     """[(tensor name, type, shape, [(array, offset, nbytes)])] and file size, from the doc.
-    Layout 1 (h["layout"] 1) stores ceil(rows/16)·16 rows of every quantized tensor."""
+    Layouts 1 and 2 (h["layout"] 1, 2) store ceil(rows/16)·16 rows of every quantized tensor;
+    layout 2's scales are 2-byte binary16s."""
     d = h["dim"]
     kv = h["n_kv_heads"] * (d // h["n_heads"])
     H, V, wt = h["hidden_dim"], h["vocab"], h["wtype"]
@@ -113,10 +114,11 @@ def doc_layout(h):
     pos, out = 256, []
     for name, t, shape in tensors:
         n = int(np.prod(shape))
-        if h["layout"] == 1 and t != F32:
+        if h["layout"] in (1, 2) and t != F32:
             n = (shape[0] + 15) // 16 * 16 * shape[1]
-        sizes = {F32: [("data", 4 * n)], Q8: [("q", n), ("d", n // 32 * 4)],
-                 Q4: [("q", n // 2), ("d", n // 32 * 4)]}[t]
+        sb = 2 if h["layout"] == 2 else 4  # bytes per scale
+        sizes = {F32: [("data", 4 * n)], Q8: [("q", n), ("d", n // 32 * sb)],
+                 Q4: [("q", n // 2), ("d", n // 32 * sb)]}[t]
         arrs = []
         for a, nb in sizes:
             pos = (pos + 63) // 64 * 64
@@ -171,7 +173,7 @@ class FileChecks:
 
     def check_structure(self, path, layout=0):
         """Header, array offsets, padding and size of `path` by the doc, which must be in
-        `layout` (0 rows, 1 16-row panels)."""
+        `layout` (0 rows, 1 16-row panels, 2 16-row panels with binary16 scales)."""
         raw = read_bytes(path)
         h = raw_header(raw)
         self.assertEqual(h["magic"], b"MLB1")
@@ -366,6 +368,58 @@ class QuantizerTests(unittest.TestCase):
             mlb.quantize_q8_0(np.ones((1, 40), np.float32))
 
 
+def ref_half(v):
+    """float32 v rounded to binary16 (round to nearest even) by CPython's own packer, not
+    numpy's; None when it overflows."""
+    try:
+        return struct.unpack("<e", struct.pack("<e", float(v)))[0]
+    except OverflowError:
+        return None
+
+
+class ScaleRoundingTests(unittest.TestCase):
+    """mlb.round_scales_f16: layout 2's scales and the f16_scales option (docs/mlb-format.md,
+    "Layout 2")."""
+
+    def r(self, *vals):
+        out = mlb.round_scales_f16(np.array(vals, np.float32))
+        self.assertEqual(out.dtype, np.float32)
+        return [float(v) for v in out]
+
+    def test_ties_to_even_normal(self):
+        u = 2.0 ** -10  # binary16's ulp at 1
+        self.assertEqual(self.r(1.0, 1 + u / 2, 1 + 3 * u / 2, 1 + u / 2 + 2.0 ** -23, -(1 + u / 2)),
+                         [1.0, 1.0, 1 + 2 * u, 1 + u, -1.0])
+        self.assertEqual(self.r(2.0 ** -14, 2.0 ** 15, 65504.0, 0.1),
+                         [2.0 ** -14, 2.0 ** 15, 65504.0, 0.0999755859375])
+
+    def test_subnormals_and_zero(self):
+        s = 2.0 ** -24  # the smallest subnormal half
+        out = self.r(s, 2.0 ** -25, 2.0 ** -25 * (1 + 2.0 ** -23), 3 * 2.0 ** -26, 2.0 ** -26,
+                     1.5 * s, 2.5 * s, 0.0, 2.0 ** -100)
+        self.assertEqual(out, [s, 0.0, s, s, 0.0, 2 * s, 2 * s, 0.0, 0.0])
+        neg = mlb.round_scales_f16(np.array([-2.0 ** -26], np.float32))
+        self.assertEqual(neg.view(np.uint32)[0], 0x80000000, "-0: the sign is kept")
+
+    def test_against_cpython_packer(self):
+        rng = np.random.default_rng(3)
+        v = (rng.standard_normal(20000) * np.exp2(rng.integers(-30, 16, 20000))).astype(np.float32)
+        v = v[np.abs(v) < 65520]
+        got = mlb.round_scales_f16(v)
+        want = np.array([ref_half(x) for x in v], np.float32)
+        self.assertEqual(got.tobytes(), want.tobytes())
+        self.assertTrue(((np.abs(v) < 2.0 ** -14) & (got != 0)).any(), "subnormals covered")
+
+    def test_overflow_boundary(self):
+        below = np.nextafter(np.float32(65520), np.float32(0))
+        self.assertEqual(self.r(below, -below), [65504.0, -65504.0])
+        self.assertIsNone(ref_half(65520.0))
+        for big in (65520.0, -65520.0, 1e30, 3.4e38):
+            with self.assertRaisesRegex(mlb.MlbError, r"^tensor x: block scale -?[0-9.e+]+ is too "
+                                        r"large for a binary16 scale \(\|d\| >= 65520"):
+                mlb.round_scales_f16(np.array([1.0, big], np.float32), "tensor x")
+
+
 # ----------------------------------------------------------------------- header / writer
 
 def small_header(**kw):
@@ -436,6 +490,7 @@ class FormatTests(unittest.TestCase, FileChecks):
     def test_header_rules(self):
         bad = [dict(dim=63, n_heads=7), dict(n_heads=5), dict(n_kv_heads=3), dict(dim=40, n_heads=8),
                dict(n_layers=0), dict(wtype=3), dict(shared_classifier=2), dict(layout=1),
+               dict(layout=2), dict(layout=3), dict(wtype=Q8, layout=3),
                dict(rope_theta=0.0), dict(norm_eps=float("nan")), dict(rope_theta=1e39)]
         for kw in bad:
             with self.assertRaises(mlb.MlbError, msg=str(kw)):
@@ -857,6 +912,37 @@ class DefaultLayoutTests(unittest.TestCase, FileChecks):
             self.assertEqual(convert.resolve_types(wt, None), want, wt)
             self.assertEqual(convert.resolve_types(wt, "rows"), (want[0], 0), wt)
             self.assertEqual(convert.resolve_types(wt, 0), (want[0], 0), wt)
+        for wt in ("q8_0", "q4_0", Q8, Q4):
+            w = mlb.WTYPES.get(wt, wt)
+            self.assertEqual(convert.resolve_types(wt, "panel16-f16"), (w, 2), wt)
+            self.assertEqual(convert.resolve_types(wt, 2, f16_scales=True), (w, 2), wt)
+            self.assertEqual(convert.resolve_types(wt, None, f16_scales=True), (w, 1), wt)
+        for layout, f16s in (("panel16-f16", False), (2, False), ("panel16", False),
+                             ("rows", True), (None, True)):
+            with self.assertRaises(mlb.ShapeError, msg=(layout, f16s)):
+                convert.resolve_types("f32", layout, f16_scales=f16s)
+
+    def test_panel16_f16_both_tools(self):
+        for tool in ("convert.py", "gen_random.py"):
+            for wt in ("q8_0", "q4_0"):
+                p = lambda n: os.path.join(self.dir, "%s_%s_f16_%s.mlb" % (tool, wt, n))  # noqa: E731
+                what = "%s %s" % (tool, wt)
+                self.assertEqual(self.api(tool, p("api"), wt, layout="panel16-f16").layout, 2, what)
+                h, _ = self.check_structure(p("api"), layout=2)
+                self.assertEqual(h["wtype"], mlb.WTYPES[wt])
+                self.cli(tool, p("cli"), "--wtype", wt, "--layout", "panel16-f16")
+                self.assertEqual(read_bytes(p("cli")), read_bytes(p("api")), "CLI: " + what)
+                # the values: layout 1's with each scale rounded to binary16
+                self.api(tool, p("l1"), wt, layout="panel16")
+                with mlb.MlbFile(p("api")) as m2, mlb.MlbFile(p("l1")) as m1:
+                    for name, t in m2.tensors.items():
+                        if t.spec.type != F32:
+                            q, d = t.unpack()
+                            q1, d1 = m1[name].unpack()
+                            self.assertEqual(
+                                (q.tobytes(), d.tobytes()),
+                                (q1.tobytes(), d1.astype(np.float16).astype(np.float32).tobytes()),
+                                (what, name))
 
     def test_defaults_and_explicit_rows(self):
         for tool in ("convert.py", "gen_random.py"):

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Tests of .mlb layout 1, 16-row panels (docs/mlb-format.md, "Layout 1"), in tools/mlb.py,
-tools/convert.py and tools/gen_random.py.
+"""Tests of .mlb layout 1, 16-row panels (docs/mlb-format.md, "Layout 1"), and layout 2, the
+same panels with binary16 scales ("Layout 2"), in tools/mlb.py, tools/convert.py,
+tools/gen_random.py and tools/export.py.
 
 Run from the repository root:  /usr/bin/python3 -m unittest discover -s tools/tests -v
 
@@ -9,7 +10,10 @@ single elements are read from the raw bytes of both files at the doc's offsets (
 r·cols + c; layout 1: ((p·nb + b)·8 + k)·64 + 4i + t and its Q4 and scale twins) with plain
 index arithmetic (`element0`, `element1`), not through mlb's pack/unpack code. Layout 0 itself
 is checked against the quantizers in test_convert.py, so "layout 1 = layout 0 by the doc's
-formulas" pins layout 1 down. Whole-tensor comparisons use mlb's Tensor.unpack().
+formulas" pins layout 1 down. Layout 2 is checked the same way against layout 1: the same
+quant bytes, each scale the binary16 of layout 1's float32 (read at the doc's offsets with
+struct's 'e'), and the writer's f16_scales option giving layout 2's values in float32 storage.
+Whole-tensor comparisons use mlb's Tensor.unpack().
 """
 import sys
 
@@ -52,7 +56,8 @@ def header_fields(raw):
 
 def doc_arrays(h):
     """({tensor name: (type, (rows, cols), {array: (offset, nbytes)})}, file size) from the
-    doc: layout 1 stores P·16 rows (P = ceil(rows/16)) of every quantized tensor."""
+    doc: layouts 1 and 2 store P·16 rows (P = ceil(rows/16)) of every quantized tensor, layout
+    2 its scales as 2-byte binary16s."""
     d, wt, lay = h["dim"], h["wtype"], h["layout"]
     kv = h["n_kv_heads"] * (d // h["n_heads"])
     H, V = h["hidden_dim"], h["vocab"]
@@ -67,9 +72,10 @@ def doc_arrays(h):
         tensors.append(("wcls", wt, (V, d)))
     pos, out = 256, {}
     for name, t, (rows, cols) in tensors:
-        r = (rows + 15) // 16 * 16 if lay == 1 and t != F32 else rows
-        sizes = {F32: [("data", 4 * r * cols)], Q8: [("q", r * cols), ("d", r * cols // 32 * 4)],
-                 Q4: [("q", r * cols // 2), ("d", r * cols // 32 * 4)]}[t]
+        r = (rows + 15) // 16 * 16 if lay in (1, 2) and t != F32 else rows
+        sb = 2 if lay == 2 else 4  # bytes per scale
+        sizes = {F32: [("data", 4 * r * cols)], Q8: [("q", r * cols), ("d", r * cols // 32 * sb)],
+                 Q4: [("q", r * cols // 2), ("d", r * cols // 32 * sb)]}[t]
         arrs = {}
         for a, nb in sizes:
             pos = (pos + 63) // 64 * 64
@@ -103,6 +109,14 @@ def element1(raw, arrs, t, cols, r, c):
     j, tt = divmod(e % 16, 4)
     byte = raw[arrs["q"][0] + ((p * nb + b) * 4 + j) * 64 + 4 * i + tt]
     return (byte >> 4 if e >= 16 else byte & 15) - 8, s
+
+
+def element2(raw, arrs, t, cols, r, c):
+    """(quant value, scale as a Python float) of element (r, c) of a layout-2 tensor: the quant
+    at layout 1's offset, the scale the binary16 at byte 2·((p·nb + b)·16 + i)."""
+    q, _ = element1(raw, arrs, t, cols, r, c)
+    p, i = divmod(r, 16)
+    return q, struct.unpack_from("<e", raw, arrs["d"][0] + 2 * ((p * (cols // 32) + c // 32) * 16 + i))[0]
 
 
 def padding_cells(t, rows, cols):
@@ -206,10 +220,19 @@ class PackTests(unittest.TestCase):
         mlb.Header(wtype=Q4, layout=1, **h).validate()
         with self.assertRaisesRegex(mlb.ShapeError, "layout 1 .* needs a quantized wtype"):
             mlb.Header(wtype=F32, layout=1, **h).validate()
-        with self.assertRaisesRegex(mlb.MlbError, "layout = 2"):
-            mlb.Header(wtype=Q8, layout=2, **h).validate()
+        mlb.Header(wtype=Q8, layout=2, **h).validate()
+        mlb.Header(wtype=Q4, layout=2, **h).validate()
+        with self.assertRaisesRegex(mlb.ShapeError, r"layout 2 \(panel16-f16\) needs a quantized "
+                                    "wtype"):
+            mlb.Header(wtype=F32, layout=2, **h).validate()
+        with self.assertRaisesRegex(mlb.MlbError, "layout = 3"):
+            mlb.Header(wtype=Q8, layout=3, **h).validate()
         raw = mlb.Header(wtype=Q4, layout=1, **h).pack()
         self.assertEqual(struct.unpack_from("<I", raw, 52)[0], 1)
+        raw = mlb.Header(wtype=Q8, layout=2, **h).pack()
+        self.assertEqual(struct.unpack_from("<I", raw, 52)[0], 2)
+        self.assertEqual((mlb.LAYOUT_PANEL16_F16, mlb.LAYOUTS["panel16-f16"],
+                          mlb.LAYOUT_NAMES[2]), (2, 2, "panel16-f16"))
 
 
 class GenRandomPanelTests(unittest.TestCase, PanelChecks):
@@ -301,7 +324,9 @@ class GenRandomPanelTests(unittest.TestCase, PanelChecks):
         mlb.MlbFile(bad).close()
         for data, needle in ((raw[:-64], "file size"), (raw + bytes(64), "file size"),
                              (raw[:44] + struct.pack("<I", 0) + raw[48:], "needs a quantized"),
-                             (raw[:52] + struct.pack("<I", 2) + raw[56:], "layout = 2")):
+                             (raw[:52] + struct.pack("<I", 3) + raw[56:], "layout = 3"),
+                             # layout 2's scales take half the bytes: the size no longer fits
+                             (raw[:52] + struct.pack("<I", 2) + raw[56:], "file size")):
             with open(bad, "wb") as f:
                 f.write(data)
             with self.assertRaisesRegex(mlb.MlbError, needle):
@@ -355,6 +380,272 @@ class GenRandomPanelTests(unittest.TestCase, PanelChecks):
             rq, rd = mlb.quantize_q4_0(data["tok_emb"])
             self.assertEqual((q.tobytes(), d.tobytes()), (rq.tobytes(), rd.tobytes()))
             self.assertEqual(mf["tok_emb"].q.shape, (63, 2, 4, 16, 4))  # 1000 rows: 62.5 panels
+
+
+class F16ScaleTests(unittest.TestCase, PanelChecks):
+    """Layout 2 (binary16 scales) and the f16_scales option, against layout 1 of the same seed:
+    same quants byte for byte, each scale float32(float16(layout 1's)); a layout-1 file with
+    f16_scales and the layout-2 file read back equal."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="mlbf16")
+        cls.files = {}
+        for wt in WT:
+            for lay, f16s in (("rows", False), ("panel16", False), ("rows", True),
+                              ("panel16", True), ("panel16-f16", False)):
+                p = os.path.join(cls.dir, "g_%s_%s%s.mlb" % (wt, lay, "_f16s" if f16s else ""))
+                gen_random.generate(p, wt, seed=5, progress=False, layout=lay, f16_scales=f16s,
+                                    **GEN)
+                cls.files[wt, lay, f16s] = p
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def test_header_arrays_and_sizes(self):
+        for wt in WT:
+            r1 = read_bytes(self.files[wt, "panel16", False])
+            r2 = read_bytes(self.files[wt, "panel16-f16", False])
+            self.assertEqual(r1[:52] + r1[56:256], r2[:52] + r2[56:256], "only the layout differs")
+            self.assertEqual(struct.unpack_from("<I", r2, 52)[0], 2)
+            t1, size1 = doc_arrays(header_fields(r1))
+            t2, size2 = doc_arrays(header_fields(r2))
+            self.assertEqual((len(r1), len(r2)), (size1, size2))
+            self.assertLess(size2, size1)
+            with mlb.MlbFile(self.files[wt, "panel16-f16", False]) as m2:
+                self.assertEqual(mlb.file_size(m2.header), size2)
+                prev = 256
+                for name, (t, (rows, cols), arrs) in t2.items():
+                    spec = m2[name].spec
+                    for an, (off, nbytes) in arrs.items():
+                        self.assertEqual((m2[name].offsets[an], m2[name].arrays[an].nbytes),
+                                         (off, nbytes), (name, an))
+                        self.assertEqual(r2[prev:off], bytes(off - prev), "pad before " + name)
+                        prev = off + nbytes
+                    if t == F32:
+                        self.assertFalse(spec.paneled)
+                        self.assertEqual(spec.arrays()[0][1], np.dtype("<f4"))
+                        continue
+                    P, nb = (rows + 15) // 16, cols // 32
+                    self.assertTrue(spec.paneled)
+                    (qn, qdt, qshape, qbytes), (dn, ddt, dshape, dbytes) = spec.arrays()
+                    self.assertEqual((dn, ddt, dshape, dbytes),
+                                     ("d", np.dtype("<f2"), (P, nb, 16), P * nb * 16 * 2), name)
+                    self.assertEqual(m2[name].d.dtype, np.dtype("<f2"))
+                    # q exactly as layout 1, d half of layout 1's float32 bytes
+                    l1 = mlb.TensorSpec(spec.base, spec.layer, spec.shape, spec.type,
+                                        mlb.LAYOUT_PANEL16).arrays()
+                    self.assertEqual((qn, qdt, qshape, qbytes), l1[0], name)
+                    self.assertEqual(dbytes * 2, l1[1][3], name)
+                    self.assertEqual(arrs["d"][1], t1[name][2]["d"][1] // 2, name)
+                self.assertEqual(prev, len(r2))
+        # 5.6 % / 10 % of a panel's bytes, diluted a little by the F32 norms and the alignment:
+        # 9.7 % (q4_0), 5.4 % (q8_0)
+        self.assertEqual([os.path.getsize(self.files[wt, lay, False]) for wt in ("q4_0", "q8_0")
+                          for lay in ("panel16", "panel16-f16")],
+                         [80896, 73056, 143872, 136032])
+
+    def test_round_trip_against_layout_1(self):
+        for wt in WT:
+            raw1 = read_bytes(self.files[wt, "panel16", False])
+            raw2 = read_bytes(self.files[wt, "panel16-f16", False])
+            t1, _ = doc_arrays(header_fields(raw1))
+            t2, _ = doc_arrays(header_fields(raw2))
+            _, m1 = mlb.read_mlb(self.files[wt, "panel16", False])
+            _, m2 = mlb.read_mlb(self.files[wt, "panel16-f16", False])
+            self.assertEqual(list(m1), list(m2))
+            rounded = 0
+            for name, a in m1.items():
+                b = m2[name]
+                if a.spec.type == F32:
+                    self.assertEqual(b.data.tobytes(), a.data.tobytes(), name)
+                    continue
+                # the file's arrays: q byte-identical (padding rows too), d the binary16s of d
+                self.assertEqual(b.q.tobytes(), a.q.tobytes(), name)
+                self.assertEqual(b.d.tobytes(), np.asarray(a.d).astype("<f2").tobytes(), name)
+                # read back: float32 scales equal to float32(float16(layout 1's))
+                q1, d1 = a.unpack()
+                q2, d2 = b.unpack()
+                self.assertEqual((d2.dtype, d2.shape), (np.dtype(np.float32), d1.shape), name)
+                self.assertEqual(q2.tobytes(), q1.tobytes(), name)
+                want = d1.astype(np.float16).astype(np.float32)
+                self.assertEqual(d2.tobytes(), want.tobytes(), name)
+                rounded += int((d2 != d1).sum())
+                live = d1 != 0  # zero blocks (the hidden padding) stay +0
+                self.assertFalse(d2[~live].view(np.uint32).any(), name)
+                self.assertLessEqual(float(np.max(np.abs(d2[live] - d1[live]) / np.abs(d1[live]))),
+                                     2.0 ** -11, name)  # these scales are all normal halves
+                f = mlb.dequantize_q8_0 if a.spec.type == Q8 else mlb.dequantize_q4_0
+                self.assertEqual(b.dequantize().tobytes(),
+                                 f(q1, want).reshape(a.spec.shape).tobytes(), name)
+                # single elements at the doc's offsets, raw bytes of both files
+                t, (rows, cols), arrs = t2[name]
+                picks = {(0, 0), (rows - 1, cols - 1), (rows // 2, cols // 2 + 5),
+                         (min(rows - 1, 17), min(cols - 1, 37)), (min(rows - 1, 15), 16)}
+                for r, c in sorted(picks):
+                    q, half = element2(raw2, arrs, t, cols, r, c)
+                    q0, s1 = element1(raw1, t1[name][2], t, cols, r, c)
+                    self.assertEqual(q, q0, (name, r, c))
+                    self.assertEqual(half, float(np.float16(struct.unpack("<f", s1)[0])),
+                                     (name, r, c))
+                # padding rows of the last panel: zero halves
+                _, ds = padding_cells(t, rows, cols)
+                for i in ds:
+                    self.assertEqual(raw2[arrs["d"][0] + 2 * i:][:2], bytes(2), (name, i))
+            self.assertGreater(rounded, 1000, "most float32 scales are not binary16 values")
+
+    def test_f16_scales_option_same_values_as_layout_2(self):
+        for wt in WT:
+            f16s = self.files[wt, "panel16", True]
+            h = self.check_pair(self.files[wt, "rows", True], f16s)  # layout 0 and 1 agree
+            self.assertEqual(h["layout"], 1)
+            self.assertEqual(os.path.getsize(f16s),
+                             os.path.getsize(self.files[wt, "panel16", False]), "float32 storage")
+            self.assertNotEqual(read_bytes(f16s), read_bytes(self.files[wt, "panel16", False]))
+            with mlb.MlbFile(f16s) as m1, \
+                    mlb.MlbFile(self.files[wt, "panel16-f16", False]) as m2, \
+                    mlb.MlbFile(self.files[wt, "panel16", False]) as m0:
+                for name, a in m1.tensors.items():
+                    b = m2[name]
+                    if a.spec.type == F32:
+                        self.assertEqual(a.data.tobytes(), b.data.tobytes(), name)
+                        continue
+                    self.assertEqual(a.d.dtype, np.dtype("<f4"))
+                    q1, d1 = a.unpack()
+                    q2, d2 = b.unpack()
+                    self.assertEqual((q1.tobytes(), d1.tobytes()), (q2.tobytes(), d2.tobytes()),
+                                     name)
+                    self.assertEqual(a.dequantize().tobytes(), b.dequantize().tobytes(), name)
+                    # the quants are layout 1's (computed from the float32 scale)
+                    self.assertEqual(q1.tobytes(), m0[name].unpack()[0].tobytes(), name)
+        # the option is implied by layout 2; the CLI writes the API's bytes
+        p = self.path("implied.mlb")
+        gen_random.generate(p, "q4_0", seed=5, progress=False, layout="panel16-f16",
+                            f16_scales=True, **GEN)
+        self.assertEqual(read_bytes(p), read_bytes(self.files["q4_0", "panel16-f16", False]))
+        args = ["--dim", 96, "--hidden", 80, "--layers", 2, "--heads", 12, "--kv-heads", 3,
+                "--vocab", 100, "--seq", 16, "--no-shared-classifier", "--seed", 5,
+                "--wtype", "q8_0"]
+        for extra, key in ((["--layout", "panel16", "--f16-scales"], ("q8_0", "panel16", True)),
+                           (["--layout", "panel16-f16"], ("q8_0", "panel16-f16", False)),
+                           (["--layout", "rows", "--f16-scales"], ("q8_0", "rows", True))):
+            c = self.path("cli.mlb")
+            r = run_tool("gen_random.py", c, *args, *extra)
+            self.assertEqual((r.returncode, r.stderr), (0, ""), extra)
+            self.assertEqual(read_bytes(c), read_bytes(self.files[key]), extra)
+        r = run_tool("gen_random.py", self.path("v.mlb"), *args, "--layout", "panel16-f16", "-v")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("-> q8_0, 16-row panels, binary16 scales\n", r.stderr)
+
+    def test_export_reads_layout_2(self):
+        import export
+        readers = [export.MlbReader(self.files["q8_0", lay, f16s])
+                   for lay, f16s in (("panel16", True), ("panel16-f16", False))]
+        try:
+            self.assertEqual(readers[0].hparams, readers[1].hparams)
+            got = [dict((n, np.asarray(a, np.float32)) for n, a in r.tensors()) for r in readers]
+            self.assertEqual(list(got[0]), list(got[1]))
+            for name in got[0]:
+                self.assertEqual(got[0][name].tobytes(), got[1][name].tobytes(), name)
+        finally:
+            for r in readers:
+                r.close()
+        outs = []
+        for lay, f16s in (("panel16", True), ("panel16-f16", False)):
+            o = self.path("e_%s.gguf" % lay)
+            r = run_tool("export.py", self.files["q4_0", lay, f16s], o, "--format", "gguf",
+                         "--dtype", "q4_0")
+            self.assertEqual((r.returncode, r.stderr), (0, ""), lay)
+            outs.append(read_bytes(o))
+        self.assertEqual(outs[0], outs[1])
+
+    def test_f32_refused(self):
+        p = self.path("f.mlb")
+        for script, args, needle in (
+                ("gen_random.py", ("--layout", "panel16-f16"),
+                 "--layout panel16-f16 needs --wtype q8_0 or q4_0"),
+                ("gen_random.py", ("--f16-scales",), "--f16-scales needs --wtype q8_0 or q4_0"),
+                ("gen_random.py", ("--f16-scales", "--layout", "rows", "--wtype", "f32"),
+                 "--f16-scales needs --wtype q8_0 or q4_0"),
+                ("convert.py", (STORIES_BIN, "--wtype", "f32", "--layout", "panel16-f16"),
+                 "--layout panel16-f16 needs --wtype q8_0 or q4_0")):
+            argv = (p,) + args if script == "gen_random.py" else (args[0], p) + args[1:]
+            r = run_tool(script, *argv)
+            self.assert_one_line_error(r, "%s: %s" % (script, needle))
+            self.assertEqual(r.returncode, 2)
+            self.assert_no_output(self.dir, "f.mlb")
+        r = run_tool("convert.py", STORIES_BIN, p, "--wtype", "q8_0", "--f16-scales")
+        self.assert_one_line_error(r, "unrecognized arguments: --f16-scales")  # gen_random only
+        with self.assertRaisesRegex(mlb.ShapeError, "needs --wtype q8_0 or q4_0"):
+            convert.convert(STORIES_BIN, p, "f32", layout="panel16-f16")
+        with self.assertRaisesRegex(mlb.ShapeError, "--f16-scales needs --wtype"):
+            gen_random.generate(p, "f32", layout="rows", f16_scales=True, progress=False, **GEN)
+        reader = gen_random.RandomReader(seed=1, **dict(GEN, dim=64, heads=4, kv_heads=2))
+        with self.assertRaisesRegex(mlb.ShapeError, "--f16-scales needs --wtype"):
+            convert.write_mlb(reader, p, mlb.F32, progress=False, f16_scales=True)
+        with self.assertRaisesRegex(mlb.ShapeError, r"layout 2 \(panel16-f16\) needs"):
+            convert.write_mlb(reader, p, mlb.F32, progress=False, layout=mlb.LAYOUT_PANEL16_F16)
+        self.assertEqual(convert.resolve_types("q4_0", "panel16-f16"), (Q4, 2))
+        self.assertEqual(convert.resolve_types(Q8, 2, f16_scales=True), (Q8, 2))
+        self.assert_no_output(self.dir, "f.mlb")
+
+    def test_scale_overflow_names_the_tensor(self):
+        base = dict(dim=64, n_layers=1, n_heads=4, n_kv_heads=2, hidden_dim=64, vocab=40,
+                    max_seq=8, shared_classifier=1)
+        rng = np.random.default_rng(4)
+        out = self.path("o.mlb")
+        # Q8_0: d = amax / 127; Q4_0: d = m / -8; binary16's largest finite value is 65504 and
+        # |d| >= 65520 rounds to infinity
+        for wt, ok, bad in ((Q8, 65504.0 * 127, 65520.0 * 127), (Q4, -65516.0 * 8, -65520.0 * 8)):
+            for layout, f16s in ((2, False), (1, True), (0, True), (1, False)):
+                h = mlb.Header(wtype=wt, layout=layout, **base)
+                for big, fails in ((ok, False), (bad, layout == 2 or f16s)):
+                    data = {s.name: rng.standard_normal(s.shape).astype(np.float32)
+                            for s in mlb.tensor_plan(h)}
+                    data["layers.0.wk"][5, 40] = big
+                    what = (wt, layout, f16s, big)
+
+                    def write():
+                        with mlb.MlbWriter(out, h, f16_scales=f16s) as w:
+                            for s in mlb.tensor_plan(h):
+                                w.write_tensor(s.name, data[s.name])
+
+                    if not fails:
+                        write()
+                        with mlb.MlbFile(out) as mf:
+                            _, d = mf["layers.0.wk"].unpack()
+                            want = 65504.0 if wt == Q8 else 65504.0 * np.sign(-big)
+                            self.assertEqual(float(d[5, 1]), want if (layout == 2 or f16s)
+                                             else float(np.float32(big) / np.float32(127 if wt == Q8 else -8)),
+                                             what)
+                        os.unlink(out)
+                        continue
+                    with self.assertRaisesRegex(mlb.MlbError, r"^tensor wk \(layer 0\): block "
+                                                r"scale -?65520 is too large for a binary16 "
+                                                r"scale") as cm:
+                        write()
+                    self.assertNotIsInstance(cm.exception, mlb.ShapeError)  # exit 1: bad input
+                    self.assertEqual(cm.exception.exit_code, 1)
+                    self.assert_no_output(self.dir, "o.mlb")
+        # the CLI: a llama2.c checkpoint with one huge weight in wq of layer 0
+        from test_convert import write_llama2c
+        src = self.path("big.bin")
+        write_llama2c(src, 64, 64, 1, 4, 2, 40, 8, seed=1)
+        raw = bytearray(read_bytes(src))
+        struct.pack_into("<f", raw, 28 + 4 * (40 * 64 + 64) + 4 * 70, 1e7)  # wq row 1, col 6
+        with open(src, "wb") as f:
+            f.write(raw)
+        r = run_tool("convert.py", src, out, "--wtype", "q8_0", "--layout", "panel16-f16")
+        self.assert_one_line_error(r, "convert.py: tensor wq (layer 0): block scale 78740.16 is "
+                                   "too large for a binary16 scale")
+        self.assertEqual(r.returncode, 1)
+        self.assert_no_output(self.dir, "o.mlb")
+        r = run_tool("convert.py", src, out, "--wtype", "q8_0", "--layout", "panel16")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))  # float32 scales hold it
 
 
 class StoriesPanelTests(unittest.TestCase, PanelChecks):
@@ -453,6 +744,43 @@ class GgufBlocksPanelTests(unittest.TestCase, PanelChecks):
                         self.assertFalse(d[n:].view(np.uint32).any())
             os.unlink(rows)
             os.unlink(panel)
+
+    def test_blocks_copied_into_layout_2_losslessly(self):
+        # GGUF's scales are binary16: layout 2 stores them as they are, the values of layout 1
+        for wt, gt in (("q8_0", GG_Q8_0), ("q4_0", GG_Q4_0)):
+            src, blocks = self.gguf(gt)
+            p1, p2 = (os.path.join(self.dir, n) for n in ("p1.mlb", "p2.mlb"))
+            convert.convert(src, p1, wt, progress=False, quiet=True, tokenizer=False,
+                            layout="panel16")
+            r = run_tool("convert.py", src, p2, "--wtype", wt, "--layout", "panel16-f16",
+                         "--no-tokenizer")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("8 %s tensors copied without re-quantizing (fp16 scales kept as "
+                          "binary16, exact)" % wt.upper(), r.stderr)
+            self.assertEqual(struct.unpack_from("<I", read_bytes(p2), 52)[0], 2)
+            with mlb.MlbFile(p1) as m1, mlb.MlbFile(p2) as m2:
+                for name, t in m2.tensors.items():
+                    if t.spec.type == F32:
+                        continue
+                    q1, d1 = m1[name].unpack()
+                    q2, d2 = t.unpack()
+                    self.assertEqual(q2.tobytes(), q1.tobytes(), name)
+                    self.assertEqual(t.d.tobytes(), np.asarray(m1[name].d).astype("<f2").tobytes())
+                    if name != "layers.0.w2":  # copied blocks: no scale changes
+                        self.assertEqual(d2.tobytes(), d1.tobytes(), name)
+                    else:  # F32 in the GGUF (K = 72), quantized here: scales rounded
+                        self.assertEqual(d2.tobytes(),
+                                         d1.astype(np.float16).astype(np.float32).tobytes())
+                        self.assertNotEqual(d2.tobytes(), d1.tobytes())
+                for name, gname in (("tok_emb", "token_embd.weight"), ("wcls", "output.weight"),
+                                    ("layers.0.wk", "blk.0.attn_k.weight")):
+                    q, d = m2[name].unpack()
+                    gq, gd = blocks[gname]
+                    n = gq.shape[0]
+                    self.assertEqual(q[:n].view(np.uint8).tobytes(), gq.tobytes(), name)
+                    self.assertEqual(d[:n].tobytes(), gd.tobytes(), name)
+            os.unlink(p1)
+            os.unlink(p2)
 
 
 if __name__ == "__main__":

@@ -219,8 +219,14 @@ TEST_CASE("malformed .mlb files are rejected, naming the field", "[model]") {
   }
   SECTION("unknown layout") {
     b = good;
+    put_u32(b, 52, 3);
+    expect_rejected(write_variant("layout", b), ML_E_FORMAT, "layout = 3");
+  }
+  SECTION("16-row panels with binary16 scales (layout 2) with F32 weights") {
+    b = good;
     put_u32(b, 52, 2);
-    expect_rejected(write_variant("layout", b), ML_E_FORMAT, "layout = 2");
+    put_u32(b, 44, 0);
+    expect_rejected(write_variant("layout2_f32", b), ML_E_FORMAT, "layout = 2 (16-row panels) needs a quantized wtype");
   }
   SECTION("16-row panels (layout 1) with F32 weights") {
     b = good;
