@@ -142,9 +142,9 @@ inline void panel_tokens_from(float *Y, size_t ldy, const ml_qtensor *W, const m
         else
           ml::prefetch(W->d + di + ahead);
       }
-      alignas(64) float dw[ML_PANEL_ROWS];  // layout 2: the block's scales widened
-      const float *db = W->d + di;
-      if constexpr (kH) widen16(dw, W->dh + di), db = dw;
+      alignas(64) float dw[ML_PANEL_ROWS];  // layout 2: the block's scales widened (W->d is null)
+      if constexpr (kH) widen16(dw, W->dh + di);
+      const float *db = kH ? dw : W->d + di;
       const auto w = [&] {
         if constexpr (Q4)
           return Int::load_q4(ub);
