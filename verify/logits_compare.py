@@ -111,7 +111,7 @@ def main():
     models = []  # (name, tokenizer or None, args)
     ids = ["--token-ids", " ".join(map(str, PROMPT)), "-n", str(STEPS)]
     for m in ("random_gqa_q8_0", "random_gqa_q4_0", "random_gqa_q8_0_panel16", "random_gqa_q4_0_panel16",
-              "random_odd_q4_0", "random_odd_q8_0_panel16", "random_gqa_q8_0_panel16f16", "random_odd_q4_0_panel16f16"):
+              "random_odd_q4_0", "random_odd_q8_0_panel16", "random_odd_q4_0_panel16f16"):
         models.append((m, None, ids))
     tok512 = os.path.join(a.shared or "", "models", "stories260K", "tok512.bin")
     stories = bool(a.shared) and os.path.exists(tok512) and os.path.exists(

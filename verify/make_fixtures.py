@@ -56,18 +56,16 @@ def main():
                "--seq", "128", "--seed", "11", "--no-shared-classifier"]
         for w in ("q8_0", "q4_0"):
             run(gen, os.path.join(models, "random_gqa_%s_panel16.mlb" % w), *gqa, "--wtype", w, "--layout", "panel16", "-q")
-            # Layout 2 (binary16 scales) and the layout-1 file with the same values (--f16-scales):
-            # the two must give the same logits bit for bit.
-            run(gen, os.path.join(models, "random_gqa_%s_f16s_panel16.mlb" % w), *gqa, "--wtype", w, "--layout", "panel16",
-                "--f16-scales", "-q")
-            run(gen, os.path.join(models, "random_gqa_%s_panel16f16.mlb" % w), *gqa, "--wtype", w, "--layout",
-                "panel16-f16", "-q")
             run(gen, os.path.join(models, "random_odd_%s.mlb" % w), *odd, "--wtype", w, "--layout", "rows", "-q")
             run(gen, os.path.join(models, "random_odd_%s_panel16.mlb" % w), *odd, "--wtype", w, "--layout", "panel16", "-q")
-            run(gen, os.path.join(models, "random_odd_%s_f16s_panel16.mlb" % w), *odd, "--wtype", w, "--layout", "panel16",
+        # Layout 2 (binary16 scales) and the layout-1 file with the same values (--f16-scales), which
+        # must give the same logits bit for bit: Q8_0 on the GQA shape, Q4_0 on the odd one (padding rows).
+        for name, shape, w in (("random_gqa_q8_0", gqa, "q8_0"), ("random_odd_q4_0", odd, "q4_0")):
+            run(gen, os.path.join(models, name + "_f16s_panel16.mlb"), *shape, "--wtype", w, "--layout", "panel16",
                 "--f16-scales", "-q")
-            run(gen, os.path.join(models, "random_odd_%s_panel16f16.mlb" % w), *odd, "--wtype", w, "--layout",
-                "panel16-f16", "-q")
+            run(gen, os.path.join(models, name + "_panel16f16.mlb"), *shape, "--wtype", w, "--layout", "panel16-f16", "-q")
+        run(gen, os.path.join(models, "random_gqa_q4_0_panel16f16.mlb"), *gqa, "--wtype", "q4_0", "--layout", "panel16-f16",
+            "-q")
         # For the float64 NumPy forward (verify/ref_forward.py): F32 with a shared classifier, 3 layers,
         # GQA 8/4 with head_dim 16, hidden 200 (padded to 224), a non-default RoPE theta, and an eps
         # (1e-3) large enough that a forward without it is visibly wrong.

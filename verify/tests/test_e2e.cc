@@ -99,11 +99,11 @@ TEST_CASE("16-row panels (layout 1) give the row layout's bits", "[e2e-random]")
 
 TEST_CASE("16-row panels with binary16 scales (layout 2) give layout 1's bits for the same values", "[e2e-random]") {
   test::Rows r;
-  for (const char *m : {"random_gqa_q8_0", "random_gqa_q4_0", "random_odd_q8_0", "random_odd_q4_0"})
+  // Q8_0 and Q4_0, the second with padding rows in its last panels (kv_dim 32, vocab 500).
+  for (const char *m : {"random_gqa_q8_0", "random_odd_q4_0"})
     ml_verify_same_logits(test::models(std::string(m) + "_f16s_panel16.mlb").c_str(),
                           test::models(std::string(m) + "_panel16f16.mlb").c_str(), 24, &test::Rows::sink, &r);
-  for (const char *m : {"random_gqa_q4_0_panel16f16", "random_odd_q8_0_panel16f16"})
-    ml_verify_e2e(test::models(std::string(m) + ".mlb").c_str(), 16, 64, &test::Rows::sink, &r, 1.0);
+  ml_verify_e2e(test::models("random_gqa_q4_0_panel16f16.mlb").c_str(), 16, 64, &test::Rows::sink, &r, 1.0);
   test::expect_all_pass(r);
 }
 
