@@ -29,10 +29,10 @@ void add_tensor(std::vector<Span> &spans, const ml_qtensor &w, int rows, int col
     ML_FUZZ_CHECK(w.d == nullptr && w.dh == nullptr, "F32 tensor with scales");
   } else if (want_layout == 2) {
     ML_FUZZ_CHECK(w.d == nullptr && w.dh != nullptr, "layout 2 tensor without binary16 scales");
-    spans.push_back({reinterpret_cast<const uint8_t *>(w.dh), ml::tensor_d_bytes(t, stored, uint64_t(cols)) / 2});
+    spans.push_back({reinterpret_cast<const uint8_t *>(w.dh), ml::tensor_d_bytes(t, stored, uint64_t(cols), 2)});
   } else {
     ML_FUZZ_CHECK(w.dh == nullptr, "float32 scales and binary16 ones");
-    spans.push_back({reinterpret_cast<const uint8_t *>(w.d), ml::tensor_d_bytes(t, stored, uint64_t(cols))});
+    spans.push_back({reinterpret_cast<const uint8_t *>(w.d), ml::tensor_d_bytes(t, stored, uint64_t(cols), want_layout)});
   }
 }
 

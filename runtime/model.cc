@@ -120,13 +120,11 @@ class Cursor {
     ml_status s = array(name, layer, t == ML_TYPE_F32 ? "data" : "q", tensor_q_bytes(t, stored, cols), &out->q);
     if (s != ML_OK || t == ML_TYPE_F32) return s;
     const void *d = nullptr;
-    if (out->layout == ML_LAYOUT_PANEL16_F16) {  // binary16 scales: half the bytes of float32 ones
-      s = array(name, layer, "d", tensor_d_bytes(t, stored, cols) / 2, &d);
+    s = array(name, layer, "d", tensor_d_bytes(t, stored, cols, out->layout), &d);
+    if (out->layout == ML_LAYOUT_PANEL16_F16)  // binary16 scales
       out->dh = static_cast<const uint16_t *>(d);
-    } else {
-      s = array(name, layer, "d", tensor_d_bytes(t, stored, cols), &d);
+    else
       out->d = static_cast<const float *>(d);
-    }
     return s;
   }
 
@@ -167,8 +165,8 @@ uint64_t tensor_q_bytes(ml_type t, uint64_t rows, uint64_t cols) {
   return 0;
 }
 
-uint64_t tensor_d_bytes(ml_type t, uint64_t rows, uint64_t cols) {
-  return t == ML_TYPE_F32 ? 0 : rows * (cols / ML_QK) * 4;
+uint64_t tensor_d_bytes(ml_type t, uint64_t rows, uint64_t cols, uint32_t layout) {
+  return t == ML_TYPE_F32 ? 0 : rows * (cols / ML_QK) * (layout == ML_LAYOUT_PANEL16_F16 ? 2 : 4);
 }
 
 ml_status parse_header(const uint8_t *p, uint64_t n, Config *c) {
@@ -364,8 +362,8 @@ ml_status load_model_from_memory(Model *m, const uint8_t *data, uint64_t size) {
 
 uint64_t tensor_bytes(const ml_qtensor &w) {
   const ml_type t = static_cast<ml_type>(w.type);
-  const uint64_t d = tensor_d_bytes(t, uint64_t(w.rows), uint64_t(w.cols));
-  return tensor_q_bytes(t, uint64_t(w.rows), uint64_t(w.cols)) + (w.layout == ML_LAYOUT_PANEL16_F16 ? d / 2 : d);
+  return tensor_q_bytes(t, uint64_t(w.rows), uint64_t(w.cols)) +
+         tensor_d_bytes(t, uint64_t(w.rows), uint64_t(w.cols), w.layout);
 }
 
 uint64_t Model::weight_bytes_per_token() const {

@@ -64,11 +64,11 @@ ml_status load_model(Model *m, const char *path);
 // aligned, as a mapping is). For fuzzing and tests; not part of the C API.
 ml_status load_model_from_memory(Model *m, const uint8_t *data, uint64_t size);
 
-// Bytes of a tensor's arrays (q and d separately; d = 0 for F32).
+// Bytes of a tensor's arrays (q and d separately; d = 0 for F32; a scale is 4 bytes, 2 in layout 2).
 uint64_t tensor_q_bytes(ml_type t, uint64_t rows, uint64_t cols);
-uint64_t tensor_d_bytes(ml_type t, uint64_t rows, uint64_t cols);
-// The bytes a tensor's arrays hold as loaded (q, and d at 4 or, layout 2, 2 bytes a scale; the
-// panel padding rows not counted): what a matrix product reads.
+uint64_t tensor_d_bytes(ml_type t, uint64_t rows, uint64_t cols, uint32_t layout);
+// The bytes a tensor's arrays hold as loaded (the panel padding rows not counted): what a matrix
+// product reads.
 uint64_t tensor_bytes(const ml_qtensor &w);
 
 const char *type_name(ml_type t);

@@ -67,10 +67,15 @@ inline float f32_from_f16(uint16_t h) {
   return f;
 }
 
+// The integer reference of kv_load_f16 (the tests compare the build's against it).
+inline void kv_load_f16_ref(float *dst, const uint16_t *src, int n) {
+  for (int i = 0; i < n; ++i) dst[i] = f32_from_f16(src[i]);
+}
+
 // widen16's portable form, integer operations only, on GCC/Clang vector types (SSE2, NEON, WASM
 // SIMD128 registers; GCC does not vectorize the scalar loop): a normal half (or ±0) is its bits
 // moved and rebiased; a group of 16 holding a subnormal half, an infinity or a NaN (rare as a
-// scale) takes f32_from_f16 for each of its 16.
+// scale) takes the integer reference for each of its 16.
 inline void widen16_int(float *dst, const uint16_t *src) {
   typedef uint32_t U32x4 __attribute__((vector_size(16)));
   typedef uint16_t U16x4 __attribute__((vector_size(8)));
@@ -83,7 +88,7 @@ inline void widen16_int(float *dst, const uint16_t *src) {
     bits[k] = ((h & 0x8000u) << 16) | (((mag << 13) + 0x38000000u) & U32x4(mag != 0u));
   }
   if (special[0] | special[1] | special[2] | special[3]) {
-    for (int i = 0; i < 16; ++i) dst[i] = f32_from_f16(src[i]);
+    kv_load_f16_ref(dst, src, 16);
     return;
   }
   std::memcpy(dst, bits, sizeof bits);
@@ -112,7 +117,7 @@ inline void widen16(float *dst, const uint16_t *src) {
                         _mm_andnot_si128(_mm_cmpeq_epi16(mag, zero), _mm_cmpeq_epi16(e, zero)));
   };
   if (_mm_movemask_epi8(_mm_or_si128(odd(h0), odd(h1)))) {
-    for (int i = 0; i < 16; ++i) dst[i] = f32_from_f16(src[i]);
+    kv_load_f16_ref(dst, src, 16);
     return;
   }
   const __m128i mag_mask = _mm_set1_epi32(0x7FFF0000), sign_mask = _mm_set1_epi32(int(0x80000000u)),
@@ -134,11 +139,6 @@ inline void widen16(float *dst, const uint16_t *src) {
 
 inline void kv_store_f16(uint16_t *dst, const float *src, int n) {
   for (int i = 0; i < n; ++i) dst[i] = f16_from_f32(src[i]);
-}
-
-// The integer reference of kv_load_f16 (the tests compare the build's against it).
-inline void kv_load_f16_ref(float *dst, const uint16_t *src, int n) {
-  for (int i = 0; i < n; ++i) dst[i] = f32_from_f16(src[i]);
 }
 
 inline void kv_load_f16(float *dst, const uint16_t *src, int n) {
