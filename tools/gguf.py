@@ -492,6 +492,7 @@ class GgufReader:
                                "/".join(types), "".join(", " + e for e in extras)))
         self.source_types = {k: t.type for k, t in self.raw.items()
                              if isinstance(t, rt.RawTensor)}
+        self.input_bytes = g.size
 
     def _llama3_rope(self, head_dim, theta):
         """The llama3 scaling fields from rope_freqs.weight: the parameters from the exporter's
@@ -550,7 +551,6 @@ class GgufReader:
             return len(bpe.from_gguf_metadata(md, self.path).tokens)
         except bpe.BpeError:
             return 0
-        self.input_bytes = g.size
 
     def tensors(self):
         for spec in _plan_names(self.hparams):
