@@ -338,6 +338,15 @@ class BadInput(Base):
             with self.subTest(body=body):
                 self.assert_error(*self.server.post("/v1/chat/completions", body), 400, needle)
 
+    def test_nul_characters(self):
+        # A NUL would cut the text where the C API reads it: refused, never truncated silently.
+        self.assert_error(*self.server.post("/v1/completions", {"prompt": "Once\u0000upon"}), 400, "NUL")
+        self.assert_error(*self.server.post("/v1/completions", {"prompt": ["Once\u0000"]}), 400, "NUL")
+        msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi\u0000there"}]
+        self.assert_error(*self.server.post("/v1/chat/completions", {"messages": msgs}), 400, "message 1's content")
+        parts = [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "\u0000"}]}]
+        self.assert_error(*self.server.post("/v1/chat/completions", {"messages": parts}), 400, "NUL")
+
     def test_n_other_than_one(self):
         self.assert_error(*self.server.post("/v1/completions", {"prompt": "x", "n": 2}), 400, "n = 1")
 
