@@ -1,7 +1,8 @@
 // quantize_q8 with Highway: per block max |x|, then q = trunc(x·id + copysign(0.5, x)) with the
 // scalar reference's exact float operations, so q and d are bit-identical to
 // kernels/scalar/quantize.cc (tested: verify/kernel_checks.cc). Blocks are 32 floats; the vector
-// covers a block in 32/N steps (N = lanes, at most 16 here). dequantize_q8 below.
+// covers a block in 32/N steps (N = lanes, at most 16 here); the block sums s from the int32 quants
+// (SumOfLanes; the scalar ml_block_sums_q8 only for zero blocks). dequantize_q8 below.
 #include "kernels/kernels.h"
 #include "simd/hwy.h"
 
@@ -25,14 +26,20 @@ extern "C" void ml_k_quantize_q8_hwy(ml_qact *out, const float *x, int k) {
     int8_t *qb = out->q + b * ML_QK;
     const auto id = hn::Set(d, 127.0f / amax);
     out->d[b] = amax / 127.0f;
-    for (size_t j = 0; j < ML_QK && amax >= ML_QUANT_TINY; j += N) {
+    if (!(amax >= ML_QUANT_TINY)) {  // a zero block (or NaN): the reference quantizes it
+      ml_quantize_row_q8_0(qb, out->d + b, xb, ML_QK);
+      ml_block_sums_q8(out->s + b, qb, ML_QK);
+      continue;
+    }
+    auto sum = hn::Zero(di);  // the block sum from the int32 quants (in [−127, 127]: the int8s exactly)
+    for (size_t j = 0; j < ML_QK; j += N) {
       const auto v = hn::LoadU(d, xb + j);
       const auto r = hn::Add(hn::Mul(v, id), hn::Or(hn::And(v, sign), half));  // x·id + copysign(0.5, x)
-      const auto t = hn::Min(hn::Max(hn::Trunc(r), lo), hi);
-      hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, t)), d8, qb + j);
+      const auto q = hn::ConvertTo(di, hn::Min(hn::Max(hn::Trunc(r), lo), hi));
+      hn::StoreU(hn::DemoteTo(d8, q), d8, qb + j);
+      sum = hn::Add(sum, q);
     }
-    if (!(amax >= ML_QUANT_TINY)) ml_quantize_row_q8_0(qb, out->d + b, xb, ML_QK);  // zero block (or NaN)
-    ml_block_sums_q8(out->s + b, qb, ML_QK);
+    out->s[b] = hn::GetLane(hn::SumOfLanes(di, sum));
   }
   out->n = k;
 }
