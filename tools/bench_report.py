@@ -23,12 +23,11 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHAPES = [("stories15m", "stories15M 288/768/6/6/6"), ("stories110m", "stories110M 768/2048/12/12/12"),
           ("tinyllama", "TinyLlama-1.1B 2048/5632/22/32/4")]
-# llama.cpp decode tok/s (issue: "Speed"), [shape][type] = (1 thread, 2 threads)
 # llama.cpp's tok/s, [shape][type] = (1 thread, 2 threads): llama.cpp c392e509 built by hand on
 # this machine kind (native build: AVX-512 with its Q4_0 repacking; LLAMA_SSE42: -DGGML_NATIVE=OFF
 # -DGGML_AVX=OFF -DGGML_AVX2=OFF -DGGML_FMA=OFF -DGGML_F16C=OFF), `llama-bench -p 0 -n 32 -t 1,2 -r 3`
-# (prefill: -p 64 -n 0) on GGUFs of the same shapes (tools/export.py random:PRESET --format gguf),
-# pinned as below; each the better of two rounds, 2026-12-03 (LLAMA_DATE).
+# (prefill: -p 64 -n 0 and -p 512 -n 0) on GGUFs of the same shapes (tools/export.py
+# random:PRESET --format gguf), pinned as below; each the better of two rounds (LLAMA_DATE).
 LLAMA_DATE = "2026-12-03, llama.cpp c392e509"
 LLAMA = {"stories15m": {"Q8_0": (1339, 942), "Q4_0": (1771, 1248)},
          "stories110m": {"Q8_0": (200, 209), "Q4_0": (275, 338)},
