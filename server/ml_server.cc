@@ -542,7 +542,7 @@ std::shared_ptr<Job> Server::make_job(const json &body, bool chat) {
       }
       // The renderer takes C strings: a NUL would silently cut the message there.
       if (content.find('\0') != std::string::npos)
-        throw bad("message " + std::to_string(roles.size()) + "'s content contains a NUL character");
+        throw bad("'messages[" + std::to_string(roles.size()) + "].content' contains a NUL character");
       const std::string role = r->get<std::string>();
       if (role != "system" && role != "user" && role != "assistant")
         throw bad("message role '" + role + "' is not one of system, user, assistant");

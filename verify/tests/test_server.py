@@ -343,7 +343,7 @@ class BadInput(Base):
         self.assert_error(*self.server.post("/v1/completions", {"prompt": "Once\u0000upon"}), 400, "NUL")
         self.assert_error(*self.server.post("/v1/completions", {"prompt": ["Once\u0000"]}), 400, "NUL")
         msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi\u0000there"}]
-        self.assert_error(*self.server.post("/v1/chat/completions", {"messages": msgs}), 400, "message 1's content")
+        self.assert_error(*self.server.post("/v1/chat/completions", {"messages": msgs}), 400, "'messages[1].content' contains a NUL")
         parts = [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "\u0000"}]}]
         self.assert_error(*self.server.post("/v1/chat/completions", {"messages": parts}), 400, "NUL")
 
