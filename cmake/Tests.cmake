@@ -183,6 +183,15 @@ if(ML_ARCH_GENERIC)
     FIXTURES_REQUIRED "stories260K;random" SKIP_RETURN_CODE 77)
 endif()
 
+# GGUF files run as they are (runtime/gguf.h): golden text from stories260K.gguf alone, exported
+# GGUFs bit for bit against the .mlb convert.py makes of them, hostile files (verify/tests/test_gguf.py).
+if(ML_ARCH_GENERIC)
+  add_test(NAME gguf.cli COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py ${PROJECT_SOURCE_DIR}/verify/tests/test_gguf.py)
+  set_tests_properties(gguf.cli PROPERTIES
+    ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_TOKENIZE=$<TARGET_FILE:ml_tokenize>;ML_EMULATOR=${ML_EMULATOR_STR};PYTHONDONTWRITEBYTECODE=1"
+    SKIP_RETURN_CODE 77 TIMEOUT 900)
+endif()
+
 # --- chat (issue 15 item 1): prompt formats and ml_run --chat -------------------------------------
 # chat.render: runtime/chat.cc's renderer against what a real Jinja engine renders for the real
 # templates (verify/data/chat_expected.txt, written by verify/chat_oracle.js); chat.api: the C API on

@@ -75,12 +75,16 @@ typedef struct ml_model_info {
   const char *arch;       /* the model's architecture: "llama" or "qwen2" (.mlb version 2) */
   int n_tokens;           /* tokens the tokenizer has: vocab, or fewer (Qwen2.5: 151665 < 151936) */
   int kv_type;            /* the context's KV cache type (ml_kv_type) */
+  const char *format;     /* the model file's format: "mlb" or "gguf" */
+  const char *load_note;  /* GGUF: one line saying what the load converted and how long it took; "" for .mlb */
 } ml_model_info;
 
-/* Opens MODEL (.mlb) and, if tokenizer_path is not NULL, its tokenizer: a llama2.c tokenizer.bin
+/* Opens MODEL (.mlb, or a GGUF file: runtime/gguf.h; its weights converted at open, split across
+ * the n_threads) and, if tokenizer_path is not NULL, its tokenizer: a llama2.c tokenizer.bin
  * must have exactly the model's n_tokens entries (its vocab unless the .mlb header says fewer), a
- * byte-level MLTK file at most the model's vocab (docs/tokenizer-format.md). opts may be NULL
- * (defaults). */
+ * byte-level MLTK file at most the model's vocab (docs/tokenizer-format.md). With tokenizer_path
+ * NULL a GGUF's own tokenizer (its tokenizer.ggml.* metadata) is used when it has one the runtime
+ * reads; ml_get_tokenizer_info then says why not otherwise. opts may be NULL (defaults). */
 ml_status ml_open(ml_ctx **out, const char *model_path, const char *tokenizer_path,
                   const ml_options *opts);
 void ml_close(ml_ctx *ctx); /* NULL is fine */

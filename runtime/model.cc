@@ -4,13 +4,16 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include <sys/stat.h>
 
 #include "kernels/mutants.h"
 #include "runtime/error.h"
+#include "runtime/gguf.h"
 
 namespace ml {
 
@@ -334,25 +337,56 @@ ml_status foreign_model(const char *path, const uint8_t *p, uint64_t n) {
                   "python3 tools/convert.py %s %s --wtype q8_0", path, path, out.c_str());
     return ML_OK;
   }
-  if (n >= 4 && std::memcmp(p, "GGUF", 4) == 0)
-    return fail(ML_E_FORMAT, "model %s is a GGUF file, not a .mlb file; make one with: "
-                "python3 tools/convert.py %s %s --wtype q8_0", path, path, out.c_str());
   if (n >= 28 && llama2c_checkpoint_bytes(p) == n)
     return fail(ML_E_FORMAT, "model %s is a llama2.c checkpoint, not a .mlb file; make one with: "
                 "python3 tools/convert.py %s %s --wtype q8_0", path, path, out.c_str());
   return ML_OK;
 }
 
+// The file starts with GGUF's magic (false when it cannot be read: open() then says why).
+bool starts_with_gguf(const char *path) {
+  if (!path || !path[0]) return false;
+  std::FILE *f = fopen_utf8(path, "rb");
+  if (!f) return false;
+  uint8_t magic[4] = {};
+  const bool yes = std::fread(magic, 1, 4, f) == 4 && is_gguf(magic, 4);
+  std::fclose(f);
+  return yes;
+}
+
 }  // namespace
 
-ml_status load_model(Model *m, const char *path) {
+ml_status load_model(Model *m, const char *path, ThreadPool *pool) {
   struct stat st;
   if (path && path[0] && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
     if (const ml_status s = foreign_model(path, nullptr, 0)) return s;
+  if (starts_with_gguf(path)) {  // converted into m->owned, which m->file then views; the file is let go
+    FileMap src;
+    if (const ml_status s = src.open(path, "model")) return s;
+    m->source_bytes = src.size();
+    if (const ml_status s = load_gguf(m, src.data(), src.size(), path, pool)) return s;
+    m->file.view(m->owned.p, m->owned.n);
+    return ML_OK;
+  }
   if (const ml_status s = m->file.open(path, "model")) return s;
+  m->source_bytes = m->file.size();
   if (m->file.size() < 4 || std::memcmp(m->file.data(), "MLB1", 4) != 0)
     if (const ml_status s = foreign_model(path, m->file.data(), m->file.size())) return s;
   return validate_model(m);
+}
+
+OwnedBytes::~OwnedBytes() { ::operator delete(p, std::align_val_t(64)); }
+
+bool OwnedBytes::allocate(uint64_t bytes) {
+  ::operator delete(p, std::align_val_t(64));
+  p = nullptr;
+  n = 0;
+  if (bytes == 0 || bytes > uint64_t(SIZE_MAX) - 64) return bytes == 0;
+  p = static_cast<uint8_t *>(::operator new(size_t(bytes), std::align_val_t(64), std::nothrow));
+  if (!p) return false;
+  std::memset(p, 0, size_t(bytes));
+  n = bytes;
+  return true;
 }
 
 ml_status load_model_from_memory(Model *m, const uint8_t *data, uint64_t size) {

@@ -2,6 +2,7 @@
 // the file mapping.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -9,6 +10,8 @@
 #include "runtime/ml.h"
 
 namespace ml {
+
+class ThreadPool;
 
 inline constexpr uint32_t kMlbVersion = 2;  // the newest version this build reads (1 and 2)
 inline constexpr uint64_t kHeaderBytes = 256;
@@ -42,8 +45,25 @@ struct LayerWeights {
   ml_qtensor w1, w2, w3;       // (hidden, dim) (dim, hidden) (hidden, dim)
 };
 
+// A 64-byte-aligned heap buffer (a GGUF model's converted weights).
+struct OwnedBytes {
+  uint8_t *p = nullptr;
+  uint64_t n = 0;
+  OwnedBytes() = default;
+  OwnedBytes(const OwnedBytes &) = delete;
+  OwnedBytes &operator=(const OwnedBytes &) = delete;
+  ~OwnedBytes();
+  bool allocate(uint64_t bytes);  // zero-filled; false when it cannot be had
+};
+
 struct Model {
-  FileMap file;
+  FileMap file;                      // .mlb: the mapping the views point into; GGUF: a view of `owned`
+  OwnedBytes owned;                  // GGUF: every tensor, converted (runtime/gguf.h)
+  bool gguf = false;
+  uint64_t source_bytes = 0;         // the file's size (.mlb or GGUF)
+  std::string load_note;             // GGUF: what was converted and how long it took (one line)
+  std::vector<uint8_t> tokenizer_image;  // GGUF: the tokenizer of its metadata (tokenizer.bin or MLTK bytes)
+  std::string tokenizer_missing;     // GGUF without a tokenizer ml_open can use: why
   Config cfg;
   ml_qtensor tok_emb;                // (vocab, dim)
   std::vector<LayerWeights> layers;  // n_layers
@@ -58,7 +78,9 @@ struct Model {
 ml_status parse_header(const uint8_t *p, uint64_t n, Config *cfg);
 
 // Maps `path` and validates everything (header, every array against the file length, alignment).
-ml_status load_model(Model *m, const char *path);
+// A GGUF file is read by runtime/gguf.h instead (its conversion split across pool's threads when
+// pool is not nullptr).
+ml_status load_model(Model *m, const char *path, ThreadPool *pool = nullptr);
 
 // The same validation over a caller's buffer (which must stay alive as long as *m; 64-byte
 // aligned, as a mapping is). For fuzzing and tests; not part of the C API.

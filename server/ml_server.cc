@@ -40,7 +40,8 @@ using nlohmann::json;
 namespace {
 
 const char kUsage[] =
-    "usage: ml_server MODEL.mlb -z TOKENIZER [options]\n"
+    "usage: ml_server MODEL.gguf [options]\n"
+    "       ml_server MODEL.mlb -z TOKENIZER [options]\n"
     "\n"
     "Serves a legacy-ml model over HTTP with the OpenAI API: POST /v1/completions,\n"
     "POST /v1/chat/completions (both with \"stream\": true as server-sent events), GET /v1/models,\n"
@@ -49,7 +50,7 @@ const char kUsage[] =
     "(temperature 0) is ml_run's text.\n"
     "\n"
     "options:\n"
-    "  -z, --tokenizer PATH  the model's tokenizer (required), as for ml_run\n"
+    "  -z, --tokenizer PATH  the model's tokenizer, as for ml_run (required for .mlb; a GGUF's own by default)\n"
     "      --host ADDR       address to bind (default 127.0.0.1; binding another address without\n"
     "                        an API key prints a warning)\n"
     "      --port N          TCP port (default 8080; 0 = any free port, printed on stderr)\n"
@@ -132,7 +133,6 @@ int parse_args(int argc, char **argv, Args *a) {
     }
   }
   if (!a->model) return usage_error("no model given%s", "");
-  if (!a->tokenizer) return usage_error("no tokenizer given: pass -z TOKENIZER%s", "");
   return -1;
 }
 
@@ -736,7 +736,14 @@ int Server::run(const Args &a) {
       return int(s);
     }
   ml_get_info(base_, &info_);
-  ml_get_tokenizer_info(base_, &tok_);
+  if (ml_get_tokenizer_info(base_, &tok_) != ML_OK) {  // an .mlb without -z, or a GGUF without a usable tokenizer
+    if (a.tokenizer || info_.format[0] == 'g')
+      std::fprintf(stderr, "ml_server: %s (-z TOKENIZER)\n", ml_last_error());
+    else
+      std::fprintf(stderr, "ml_server: no tokenizer given: pass -z TOKENIZER (an .mlb model carries none)\n");
+    return ML_E_ARG;
+  }
+  if (info_.load_note[0]) std::fprintf(stderr, "ml_server: %s\n", info_.load_note);
   queue_cap_ = size_t(a.queue);
   if (a.api_key)
     api_key_ = a.api_key;
