@@ -45,6 +45,8 @@ const char kUsage[] =
     "                        each head row quantized in blocks of 32, integer attention scores). The\n"
     "                        logits differ slightly from f32's, but are the same on every build and\n"
     "                        thread count\n"
+    "      --cache DIR       a GGUF model: keep its converted weights in DIR and map them on the next\n"
+    "                        start instead of converting (keyed by the file's contents)\n"
     "      --logits FILE     write the float32 logits of every position, raw little-endian\n"
     "                        [positions][vocab]; written to a temporary name, renamed when complete\n"
     "      --reference       run the scalar reference kernels instead of this build's\n"
@@ -68,6 +70,7 @@ struct Args {
              *logits_path = nullptr, *system = nullptr, *chat_template = nullptr;
   long steps = 256, threads = 0, max_seq = 0;
   int kv_type = 0;  // ML_KV_F32
+  const char *cache_dir = nullptr;
   float temp = 1.0f, topp = 0.9f;
   unsigned long long seed = 0;
   bool reference = false;
@@ -133,6 +136,8 @@ int parse_args(int argc, char **argv, Args *a) {
           return usage_error("-t %s: threads must be an integer in [1, 1024]", v);
       } else if (!std::strcmp(o, "--max-seq")) {
         if (!ml::cli::parse_int(v, 1, 1L << 30, &a->max_seq)) return usage_error("--max-seq %s: must be an integer >= 1", v);
+      } else if (!std::strcmp(o, "--cache")) {
+        a->cache_dir = v;
       } else if (!std::strcmp(o, "--kv-type")) {
         if (ml_kv_type_parse(v, &a->kv_type) != ML_OK) return usage_error("--kv-type %s: choose f32, f16 or q8_0", v);
       } else if (!std::strcmp(o, "--temp")) {
@@ -425,6 +430,7 @@ extern "C" int ml_main(int argc, char **argv) {
   opt.max_seq = static_cast<int>(a.max_seq);
   opt.reference = a.reference;
   opt.kv_type = a.kv_type;
+  opt.cache_dir = a.cache_dir;
   ml_ctx *ctx = nullptr;
   if (const ml_status s = ml_open(&ctx, a.model, a.tokenizer, &opt)) return fail_status(s);
   struct Closer { ml_ctx *c; ~Closer() { ml_close(c); } } closer{ctx};

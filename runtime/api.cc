@@ -18,6 +18,7 @@ extern "C" void ml_options_init(ml_options *o) {
   o->reference = 0;
   o->batch = 0;
   o->kv_type = ML_KV_F32;
+  o->cache_dir = nullptr;
 }
 
 extern "C" ml_status ml_kv_type_parse(const char *name, int *type) {
@@ -84,7 +85,7 @@ extern "C" ml_status ml_open(ml_ctx **out, const char *model_path, const char *t
   };
   const int threads = o.n_threads > 0 ? o.n_threads : online_cpus();
   if (const ml_status s = ctx->pool.start(threads)) return bail(s);  // first: a GGUF's conversion uses it
-  if (const ml_status s = load_model(&ctx->model, model_path, &ctx->pool)) return bail(s);
+  if (const ml_status s = load_model(&ctx->model, model_path, &ctx->pool, o.cache_dir)) return bail(s);
   const Config &c = ctx->model.cfg;
   // llama2.c files carry no count: exactly n_tokens entries; MLTK files state theirs: at most vocab.
   const auto load_tokenizer = [&](const uint8_t *data, uint64_t size, const char *name) {

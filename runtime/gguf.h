@@ -94,9 +94,20 @@ class GgufFile {
 
 bool is_gguf(const uint8_t *data, uint64_t size);
 
-// Fills *m (cfg, tensor views into m's owned buffer, the tokenizer image or why there is none,
-// the load note) from the GGUF bytes; pool may be nullptr (one thread).
-ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *path, ThreadPool *pool);
+// Fills *m (cfg, tensor views, the tokenizer image or why there is none, the load note) from the
+// GGUF bytes and points m->file at the converted weights; pool may be nullptr (one thread).
+//
+// cache_dir (nullptr: no cache) keeps the converted weights in
+// cache_dir/<file name>.<key>.mlcache so the next start maps them instead of converting: a
+// 4096-byte header ("MLC1", u32 version 1, u64 key, u64 the weights' bytes, u32 shared classifier),
+// then the weights as the conversion lays them out. The key is a hash of the GGUF's size, its first
+// and last MiB and 4 KiB of every 16 MiB (so a changed file misses). Everything else — metadata,
+// shapes, the layout plan, the tokenizer — is still read and validated from the GGUF itself, so a
+// cache file only ever supplies weight bytes at offsets the GGUF's validated plan gives; one of
+// another key, size or version is not used (and is rewritten). A cache that cannot be written is
+// said in the load note, not an error.
+ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *path, ThreadPool *pool,
+                    const char *cache_dir = nullptr);
 
 // Only the tokenizer image of a GGUF (ml_tokenize): *image empty and *missing saying why when the
 // file has no tokenizer the runtime reads.

@@ -20,6 +20,7 @@
 #include "kernels/scalar/f16.h"
 #include "kernels/scalar/panel.h"
 #include "runtime/error.h"
+#include "runtime/file_map.h"
 #include "runtime/gguf.h"
 #include "runtime/model.h"
 #include "runtime/threads.h"
@@ -64,6 +65,7 @@ struct Job {
 };
 
 struct Mapper {
+  Mapper(const GgufFile &file, const char *p) : g(file), path(p) {}
   const GgufFile &g;
   const char *path;
   bool qwen2 = false;
@@ -71,10 +73,12 @@ struct Mapper {
   uint64_t total = 0;
   std::map<std::string, int> used;  // tensor names taken, for the unknown-tensor check
 
+  std::vector<std::pair<uint64_t, uint64_t>> gaps;  // alignment bytes between arrays: zeroed
+
   uint64_t reserve(uint64_t bytes) {
-    total = (total + 63) / 64 * 64;
-    const uint64_t at = total;
-    total += bytes;
+    const uint64_t at = (total + 63) / 64 * 64;
+    if (at > total) gaps.emplace_back(total, at - total);
+    total = at + bytes;
     return at;
   }
 
@@ -182,10 +186,13 @@ void convert(const Job &j, uint8_t *base, int p0, int p1) {
   for (int p = p0; p < p1; ++p) {
     for (int i = 0; i < ML_PANEL_ROWS; ++i) {
       const int r = p * ML_PANEL_ROWS + i;
-      if (r >= j.rows) {  // padding rows: Q8 quants 0 (zero-filled), Q4 nibbles 8, scales 0
-        if (!q8)
-          for (int b = 0; b < nb; ++b)
-            for (int u = 0; u < 4; ++u) std::memset(q + ((size_t(p) * nb + b) * 4 + u) * 64 + 4 * i, 0x88, 4);
+      if (r >= j.rows) {  // padding rows: Q8 quants 0, Q4 nibbles 8, scales 0
+        const int units = q8 ? 8 : 4;
+        for (int b = 0; b < nb; ++b) {
+          d[(size_t(p) * nb + size_t(b)) * ML_PANEL_ROWS + size_t(i)] = 0.0f;
+          for (int u = 0; u < units; ++u)
+            std::memset(q + ((size_t(p) * nb + b) * size_t(units) + size_t(u)) * 64 + 4 * size_t(i), q8 ? 0 : 0x88, 4);
+        }
         continue;
       }
       const uint8_t *row = j.data + uint64_t(src_row(r)) * uint64_t(nb) * bb;
@@ -262,12 +269,96 @@ ml_status llama3_rope(const GgufFile &g, const GgufFile::Tensor &t, int hd, doub
   return ML_OK;
 }
 
+// The conversion cache (runtime/gguf.h).
+constexpr uint64_t kCacheHeader = 4096;
+constexpr uint32_t kCacheVersion = 1;
+
+uint64_t fnv1a(uint64_t h, const uint8_t *p, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+// The GGUF's key: its size, first and last MiB, and 4 KiB of every 16 MiB.
+uint64_t cache_key(const uint8_t *data, uint64_t size) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  uint8_t sz[8];
+  for (int i = 0; i < 8; ++i) sz[i] = uint8_t(size >> (8 * i));
+  h = fnv1a(h, sz, 8);
+  const uint64_t mib = 1 << 20, head = std::min(size, mib);
+  h = fnv1a(h, data, head);
+  for (uint64_t at = 16 * mib; at + 4096 <= size; at += 16 * mib) h = fnv1a(h, data + at, 4096);
+  return fnv1a(h, data + (size - std::min(size, mib)), std::min(size, mib));
+}
+
+std::string cache_path(const char *dir, const char *path, uint64_t key) {
+  const char *base = path;
+  for (const char *p = path; *p; ++p)
+    if (*p == '/' || *p == '\\') base = p + 1;
+  char hex[24];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(key));
+  std::string out(dir);
+  if (!out.empty() && out.back() != '/' && out.back() != '\\') out += '/';
+  return out + base + "." + hex + ".mlcache";
+}
+
+void put64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = uint8_t(v >> (8 * i));
+}
+uint64_t get64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = v << 8 | p[i];
+  return v;
+}
+
+// Writes the converted weights to `file` (a temporary name, then renamed): "" or why not.
+std::string write_cache(const std::string &dir, const std::string &file, uint64_t key, const OwnedBytes &w, bool shared) {
+  uint8_t head[kCacheHeader] = {};
+  std::memcpy(head, "MLC1", 4);
+  head[4] = uint8_t(kCacheVersion);
+  put64(head + 8, key);
+  put64(head + 16, w.n);
+  head[24] = shared ? 1 : 0;
+  const std::string tmp = file + ".partial";
+  make_dir_utf8(dir.c_str());  // the folder, when it is new (its parent must exist)
+  std::FILE *f = fopen_utf8(tmp.c_str(), "wb");
+  if (!f) return "cannot write " + tmp;
+  const bool ok = std::fwrite(head, 1, sizeof head, f) == sizeof head && (w.n == 0 || std::fwrite(w.p, 1, size_t(w.n), f) == w.n);
+  if (std::fclose(f) != 0 || !ok) {
+    remove_utf8(tmp.c_str());
+    return "cannot write " + tmp + " (disk full?)";
+  }
+  if (rename_replace(tmp.c_str(), file.c_str()) != 0) {
+    remove_utf8(tmp.c_str());
+    return "cannot rename " + tmp;
+  }
+  return "";
+}
+
 }  // namespace
 
-ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *path, ThreadPool *pool) {
+ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *path, ThreadPool *pool, const char *cache_dir) {
   const auto t_start = std::chrono::steady_clock::now();
   GgufFile g;
   if (const ml_status s = g.parse(data, size, path)) return s;
+  // The cache of this file's conversion, when asked for and present with this file's key: its
+  // header says whether the classifier was stored once (saving a compare of both tensors).
+  uint64_t key = 0;
+  std::string cache_file;
+  FileMap &cache = m->file;  // the model views the mapped cache when it is used
+  cache.close();
+  int cached_shared = -1;  // -1: no usable cache
+  if (cache_dir && cache_dir[0]) {
+    key = cache_key(data, size);
+    cache_file = cache_path(cache_dir, path, key);
+    PathInfo pi;
+    if (path_info(cache_file.c_str(), &pi) && !pi.is_dir && cache.open(cache_file.c_str(), "cache") == ML_OK &&
+        cache.size() >= kCacheHeader && std::memcmp(cache.data(), "MLC1", 4) == 0 && cache.data()[4] == kCacheVersion &&
+        get64(cache.data() + 8) == key && get64(cache.data() + 16) == cache.size() - kCacheHeader && cache.data()[24] <= 1)
+      cached_shared = cache.data()[24];
+    else
+      cache.close();
+    clear_error();  // a missing or unusable cache is no failure
+  }
   std::string arch;
   if (const ml_status s = g.get_string("general.architecture", &arch)) return s;
   if (arch == "qwen3" || arch == "qwen3moe")
@@ -275,7 +366,7 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
                 path, arch.c_str());
   if (arch != "llama" && arch != "qwen2")
     return fail(ML_E_FORMAT, "%s: general.architecture = '%s' is not supported (llama, qwen2)", path, arch.c_str());
-  Mapper mp{g, path};
+  Mapper mp(g, path);
   mp.qwen2 = arch == "qwen2";
   Config &c = m->cfg;
   c = Config();
@@ -375,8 +466,10 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   if ((s = mp.vector("output_norm.weight", D, &m->final_norm))) return s;
   const GgufFile::Tensor *out = g.tensor("output.weight");
   // A classifier with the embedding's bytes is stored once (as tools/gguf.py does).
-  c.shared_classifier = !out || (out->type == emb->type && out->bytes == emb->bytes && out->ne[0] == emb->ne[0] &&
-                                 std::memcmp(g.tensor_data(*out), g.tensor_data(*emb), size_t(out->bytes)) == 0);
+  const bool same_shape = out && out->type == emb->type && out->bytes == emb->bytes && out->ne[0] == emb->ne[0];
+  c.shared_classifier = !out || (same_shape && (cached_shared >= 0 ? cached_shared == 1
+                                                                   : std::memcmp(g.tensor_data(*out), g.tensor_data(*emb),
+                                                                                 size_t(out->bytes)) == 0));
   if (out && c.shared_classifier)
     mp.used["output.weight"] = 1;
   else if (out && (s = mp.matrix("output.weight", c.vocab, D, &m->wcls)))
@@ -409,11 +502,19 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   if ((s = gguf_tokenizer(g, c.vocab, &m->tokenizer_image, &n_tokens, &m->tokenizer_missing, &tok_about))) return s;
   c.n_tokens = n_tokens;
 
-  // Convert: one buffer, the matrices split across the threads by panels (rows for float ones).
-  if (!m->owned.allocate(mp.total))
-    return fail(ML_E_NOMEM, "%s: cannot allocate %llu bytes for the converted weights", path,
-                static_cast<unsigned long long>(mp.total));
-  uint8_t *base = m->owned.p;
+  // Convert: one buffer, the matrices split across the threads by panels (rows for float ones);
+  // or the cache's bytes, laid out by the same plan.
+  const bool from_cache = cached_shared >= 0 && cache.size() - kCacheHeader == mp.total;
+  uint8_t *base;
+  if (from_cache) {
+    base = const_cast<uint8_t *>(cache.data()) + kCacheHeader;
+  } else {
+    if (!m->owned.allocate(mp.total))
+      return fail(ML_E_NOMEM, "%s: cannot allocate %llu bytes for the converted weights", path,
+                  static_cast<unsigned long long>(mp.total));
+    base = m->owned.p;
+    for (const auto &gap : mp.gaps) std::memset(base + gap.first, 0, size_t(gap.second));
+  }
   for (Job &j : mp.jobs) {
     if (j.mat) {
       j.mat->q = base + j.q_off;
@@ -430,7 +531,9 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
     }
   };
   int threads = 1;
-  if (pool && pool->size() > 1) {
+  if (from_cache) {
+    // nothing to convert: the views point into the mapped cache
+  } else if (pool && pool->size() > 1) {
     threads = pool->size();
     pool->run(work);
   } else {
@@ -438,6 +541,13 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   }
   if (c.shared_classifier) m->wcls = m->tok_emb;
   m->gguf = true;
+  std::string cache_note;
+  if (from_cache) {
+    cache_note = "; mapped from the cache " + cache_file;
+  } else if (!cache_file.empty()) {
+    const std::string why = write_cache(cache_dir, cache_file, key, m->owned, c.shared_classifier);
+    cache_note = why.empty() ? "; kept in the cache " + cache_file : "; not cached: " + why;
+  }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count();
   char note[512];
   std::snprintf(note, sizeof note,
@@ -445,9 +555,13 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
                 "thread%s, %.1f MiB; %s",
                 g.version(), arch.c_str(), D, c.n_layers, c.vocab, c.shared_classifier ? "" : ", separate classifier",
                 counts[0] + counts[1] + counts[2], counts[1], counts[2], counts[0],
-                c.wtype == ML_TYPE_F32 ? "widened to float32" : "repacked into 16-row panels", ms, threads,
-                threads == 1 ? "" : "s", double(mp.total) / (1 << 20), tok_about.c_str());
-  m->load_note = note;
+                from_cache ? "mapped, not converted," : c.wtype == ML_TYPE_F32 ? "widened to float32" : "repacked into 16-row panels",
+                ms, threads, threads == 1 ? "" : "s", double(mp.total) / (1 << 20), tok_about.c_str());
+  m->load_note = note + cache_note;
+  if (!from_cache) {
+    cache.close();
+    m->file.view(m->owned.p, m->owned.n);
+  }
   return ML_OK;
 }
 

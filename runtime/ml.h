@@ -49,6 +49,9 @@ typedef struct ml_options {
                   * blocks of 32 like an activation, padded to a whole block; scores are integer
                   * dot products with the query head quantized the same way). Each gives the same
                   * logits on every build and thread count, not those of F32. */
+  const char *cache_dir; /* GGUF models: keep the converted weights in this folder (created when its
+                  * parent exists) and map them on the next open instead of converting; NULL (the
+                  * default) = no cache. runtime/gguf.h says what the key is. */
 } ml_options;
 
 typedef enum ml_kv_type { ML_KV_F32 = 0, ML_KV_F16 = 1, ML_KV_Q8_0 = 2 } ml_kv_type;

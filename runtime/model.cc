@@ -10,6 +10,9 @@
 #include <string>
 
 #include <sys/stat.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "kernels/mutants.h"
 #include "runtime/error.h"
@@ -356,17 +359,15 @@ bool starts_with_gguf(const char *path) {
 
 }  // namespace
 
-ml_status load_model(Model *m, const char *path, ThreadPool *pool) {
+ml_status load_model(Model *m, const char *path, ThreadPool *pool, const char *gguf_cache_dir) {
   struct stat st;
   if (path && path[0] && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
     if (const ml_status s = foreign_model(path, nullptr, 0)) return s;
-  if (starts_with_gguf(path)) {  // converted into m->owned, which m->file then views; the file is let go
+  if (starts_with_gguf(path)) {  // converted (or mapped from the cache) into m->file; the GGUF is let go
     FileMap src;
     if (const ml_status s = src.open(path, "model")) return s;
     m->source_bytes = src.size();
-    if (const ml_status s = load_gguf(m, src.data(), src.size(), path, pool)) return s;
-    m->file.view(m->owned.p, m->owned.n);
-    return ML_OK;
+    return load_gguf(m, src.data(), src.size(), path, pool, gguf_cache_dir);
   }
   if (const ml_status s = m->file.open(path, "model")) return s;
   m->source_bytes = m->file.size();
@@ -375,23 +376,23 @@ ml_status load_model(Model *m, const char *path, ThreadPool *pool) {
   return validate_model(m);
 }
 
-OwnedBytes::~OwnedBytes() { ::operator delete(p, std::align_val_t(64)); }
+OwnedBytes::~OwnedBytes() { ::operator delete(p, std::align_val_t(align)); }
 
 bool OwnedBytes::allocate(uint64_t bytes) {
-  ::operator delete(p, std::align_val_t(64));
+  ::operator delete(p, std::align_val_t(align));
   p = nullptr;
   n = 0;
-  if (bytes == 0 || bytes > uint64_t(SIZE_MAX) - 64) return bytes == 0;
-  p = static_cast<uint8_t *>(::operator new(size_t(bytes), std::align_val_t(64), std::nothrow));
+  if (bytes == 0 || bytes > uint64_t(SIZE_MAX) - kHugePage) return bytes == 0;
+  // Large buffers on 2 MiB boundaries with transparent huge pages asked for: first-touch page
+  // faults were 60 % of converting a 620 MB GGUF on a VM (4 KiB pages).
+  align = bytes >= 16 * kHugePage ? kHugePage : 64;
+  p = static_cast<uint8_t *>(::operator new(size_t(bytes), std::align_val_t(align), std::nothrow));
   if (!p) return false;
-  std::memset(p, 0, size_t(bytes));
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (align == kHugePage) madvise(p, size_t(bytes), MADV_HUGEPAGE);
+#endif
   n = bytes;
   return true;
-}
-
-ml_status load_model_from_memory(Model *m, const uint8_t *data, uint64_t size) {
-  m->file.view(data, size);
-  return validate_model(m);
 }
 
 uint64_t tensor_bytes(const ml_qtensor &w) {

@@ -45,15 +45,18 @@ struct LayerWeights {
   ml_qtensor w1, w2, w3;       // (hidden, dim) (dim, hidden) (hidden, dim)
 };
 
-// A 64-byte-aligned heap buffer (a GGUF model's converted weights).
+// A 64-byte-aligned heap buffer (a GGUF model's converted weights), not zero-filled: the
+// conversion writes every byte (each thread its own share, so the first-touch faults are spread).
 struct OwnedBytes {
+  static constexpr size_t kHugePage = size_t(1) << 21;
   uint8_t *p = nullptr;
   uint64_t n = 0;
+  size_t align = 64;
   OwnedBytes() = default;
   OwnedBytes(const OwnedBytes &) = delete;
   OwnedBytes &operator=(const OwnedBytes &) = delete;
   ~OwnedBytes();
-  bool allocate(uint64_t bytes);  // zero-filled; false when it cannot be had
+  bool allocate(uint64_t bytes);  // false when it cannot be had
 };
 
 struct Model {
@@ -80,7 +83,7 @@ ml_status parse_header(const uint8_t *p, uint64_t n, Config *cfg);
 // Maps `path` and validates everything (header, every array against the file length, alignment).
 // A GGUF file is read by runtime/gguf.h instead (its conversion split across pool's threads when
 // pool is not nullptr).
-ml_status load_model(Model *m, const char *path, ThreadPool *pool = nullptr);
+ml_status load_model(Model *m, const char *path, ThreadPool *pool = nullptr, const char *gguf_cache_dir = nullptr);
 
 // The same validation over a caller's buffer (which must stay alive as long as *m; 64-byte
 // aligned, as a mapping is). For fuzzing and tests; not part of the C API.

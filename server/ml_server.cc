@@ -59,6 +59,8 @@ const char kUsage[] =
     "      --queue N         requests that may wait for a slot; more get 503 (default 64)\n"
     "  -t, --threads N       worker threads of the one model thread pool (default: one per CPU)\n"
     "      --ctx N           context positions per slot (default: the model's)\n"
+    "      --cache DIR       a GGUF model: keep its converted weights in DIR and map them on the next\n"
+    "                        start instead of converting (keyed by the file's contents)\n"
     "      --kv-type T       KV cache elements of every slot: f32 (default, the reference), f16 (half\n"
     "                        the cache memory per slot) or q8_0 (about 0.28 of it); slightly\n"
     "                        different logits, the same on every build and thread count. The\n"
@@ -79,6 +81,7 @@ struct Args {
   const char *model = nullptr, *tokenizer = nullptr, *host = "127.0.0.1", *api_key = nullptr,
              *chat_template = nullptr;
   int kv_type = 0;  // ML_KV_F32
+  const char *cache_dir = nullptr;
   long port = 8080, parallel = 1, queue = 64, threads = 0, ctx = 0, max_body = 1 << 20;
 };
 
@@ -121,6 +124,8 @@ int parse_args(int argc, char **argv, Args *a) {
         a->api_key = v;
       else if (!std::strcmp(o, "--chat-template"))
         a->chat_template = v;
+      else if (!std::strcmp(o, "--cache"))
+        a->cache_dir = v;
       else if (!std::strcmp(o, "--kv-type")) {
         if (ml_kv_type_parse(v, &a->kv_type) != ML_OK) return usage_error("--kv-type %s: choose f32, f16 or q8_0", v);
       }
@@ -724,6 +729,7 @@ int Server::run(const Args &a) {
   o.n_threads = int(a.threads);
   o.max_seq = int(a.ctx);
   o.kv_type = a.kv_type;
+  o.cache_dir = a.cache_dir;
   if (const ml_status s = ml_open(&base_, a.model, a.tokenizer, &o)) {
     std::fprintf(stderr, "ml_server: %s\n", ml_last_error());
     return int(s);

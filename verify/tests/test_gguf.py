@@ -147,6 +147,40 @@ class Runs(Base):
         self.assertTrue(r.stdout.startswith(b"Once upon a time, there was a little girl named Lily."), r.stdout)
         self.assertIn("31 Q8_0, 0 Q4_0, 5 float", r.stderr.decode())
 
+    def test_cache(self):
+        g = self.path("s_q4_0.gguf")
+        tool("export.py", os.path.join(S260, "stories260K.bin"), g, "--format", "gguf", "--dtype", "q4_0",
+             "--tokenizer", os.path.join(S260, "tok512.bin"))
+        cache = self.path("cache")
+        want = self.logits(g)
+        first = run(RUN, g, "--cache", cache, "-n", "2").stderr.decode()
+        self.assertIn("repacked into 16-row panels", first)
+        self.assertIn("kept in the cache", first)
+        files = os.listdir(cache)
+        self.assertEqual(len(files), 1)
+        self.assertTrue(files[0].startswith("s_q4_0.gguf.") and files[0].endswith(".mlcache"), files)
+        second = run(RUN, g, "--cache", cache, "-n", "2").stderr.decode()
+        self.assertIn("mapped, not converted", second)
+        self.assertIn("mapped from the cache", second)
+        self.assertEqual(self.logits(g, "--cache", cache), want)
+        # A cache whose header is not this file's is not used, and is written anew.
+        c = os.path.join(cache, files[0])
+        with open(c, "r+b") as f:
+            f.seek(8)
+            f.write(b"\0" * 8)
+        third = run(RUN, g, "--cache", cache, "-n", "2").stderr.decode()
+        self.assertIn("kept in the cache", third)
+        self.assertEqual(self.logits(g, "--cache", cache), want)
+        # A changed file has another key: a second cache file, the old one left alone.
+        with open(g, "ab") as f:
+            f.write(b"\0" * 32)
+        fourth = run(RUN, g, "--cache", cache, "-n", "2").stderr.decode()
+        self.assertIn("kept in the cache", fourth)
+        self.assertEqual(len(os.listdir(cache)), 2)
+        # A folder that cannot be made: said in the note, the model runs.
+        r = self.ok(run(RUN, g, "--cache", self.path("no/such/dir"), "-n", "2"))
+        self.assertIn("not cached: cannot write", r.stderr.decode())
+
     def test_mlb_still_needs_a_tokenizer(self):
         m = self.path("t.mlb")
         tool("convert.py", os.path.join(S260, "stories260K.bin"), m, "--no-tokenizer", "-q")
