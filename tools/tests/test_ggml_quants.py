@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """Tests of tools/ggml_quants.py (ggml's block types: sizes, exact dequantization, a simple
-encoder, random blocks).
+encoder, random blocks) and of tools/gguf.py's writer for the types it adds (Q4_1, Q5_0, Q5_1,
+Q2_K ... Q6_K).
 
 Run from the repository root:  /usr/bin/python3 -m unittest discover -s tools/tests -v
 
 Independence: the block sizes are summed here from the field lists of the layouts; the
 hand-written blocks (`HandBlockTests`) are built byte by byte with struct and their values
 worked out by hand from the format (the arithmetic is in each test's comments), not through
-ggml_quants. The C++ twin
+ggml_quants; GGUF files are parsed with test_import's own parser. The C++ twin
 (kernels/ggml_blocks.cc) is compared with this dequantizer bit for bit on random blocks of every
 type by verify/tests/test_ggml_blocks.cc.
 
@@ -35,6 +36,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 import ggml_quants as gq  # noqa: E402
+import gguf  # noqa: E402
+import gen_random  # noqa: E402
+import mlb  # noqa: E402
+from test_import import parse_gguf  # noqa: E402
 
 F16 = lambda v: struct.pack("<e", v)  # noqa: E731  (exact for the values used here)
 
@@ -381,6 +386,105 @@ class RandomBlockTests(unittest.TestCase):
             self.assertEqual((off, seen), (len(b), set(gq.TYPES)))
         finally:
             shutil.rmtree(d, ignore_errors=True)
+
+
+class WriterTests(unittest.TestCase):
+    """tools/gguf.py writes the added types; GgufFile parses them; GgufReader still refuses them."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_every_type_as_a_tensor(self):
+        rng = np.random.default_rng(2)
+        path = os.path.join(self.dir, "all.gguf")
+        w = gguf.GgufWriter(path)
+        w.add("general.architecture", gguf.T_STRING, "llama")
+        data = {}
+        for name in gq.TYPES:
+            x = rng.standard_normal((3, 512)).astype(np.float32)
+            data["t." + name] = x
+            w.add_tensor("t." + name, name, x.shape)
+        w.write(lambda n: [data[n][:2], data[n][2:]])  # two chunks: rows are whole blocks
+        g = gguf.GgufFile(path)
+        _, _, indep = parse_gguf(path)
+        with open(path, "rb") as f:
+            raw = f.read()
+        for name, t in gq.TYPES.items():
+            ti = g.tensors["t." + name]
+            self.assertEqual((ti.ggml_type, ti.shape, ti.type_name), (t.id, (3, 512), name))
+            self.assertEqual(ti.nbytes(), 3 * 512 // t.block_elems * t.block_bytes)
+            tid, dims, off = indep["t." + name]
+            self.assertEqual((tid, dims), (t.id, (512, 3)))
+            self.assertEqual(off, g.data_offset + ti.offset)
+            stored = raw[off:off + ti.nbytes()]
+            if name in ("Q8_0", "Q4_0"):  # .mlb's quantizers, as before
+                y = gq.dequantize(stored, name, 3 * 512).reshape(3, 512)
+                self.assertLess(float(np.max(np.abs(y - data["t." + name]))), 0.6)
+            else:
+                self.assertEqual(stored, gq.quantize(data["t." + name], name), name)
+            if name in gguf.READ_TYPES:
+                g.raw_tensor("t." + name)
+            else:  # the Python reader stays as it was: the C++ runtime reads these
+                with self.assertRaisesRegex(gguf.GgufError, "has type %s, which is not supported" % name):
+                    g.raw_tensor("t." + name)
+        g.close()
+        self.assertRaises(mlb.MlbError, w.add_tensor, "x", "IQ4_NL", (1, 32))
+
+    def test_q4_k_m_like_model(self):
+        shape = dict(dim=256, hidden=512, layers=2, heads=4, kv_heads=2, vocab=300, seq=32, shared=False,
+                     seed=4)
+        path = os.path.join(self.dir, "q4km.gguf")
+        gguf.write_gguf(gen_random.RandomReader(**shape), path, "Q4_K",
+                        tensor_types={"output.weight": "Q6_K", "blk.0.attn_v.weight": "Q6_K",
+                                      "blk.1.ffn_down.weight": "Q5_K"})
+        g = gguf.GgufFile(path)
+        types = {n: ti.type_name for n, ti in g.tensors.items()}
+        self.assertEqual(types["output.weight"], "Q6_K")
+        self.assertEqual(types["blk.0.attn_v.weight"], "Q6_K")
+        self.assertEqual(types["blk.1.attn_v.weight"], "Q4_K")
+        self.assertEqual(types["blk.1.ffn_down.weight"], "Q5_K")
+        self.assertEqual(types["token_embd.weight"], "Q4_K")
+        self.assertEqual(types["blk.0.ffn_down.weight"], "Q4_K")  # cols 512: whole blocks
+        self.assertEqual(types["output_norm.weight"], "F32")
+        _, _, indep = parse_gguf(path)
+        with open(path, "rb") as f:
+            raw = f.read()
+        reader = gen_random.RandomReader(**shape)
+        for mname, arr in reader.tensors():
+            gname = gguf.gguf_name(mname)
+            x = np.concatenate([np.asarray(c, np.float32).reshape(-1) for c in gguf._float_chunks(arr)])
+            tid, dims, off = indep[gname]
+            t = gq.BY_ID[tid]
+            n = int(np.prod(dims))
+            y = gq.dequantize(raw[off:off + gq.row_bytes(t, n)], t, n)
+            xb = np.asarray(x, np.float32).reshape(-1, t.block_elems)
+            err = np.max(np.abs(y.reshape(-1, t.block_elems).astype(np.float64) - xb), axis=1)
+            if t.name != "F32":
+                self.assertTrue(np.all(err <= error_bound(t.name, xb)), gname)
+            else:
+                self.assertEqual(float(err.max()), 0.0)
+        g.close()
+        with self.assertRaisesRegex(gguf.GgufError, "Q[456]_K, which is not supported"):
+            gguf.GgufReader(path)
+        with self.assertRaisesRegex(mlb.MlbError, "tensor_types names tensors"):
+            gguf.write_gguf(gen_random.RandomReader(**shape), path, "Q4_K",
+                            tensor_types={"blk.9.attn_q.weight": "Q6_K"})
+
+    def test_fallback_for_columns_not_whole_blocks(self):
+        shape = dict(dim=64, hidden=96, layers=1, heads=2, kv_heads=1, vocab=40, seq=8, seed=1)
+        path = os.path.join(self.dir, "small.gguf")
+        gguf.write_gguf(gen_random.RandomReader(**shape), path, "Q4_K")
+        g = gguf.GgufFile(path)
+        self.assertEqual({ti.type_name for ti in g.tensors.values()}, {"F16", "F32"})
+        g.close()
+        path = os.path.join(self.dir, "q5_1.gguf")
+        gguf.write_gguf(gen_random.RandomReader(**shape), path, "Q5_1")
+        g = gguf.GgufFile(path)
+        self.assertEqual(g.tensors["blk.0.ffn_down.weight"].type_name, "Q5_1")  # 96 = 3 blocks of 32
+        g.close()
 
 
 if __name__ == "__main__":
