@@ -95,6 +95,8 @@ if(ML_ONCE)
 endif()
 ml_test_group(kernels "[kernels]")
 ml_test_group(quant "[quant]")
+# kernels/ggml_blocks.cc (GGUF's block types) = tools/ggml_quants.py bit for bit, every type
+ml_test_group(quant.ggml_blocks "[ggml_blocks]" FIXTURES random)
 ml_test_group(quant.converter "[converter]" SHARED FIXTURES stories260K random)
 ml_test_group(model.malformed "[model]" FIXTURES random)
 ml_test_group(tokenizer "[tokenizer]" SHARED)

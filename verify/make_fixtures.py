@@ -12,7 +12,9 @@
                                                rows), random_shared_f32.mlb (shared
                                                classifier, for verify/ref_forward.py),
                                                {qwen2,llama3}_tiny_{f32,q8_0,q4_0}.mlb
-                                               (+ _panel16 twins; .mlb version 2) and tiny_q8_0.mlb
+                                               (+ _panel16 twins; .mlb version 2), tiny_q8_0.mlb
+                                               and ggml_blocks.bin (tools/ggml_quants.py: blocks of
+                                               every ggml type with NumPy's dequantized values)
 Exits 77 (CTest: skipped) with a loud message when the shared folder is absent.
 """
 import os
@@ -83,6 +85,7 @@ def main():
         run(gen, os.path.join(models, "tiny_q8_0.mlb"), "--dim", "64", "--hidden", "64", "--layers", "1", "--heads",
             "4", "--kv-heads", "2", "--vocab", "64", "--seq", "16", "--seed", "3", "--wtype", "q8_0", "--layout", "rows",
             "-q")
+        run(os.path.join(SRC, "tools", "ggml_quants.py"), "fixture", os.path.join(models, "ggml_blocks.bin"))
     else:
         sys.exit("make_fixtures.py: unknown kind %r" % kind)
 
