@@ -13,13 +13,17 @@ for bit: verify/tests/test_ggml_blocks.cc); tests: tools/tests/test_ggml_quants.
   kernels/scalar/f16.h's f32_from_f16).
 - `quantize(x, t)`: float32 (n,) -> bytes of type t, a simple valid encoder (NOT llama.cpp's
   quantizer, whose search for scales is not needed here): max-abs / min-max scales, every field
-  used over its full range (6-bit K-quant scales and mins up to 63, Q5/Q6 high bits, negative
-  Q3_K/Q6_K scales). Error: at most half a step for the types with a minimum (Q4_1, Q5_1, Q2_K,
-  Q4_K, Q5_K; scales rounded up so nothing clips) and Q8_0, at most one step for the signed
-  types whose largest-magnitude value takes the most negative level (Q4_0, Q5_0, Q3_K, Q6_K: the
-  opposite sign's extreme clips one level short), plus float32 rounding.
+  used over its full range (6-bit K-quant scales and mins up to 63, Q5/Q6 high bits, Q3_K
+  scales -32..31, Q6_K scales -128..127). Error: at most half a step for the types with a
+  minimum (Q4_1, Q5_1, Q2_K, Q4_K, Q5_K; scales rounded up so nothing clips) and Q8_0, at most
+  one step for the signed types whose largest-magnitude value takes the most negative level
+  (Q4_0, Q5_0, Q3_K, Q6_K: the opposite sign's extreme clips one level short), plus float32
+  rounding and the binary16 scales' granularity. Finite input only (ValueError otherwise).
 - `random_blocks(t, nblocks, rng)`: random bytes of nblocks blocks whose binary16 scale fields
   are random finite halves (subnormals included): every other bit pattern of every field occurs.
+- `write_fixture(path)` (command line: `ggml_quants.py fixture OUT.bin`, run by
+  verify/make_fixtures.py): random and encoded blocks of every type with their dequantized
+  values, for the C++ test.
 
 Block layouts (bytes, little-endian; QK_K = 256; "f16" = IEEE binary16; element i of a block):
 
@@ -64,6 +68,8 @@ operation, as ggml does (and a fused multiply-add would give the same value, the
 exact).
 """
 import collections
+import struct
+import sys
 
 import numpy as np
 
@@ -561,10 +567,8 @@ def write_fixture(path, seed=20261203):
     """The fixture verify/tests/test_ggml_blocks.cc reads (little-endian): "GGBT", u32 version 1,
     u32 case count; per case u32 ggml type id, u32 block elements, u32 block bytes, u32 n
     elements, then the row_bytes(type, n) bytes of blocks and the n float32 dequantized values."""
-    import struct
-    out = [FIXTURE_MAGIC, struct.pack("<II", FIXTURE_VERSION, 0)]
     cases = fixture_cases(seed)
-    out[1] = struct.pack("<II", FIXTURE_VERSION, len(cases))
+    out = [FIXTURE_MAGIC, struct.pack("<II", FIXTURE_VERSION, len(cases))]
     for t, raw, n, y in cases:
         out.append(struct.pack("<IIII", t.id, t.block_elems, t.block_bytes, n))
         out.append(raw)
@@ -574,7 +578,6 @@ def write_fixture(path, seed=20261203):
 
 
 def main(argv=None):
-    import sys
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2 or argv[0] != "fixture":
         sys.exit("usage: ggml_quants.py fixture OUT.bin   (the C++ test's fixture: random and "
