@@ -192,48 +192,48 @@ void deq_q6_k(const uint8_t *b, float *y, int64_t nb) {
 
 }  // namespace
 
-const GgmlTypeInfo *ggml_type_info(uint32_t type) {
-  for (const GgmlTypeInfo &t : kGgmlTypes)
+const GgmlBlockInfo *ggml_block_info(uint32_t type) {
+  for (const GgmlBlockInfo &t : kGgmlBlockTypes)
     if (uint32_t(t.type) == type) return &t;
   return nullptr;
 }
 
-bool ggml_type_known(uint32_t type) { return ggml_type_info(type) != nullptr; }
+bool ggml_type_known(uint32_t type) { return ggml_block_info(type) != nullptr; }
 
 int64_t ggml_row_bytes(uint32_t type, int64_t n) {
-  const GgmlTypeInfo *t = ggml_type_info(type);
+  const GgmlBlockInfo *t = ggml_block_info(type);
   if (!t || n < 0 || n % t->block_elems) return -1;
   return n / t->block_elems * t->block_bytes;
 }
 
 void ggml_dequantize_row(uint32_t type, const void *blocks, float *out, int64_t n) {
-  const GgmlTypeInfo *t = ggml_type_info(type);
+  const GgmlBlockInfo *t = ggml_block_info(type);
   if (!t || n <= 0 || n % t->block_elems) return;
   const uint8_t *b = static_cast<const uint8_t *>(blocks);
   const int64_t nb = n / t->block_elems;
   switch (t->type) {
-    case GgmlType::F32:
+    case GgmlBlockType::F32:
       std::memcpy(out, b, size_t(n) * 4);
       break;
-    case GgmlType::F16:
+    case GgmlBlockType::F16:
       for (int64_t i = 0; i < n; ++i) out[i] = half_at(b + 2 * i);
       break;
-    case GgmlType::BF16:
+    case GgmlBlockType::BF16:
       for (int64_t i = 0; i < n; ++i) {
         const uint32_t bits = (uint32_t(b[2 * i]) | uint32_t(b[2 * i + 1]) << 8) << 16;
         std::memcpy(out + i, &bits, 4);
       }
       break;
-    case GgmlType::Q4_0: deq_q4_0(b, out, nb); break;
-    case GgmlType::Q4_1: deq_q4_1(b, out, nb); break;
-    case GgmlType::Q5_0: deq_q5<false>(b, out, nb); break;
-    case GgmlType::Q5_1: deq_q5<true>(b, out, nb); break;
-    case GgmlType::Q8_0: deq_q8_0(b, out, nb); break;
-    case GgmlType::Q2_K: deq_q2_k(b, out, nb); break;
-    case GgmlType::Q3_K: deq_q3_k(b, out, nb); break;
-    case GgmlType::Q4_K: deq_q4_q5_k<false>(b, out, nb); break;
-    case GgmlType::Q5_K: deq_q4_q5_k<true>(b, out, nb); break;
-    case GgmlType::Q6_K: deq_q6_k(b, out, nb); break;
+    case GgmlBlockType::Q4_0: deq_q4_0(b, out, nb); break;
+    case GgmlBlockType::Q4_1: deq_q4_1(b, out, nb); break;
+    case GgmlBlockType::Q5_0: deq_q5<false>(b, out, nb); break;
+    case GgmlBlockType::Q5_1: deq_q5<true>(b, out, nb); break;
+    case GgmlBlockType::Q8_0: deq_q8_0(b, out, nb); break;
+    case GgmlBlockType::Q2_K: deq_q2_k(b, out, nb); break;
+    case GgmlBlockType::Q3_K: deq_q3_k(b, out, nb); break;
+    case GgmlBlockType::Q4_K: deq_q4_q5_k<false>(b, out, nb); break;
+    case GgmlBlockType::Q5_K: deq_q4_q5_k<true>(b, out, nb); break;
+    case GgmlBlockType::Q6_K: deq_q6_k(b, out, nb); break;
   }
 }
 

@@ -38,32 +38,33 @@
 
 namespace ml {
 
-// ggml's type ids (ggml.h's enum ggml_type) for the types GGUF weights come in here.
-enum class GgmlType : uint32_t {
+// ggml's type ids (ggml.h's enum ggml_type) for the types GGUF weights come in here (named
+// "Block" apart from runtime/gguf.h's GgmlType, the container's table of every ggml id).
+enum class GgmlBlockType : uint32_t {
   F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8,
   Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, BF16 = 30,
 };
 
-struct GgmlTypeInfo {
-  GgmlType type;
+struct GgmlBlockInfo {
+  GgmlBlockType type;
   const char *name;     // ggml's name: "Q4_K"
   int32_t block_elems;  // elements per block (1 for the float types)
   int32_t block_bytes;  // bytes per block
 };
 
 // The table: every type this file reads, in id order.
-inline constexpr GgmlTypeInfo kGgmlTypes[] = {
-    {GgmlType::F32, "F32", 1, 4},        {GgmlType::F16, "F16", 1, 2},
-    {GgmlType::Q4_0, "Q4_0", 32, 18},    {GgmlType::Q4_1, "Q4_1", 32, 20},
-    {GgmlType::Q5_0, "Q5_0", 32, 22},    {GgmlType::Q5_1, "Q5_1", 32, 24},
-    {GgmlType::Q8_0, "Q8_0", 32, 34},    {GgmlType::Q2_K, "Q2_K", 256, 84},
-    {GgmlType::Q3_K, "Q3_K", 256, 110},  {GgmlType::Q4_K, "Q4_K", 256, 144},
-    {GgmlType::Q5_K, "Q5_K", 256, 176},  {GgmlType::Q6_K, "Q6_K", 256, 210},
-    {GgmlType::BF16, "BF16", 1, 2},
+inline constexpr GgmlBlockInfo kGgmlBlockTypes[] = {
+    {GgmlBlockType::F32, "F32", 1, 4},       {GgmlBlockType::F16, "F16", 1, 2},
+    {GgmlBlockType::Q4_0, "Q4_0", 32, 18},   {GgmlBlockType::Q4_1, "Q4_1", 32, 20},
+    {GgmlBlockType::Q5_0, "Q5_0", 32, 22},   {GgmlBlockType::Q5_1, "Q5_1", 32, 24},
+    {GgmlBlockType::Q8_0, "Q8_0", 32, 34},   {GgmlBlockType::Q2_K, "Q2_K", 256, 84},
+    {GgmlBlockType::Q3_K, "Q3_K", 256, 110}, {GgmlBlockType::Q4_K, "Q4_K", 256, 144},
+    {GgmlBlockType::Q5_K, "Q5_K", 256, 176}, {GgmlBlockType::Q6_K, "Q6_K", 256, 210},
+    {GgmlBlockType::BF16, "BF16", 1, 2},
 };
 
 // The table's row of a type id, or nullptr for one this file does not read.
-const GgmlTypeInfo *ggml_type_info(uint32_t type);
+const GgmlBlockInfo *ggml_block_info(uint32_t type);
 bool ggml_type_known(uint32_t type);
 // Bytes of n elements of a type; -1 for an unknown type, n < 0 or n not a multiple of the block.
 int64_t ggml_row_bytes(uint32_t type, int64_t n);

@@ -38,7 +38,7 @@ TEST_CASE("ggml block types: dequantization equals tools/ggml_quants.py bit for 
     const uint32_t type = u32_at(f, off), elems = u32_at(f, off + 4), bytes = u32_at(f, off + 8),
                    n = u32_at(f, off + 12);
     off += 16;
-    const ml::GgmlTypeInfo *info = ml::ggml_type_info(type);
+    const ml::GgmlBlockInfo *info = ml::ggml_block_info(type);
     INFO("case " << c << ": type " << type << ", " << n << " elements");
     REQUIRE(info != nullptr);
     REQUIRE(ml::ggml_type_known(type));
@@ -77,8 +77,8 @@ TEST_CASE("ggml block types: dequantization equals tools/ggml_quants.py bit for 
   }
   CHECK(off == f.size());
   // every type of the table was covered (and nothing else)
-  CHECK(seen.size() == sizeof(ml::kGgmlTypes) / sizeof(ml::kGgmlTypes[0]));
-  for (const ml::GgmlTypeInfo &t : ml::kGgmlTypes) CHECK(seen.count(uint32_t(t.type)) == 1);
+  CHECK(seen.size() == sizeof(ml::kGgmlBlockTypes) / sizeof(ml::kGgmlBlockTypes[0]));
+  for (const ml::GgmlBlockInfo &t : ml::kGgmlBlockTypes) CHECK(seen.count(uint32_t(t.type)) == 1);
   CHECK(values > 0);
 }
 
@@ -86,21 +86,21 @@ TEST_CASE("ggml block types: table, unknown ids, row sizes", "[ggml_blocks]") {
   for (uint32_t id : {4u, 5u, 9u, 15u, 16u, 29u, 31u, 39u, 0xFFFFFFFFu}) {
     INFO("type id " << id);
     CHECK(!ml::ggml_type_known(id));
-    CHECK(ml::ggml_type_info(id) == nullptr);
+    CHECK(ml::ggml_block_info(id) == nullptr);
     CHECK(ml::ggml_row_bytes(id, 256) == -1);
     float y = 7.0f;
     ml::ggml_dequantize_row(id, "", &y, 1);  // writes nothing
     CHECK(y == 7.0f);
   }
-  CHECK(ml::ggml_row_bytes(uint32_t(ml::GgmlType::Q4_K), 4096) == 16 * 144);
-  CHECK(ml::ggml_row_bytes(uint32_t(ml::GgmlType::Q6_K), 256) == 210);
-  CHECK(ml::ggml_row_bytes(uint32_t(ml::GgmlType::Q5_1), 64) == 48);
-  CHECK(ml::ggml_row_bytes(uint32_t(ml::GgmlType::BF16), 3) == 6);
-  CHECK(ml::ggml_row_bytes(uint32_t(ml::GgmlType::Q4_K), 128) == -1);  // not a whole block
-  CHECK(ml::ggml_row_bytes(uint32_t(ml::GgmlType::Q8_0), -32) == -1);
-  CHECK(std::string(ml::ggml_type_info(11)->name) == "Q3_K");
+  CHECK(ml::ggml_row_bytes(uint32_t(ml::GgmlBlockType::Q4_K), 4096) == 16 * 144);
+  CHECK(ml::ggml_row_bytes(uint32_t(ml::GgmlBlockType::Q6_K), 256) == 210);
+  CHECK(ml::ggml_row_bytes(uint32_t(ml::GgmlBlockType::Q5_1), 64) == 48);
+  CHECK(ml::ggml_row_bytes(uint32_t(ml::GgmlBlockType::BF16), 3) == 6);
+  CHECK(ml::ggml_row_bytes(uint32_t(ml::GgmlBlockType::Q4_K), 128) == -1);  // not a whole block
+  CHECK(ml::ggml_row_bytes(uint32_t(ml::GgmlBlockType::Q8_0), -32) == -1);
+  CHECK(std::string(ml::ggml_block_info(11)->name) == "Q3_K");
   uint32_t prev = 0;
-  for (const ml::GgmlTypeInfo &t : ml::kGgmlTypes) {  // id order, names as ggml's
+  for (const ml::GgmlBlockInfo &t : ml::kGgmlBlockTypes) {  // id order, names as ggml's
     CHECK((uint32_t(t.type) > prev || uint32_t(t.type) == 0));
     prev = uint32_t(t.type);
   }
