@@ -4,7 +4,8 @@
 // finite binary16 scales) and blocks of the Python encoder, with NumPy's dequantized values; the
 // NumPy dequantizer was checked against llama.cpp's own dequantize_row_* by hand
 // (tools/tests/test_ggml_quants.py's doc). Also: the type table against the fixture's block
-// sizes, ggml_row_bytes, unknown ids, and that dequantization writes exactly n floats.
+// sizes and against runtime/gguf.h's table of ggml ids, ggml_row_bytes, unknown ids, and that
+// dequantization writes exactly n floats.
 #include <cstdint>
 #include <cstring>
 #include <set>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "kernels/ggml_blocks.h"
+#include "runtime/gguf.h"
 #include "verify/tests/common.h"
 
 namespace {
@@ -100,8 +102,14 @@ TEST_CASE("ggml block types: table, unknown ids, row sizes", "[ggml_blocks]") {
   CHECK(ml::ggml_row_bytes(uint32_t(ml::GgmlBlockType::Q8_0), -32) == -1);
   CHECK(std::string(ml::ggml_block_info(11)->name) == "Q3_K");
   uint32_t prev = 0;
-  for (const ml::GgmlBlockInfo &t : ml::kGgmlBlockTypes) {  // id order, names as ggml's
+  for (const ml::GgmlBlockInfo &t : ml::kGgmlBlockTypes) {  // id order; the GGUF container's table agrees
+    INFO(t.name);
     CHECK((uint32_t(t.type) > prev || uint32_t(t.type) == 0));
     prev = uint32_t(t.type);
+    const ml::GgmlType *g = ml::ggml_type(uint32_t(t.type));
+    REQUIRE(g != nullptr);
+    CHECK(std::string(g->name) == t.name);
+    CHECK(g->block == uint32_t(t.block_elems));
+    CHECK(g->bytes == uint32_t(t.block_bytes));
   }
 }
