@@ -97,6 +97,9 @@ ml_test_group(kernels "[kernels]")
 ml_test_group(quant "[quant]")
 # kernels/ggml_blocks.cc (GGUF's block types) = tools/ggml_quants.py bit for bit, every type
 ml_test_group(quant.ggml_blocks "[ggml_blocks]" FIXTURES random)
+# GGUF's other block types as the runtime holds them = ggml's dequantization, and every build's
+# kernels on them = the scalar reference, bit for bit (verify/tests/test_gguf_types.cc)
+ml_test_group(gguf.types "[gguf_types]" FIXTURES random)
 ml_test_group(quant.converter "[converter]" SHARED FIXTURES stories260K random)
 ml_test_group(model.malformed "[model]" FIXTURES random)
 ml_test_group(tokenizer "[tokenizer]" SHARED)

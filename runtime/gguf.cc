@@ -34,7 +34,6 @@ constexpr GgmlType kTypes[] = {
     {"TQ2_0", 256, 66},   {"type 36", 0, 0},   {"type 37", 0, 0},   {"type 38", 0, 0},   {"MXFP4", 32, 17},
 };
 constexpr uint32_t kNumTypes = sizeof kTypes / sizeof kTypes[0];
-constexpr const char *kSupported = "F32, F16, BF16, Q8_0, Q4_0";
 
 uint64_t rd(const uint8_t *p, int n) {
   uint64_t v = 0;

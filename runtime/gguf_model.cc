@@ -37,6 +37,8 @@ constexpr uint64_t kMaxDim = 1u << 20, kMaxLayers = 1u << 12, kMaxVocab = 1u << 
 
 bool is_float_type(uint32_t t) { return t == kGgmlF32 || t == kGgmlF16 || t == kGgmlBF16; }
 
+constexpr const char *kSupportedMatrix = "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q3_K, Q4_K, Q5_K, Q6_K";
+
 float widen(const uint8_t *p, uint32_t type) {
   if (type == kGgmlF16) return f32_from_f16(uint16_t(p[0] | p[1] << 8));
   uint32_t bits = type == kGgmlBF16 ? uint32_t(p[0] | p[1] << 8) << 16
@@ -53,6 +55,115 @@ int from_half_split(int r, int hd) {
   return h * hd + (j % 2) * (hd / 2) + j / 2;
 }
 
+// How each GGUF block type runs (kernels/kernels.h): its quants as Q8 (int8) or Q4 (nibble)
+// panels, one scale per 32 elements, a second one per 16 (d2) or an offset (m) where it has them.
+// Every scale and offset is a product of a binary16 and a small integer, exact in float32, so the
+// weight d·q + m is ggml's dequantized value exactly (its one rounding is the same addition).
+struct Kind {
+  uint32_t ggml;
+  ml_type as;
+  bool halves, offsets;
+};
+constexpr Kind kKinds[] = {
+    {kGgmlQ8_0, ML_TYPE_Q8_0, false, false}, {kGgmlQ4_0, ML_TYPE_Q4_0, false, false},
+    {kGgmlQ4_1, ML_TYPE_Q4_0, false, true},  {kGgmlQ5_0, ML_TYPE_Q8_0, false, false},
+    {kGgmlQ5_1, ML_TYPE_Q8_0, false, true},  {kGgmlQ3_K, ML_TYPE_Q8_0, true, false},
+    {kGgmlQ4_K, ML_TYPE_Q4_0, false, true},  {kGgmlQ5_K, ML_TYPE_Q8_0, false, true},
+    {kGgmlQ6_K, ML_TYPE_Q8_0, true, false},
+};
+const Kind *kind_of(uint32_t ggml) {
+  for (const Kind &k : kKinds)
+    if (k.ggml == ggml) return &k;
+  return nullptr;
+}
+
+float half_at(const uint8_t *p) { return f32_from_f16(uint16_t(p[0] | p[1] << 8)); }
+
+// One GGUF block (32 or 256 elements) as the values to store (q: int8 for Q8, nibble 0..15 for
+// Q4) and, per 32 elements k, its scale a[k], second scale a2[k] (halves) and offset c[k].
+void decode_block(uint32_t type, const uint8_t *b, int *q, float *a, float *a2, float *c) {
+  switch (type) {
+    case kGgmlQ8_0:
+      a[0] = half_at(b);
+      for (int j = 0; j < 32; ++j) q[j] = int8_t(b[2 + j]);
+      return;
+    case kGgmlQ4_0:
+    case kGgmlQ4_1: {  // d, [m,] qs[16]: byte j = element j (low nibble) | element j + 16 (high)
+      const uint8_t *qs = b + (type == kGgmlQ4_1 ? 4 : 2);
+      a[0] = half_at(b);
+      if (type == kGgmlQ4_1) c[0] = half_at(b + 2);
+      for (int j = 0; j < 16; ++j) q[j] = qs[j] & 0xF, q[j + 16] = qs[j] >> 4;
+      return;
+    }
+    case kGgmlQ5_0:
+    case kGgmlQ5_1: {  // d, [m,] qh (bit e: bit 4 of element e), qs[16] as Q4
+      const bool m = type == kGgmlQ5_1;
+      const uint8_t *p = b + (m ? 4 : 2), *qs = p + 4;
+      const uint32_t qh = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+      a[0] = half_at(b);
+      if (m) c[0] = half_at(b + 2);
+      for (int j = 0; j < 16; ++j) {
+        q[j] = ((qs[j] & 0xF) | int((qh >> j) & 1u) << 4) - (m ? 0 : 16);
+        q[j + 16] = ((qs[j] >> 4) | int((qh >> (j + 16)) & 1u) << 4) - (m ? 0 : 16);
+      }
+      return;
+    }
+    case kGgmlQ4_K:
+    case kGgmlQ5_K: {  // d, dmin, scales[12], [qh[32],] qs[128]: x = (d·sc)·q − dmin·m per 32
+      const bool five = type == kGgmlQ5_K;
+      const float d = half_at(b), dmin = half_at(b + 2);
+      const uint8_t *sc = b + 4, *qh = b + 16, *qs = b + (five ? 48 : 16);
+      for (int k = 0; k < 8; ++k) {
+        int s, m;
+        if (k < 4) {
+          s = sc[k] & 63, m = sc[k + 4] & 63;
+        } else {
+          s = (sc[k + 4] & 0xF) | (sc[k - 4] >> 6) << 4;
+          m = (sc[k + 4] >> 4) | (sc[k] >> 6) << 4;
+        }
+        a[k] = d * float(s);
+        c[k] = -(dmin * float(m));
+        const uint8_t *src = qs + 32 * (k / 2);
+        for (int l = 0; l < 32; ++l)
+          q[32 * k + l] = (k % 2 ? src[l] >> 4 : src[l] & 0xF) + (five && (qh[l] >> k & 1) ? 16 : 0);
+      }
+      return;
+    }
+    case kGgmlQ6_K: {  // ql[128], qh[64], scales[16] int8, d: x = (d·sc)·(q − 32) per 16
+      const uint8_t *ql = b, *qh = b + 128;
+      const int8_t *sc = reinterpret_cast<const int8_t *>(b + 192);
+      const float d = half_at(b + 208);
+      for (int h = 0; h < 2; ++h)
+        for (int g = 0; g < 4; ++g) {
+          const int k = 4 * h + g;
+          a[k] = d * float(sc[8 * h + 2 * g]);
+          a2[k] = d * float(sc[8 * h + 2 * g + 1]);
+          for (int l = 0; l < 32; ++l) {
+            const uint8_t lo = ql[64 * h + 32 * (g % 2) + l];
+            q[32 * k + l] = ((g < 2 ? lo & 0xF : lo >> 4) | ((qh[32 * h + l] >> (2 * g)) & 3) << 4) - 32;
+          }
+        }
+      return;
+    }
+    case kGgmlQ3_K: {  // hmask[32], qs[64], scales[12] (6-bit, − 32), d: x = (d·sc)·q per 16
+      const uint8_t *hm = b, *qs = b + 32, *sb = b + 96;
+      const float d = half_at(b + 108);
+      int sc[16];
+      for (int s = 0; s < 16; ++s)
+        sc[s] = (((sb[s % 8] >> (4 * (s / 8))) & 0xF) | (((sb[8 + s % 4] >> (2 * (s / 4))) & 3) << 4)) - 32;
+      for (int h = 0; h < 2; ++h)
+        for (int j = 0; j < 4; ++j) {
+          const int k = 4 * h + j;
+          a[k] = d * float(sc[8 * h + 2 * j]);
+          a2[k] = d * float(sc[8 * h + 2 * j + 1]);
+          for (int l = 0; l < 32; ++l)
+            q[32 * k + l] = ((qs[32 * h + l] >> (2 * j)) & 3) - ((hm[l] >> (4 * h + j) & 1) ? 0 : 4);
+        }
+      return;
+    }
+  }
+}
+
 // One tensor to convert: the source and where it goes.
 struct Job {
   const GgufFile::Tensor *src = nullptr;
@@ -61,7 +172,7 @@ struct Job {
   int perm_hd = 0;          // > 0: rows (vectors: elements) from the half-split order, heads of perm_hd
   ml_qtensor *mat = nullptr;   // a matrix, or
   const float **vec = nullptr;  // a vector of rows·cols floats: where its pointer goes
-  uint64_t q_off = 0, d_off = 0;
+  uint64_t q_off = 0, d_off = 0, m_off = 0, d2_off = 0;  // m_off / d2_off: 0 when the type has none
 };
 
 struct Mapper {
@@ -90,10 +201,10 @@ struct Mapper {
     if (!t) return optional ? ML_OK : fail(ML_E_FORMAT, "%s: missing tensor %s", path, name.c_str());
     used[name] = 1;
     const GgmlType *ty = ggml_type(t->type);
-    const bool ok_type = is_float_type(t->type) || (matrix && (t->type == kGgmlQ8_0 || t->type == kGgmlQ4_0));
+    const bool ok_type = is_float_type(t->type) || (matrix && kind_of(t->type));
     if (!ok_type)
       return fail(ML_E_FORMAT, "%s: tensor %s has type %s, which this runtime does not run (supported: %s%s)", path,
-                  name.c_str(), ty->name, matrix ? "F32, F16, BF16, Q8_0, Q4_0" : "F32, F16, BF16",
+                  name.c_str(), ty->name, matrix ? kSupportedMatrix : "F32, F16, BF16",
                   matrix ? "; docs/import.md" : " for vectors");
     const bool shape_ok = matrix ? t->ne[0] == uint64_t(cols) && t->rows() == uint64_t(rows) && t->ne[2] == 1 && t->ne[3] == 1
                                  : t->elements() == uint64_t(rows) * uint64_t(cols);
@@ -127,13 +238,16 @@ struct Mapper {
     out->cols = cols;
     out->dh = nullptr;
     out->d = nullptr;
-    if (t->type == kGgmlQ8_0 || t->type == kGgmlQ4_0) {
-      const bool q8 = t->type == kGgmlQ8_0;
-      out->type = q8 ? ML_TYPE_Q8_0 : ML_TYPE_Q4_0;
+    out->m = out->d2 = nullptr;
+    if (const Kind *k = kind_of(t->type)) {
+      out->type = k->as;
       out->layout = ML_LAYOUT_PANEL16;
       const uint64_t padded = uint64_t(panel::padded_rows(rows));
-      j.q_off = reserve(tensor_q_bytes(ml_type(out->type), padded, uint64_t(cols)));
-      j.d_off = reserve(tensor_d_bytes(ml_type(out->type), padded, uint64_t(cols), ML_LAYOUT_PANEL16));
+      const uint64_t d_bytes = tensor_d_bytes(k->as, padded, uint64_t(cols), ML_LAYOUT_PANEL16);
+      j.q_off = reserve(tensor_q_bytes(k->as, padded, uint64_t(cols)));
+      j.d_off = reserve(d_bytes);
+      if (k->halves) j.d2_off = reserve(d_bytes);
+      if (k->offsets) j.m_off = reserve(d_bytes);
     } else {
       out->type = ML_TYPE_F32;
       out->layout = ML_LAYOUT_ROWS;
@@ -180,28 +294,44 @@ void convert(const Job &j, uint8_t *base, int p0, int p1) {
     return;
   }
   const bool q8 = j.mat->type == ML_TYPE_Q8_0;
-  const uint64_t bb = q8 ? 34 : 18;  // ggml block bytes: binary16 d, then 32 int8 or 16 nibble bytes
+  const GgmlType &gt = *ggml_type(t.type);
+  const int sub = int(gt.block / ML_QK), units = q8 ? 8 : 4;  // 32-element blocks per GGUF block
   uint8_t *q = base + j.q_off;
   float *d = reinterpret_cast<float *>(base + j.d_off);
+  float *d2 = j.d2_off ? reinterpret_cast<float *>(base + j.d2_off) : nullptr;
+  float *m = j.m_off ? reinterpret_cast<float *>(base + j.m_off) : nullptr;
+  int vals[256];
+  float a[8], a2[8], c[8];
   for (int p = p0; p < p1; ++p) {
     for (int i = 0; i < ML_PANEL_ROWS; ++i) {
       const int r = p * ML_PANEL_ROWS + i;
-      if (r >= j.rows) {  // padding rows: Q8 quants 0, Q4 nibbles 8, scales 0
-        const int units = q8 ? 8 : 4;
+      const auto unit = [&](int b, int u) { return q + ((size_t(p) * nb + size_t(b)) * size_t(units) + size_t(u)) * 64 + 4 * size_t(i); };
+      if (r >= j.rows) {  // padding rows: Q8 quants 0, Q4 nibbles 8 (0 with offsets), scales and offsets 0
         for (int b = 0; b < nb; ++b) {
-          d[(size_t(p) * nb + size_t(b)) * ML_PANEL_ROWS + size_t(i)] = 0.0f;
-          for (int u = 0; u < units; ++u)
-            std::memset(q + ((size_t(p) * nb + b) * size_t(units) + size_t(u)) * 64 + 4 * size_t(i), q8 ? 0 : 0x88, 4);
+          const size_t di = panel::d_index(nb, r, b);
+          d[di] = 0.0f;
+          if (d2) d2[di] = 0.0f;
+          if (m) m[di] = 0.0f;
+          for (int u = 0; u < units; ++u) std::memset(unit(b, u), q8 || m ? 0 : 0x88, 4);
         }
         continue;
       }
-      const uint8_t *row = j.data + uint64_t(src_row(r)) * uint64_t(nb) * bb;
-      for (int b = 0; b < nb; ++b) {
-        const uint8_t *blk = row + uint64_t(b) * bb;
-        d[panel::d_index(nb, r, b)] = f32_from_f16(uint16_t(blk[0] | blk[1] << 8));
-        const int units = q8 ? 8 : 4;
-        for (int u = 0; u < units; ++u)
-          std::memcpy(q + ((size_t(p) * nb + b) * size_t(units) + size_t(u)) * 64 + 4 * size_t(i), blk + 2 + 4 * u, 4);
+      const uint8_t *row = j.data + uint64_t(src_row(r)) * uint64_t(nb / sub) * gt.bytes;
+      for (int gb = 0; gb < nb / sub; ++gb) {
+        decode_block(t.type, row + uint64_t(gb) * gt.bytes, vals, a, a2, c);
+        for (int k = 0; k < sub; ++k) {
+          const int b = gb * sub + k;
+          const size_t di = panel::d_index(nb, r, b);
+          d[di] = a[k];
+          if (d2) d2[di] = a2[k];
+          if (m) m[di] = c[k];
+          const int *v = vals + 32 * k;
+          for (int u = 0; u < units; ++u) {
+            uint8_t *o = unit(b, u);
+            for (int e = 0; e < 4; ++e)  // Q8: elements 4u..4u+3; Q4: byte 4u+e holds 4u+e and 4u+e+16
+              o[e] = q8 ? uint8_t(int8_t(v[4 * u + e])) : uint8_t(v[4 * u + e] | v[4 * u + e + 16] << 4);
+          }
+        }
       }
     }
   }
@@ -488,12 +618,16 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   // The model's weight type (ml_get_info): the first quantized matrix's; a product quantizes its
   // activations when its own matrix is quantized (runtime/forward.cc), whose K then is a multiple of 32.
   c.wtype = ML_TYPE_F32;
-  int counts[3] = {};  // F32, Q8_0, Q4_0 matrices
+  std::map<std::string, int> by_type;  // the matrices' GGUF types, for the note
+  int n_matrices = 0;
   for (const Job &j : mp.jobs)
     if (j.mat) {
-      counts[j.mat->type == ML_TYPE_Q8_0 ? 1 : j.mat->type == ML_TYPE_Q4_0 ? 2 : 0]++;
+      ++n_matrices;
+      ++by_type[ggml_type(j.src->type)->name];
       if (c.wtype == ML_TYPE_F32 && j.mat->type != ML_TYPE_F32) c.wtype = ml_type(j.mat->type);
     }
+  std::string types;
+  for (const auto &bt : by_type) types += (types.empty() ? "" : ", ") + std::to_string(bt.second) + " " + bt.first;
   c.layout = c.wtype == ML_TYPE_F32 ? ML_LAYOUT_ROWS : ML_LAYOUT_PANEL16;
 
   // The tokenizer of the metadata (runtime/gguf_vocab.cc).
@@ -519,6 +653,8 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
     if (j.mat) {
       j.mat->q = base + j.q_off;
       if (j.mat->type != ML_TYPE_F32) j.mat->d = reinterpret_cast<const float *>(base + j.d_off);
+      if (j.d2_off) j.mat->d2 = reinterpret_cast<const float *>(base + j.d2_off);
+      if (j.m_off) j.mat->m = reinterpret_cast<const float *>(base + j.m_off);
     } else {
       *j.vec = reinterpret_cast<const float *>(base + j.q_off);
     }
@@ -549,12 +685,11 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
     cache_note = why.empty() ? "; kept in the cache " + cache_file : "; not cached: " + why;
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count();
-  char note[512];
+  char note[768];
   std::snprintf(note, sizeof note,
-                "GGUF v%u %s (dim %d, %d layers, vocab %d%s): %d matrices (%d Q8_0, %d Q4_0, %d float) %s in %.0f ms on %d "
-                "thread%s, %.1f MiB; %s",
+                "GGUF v%u %s (dim %d, %d layers, vocab %d%s): %d matrices (%s) %s in %.0f ms on %d thread%s, %.1f MiB; %s",
                 g.version(), arch.c_str(), D, c.n_layers, c.vocab, c.shared_classifier ? "" : ", separate classifier",
-                counts[0] + counts[1] + counts[2], counts[1], counts[2], counts[0],
+                n_matrices, types.c_str(),
                 from_cache ? "mapped, not converted," : c.wtype == ML_TYPE_F32 ? "widened to float32" : "repacked into 16-row panels",
                 ms, threads, threads == 1 ? "" : "s", double(mp.total) / (1 << 20), tok_about.c_str());
   m->load_note = note + cache_note;

@@ -121,6 +121,7 @@ class Cursor {
     out->layout = static_cast<uint8_t>(t == ML_TYPE_F32 ? uint32_t(ML_LAYOUT_ROWS) : layout_);
     out->d = nullptr;
     out->dh = nullptr;
+    out->m = out->d2 = nullptr;
     // Layouts 1 and 2 store whole panels: rows rounded up to a multiple of 16 (padding rows are zero).
     const uint64_t stored = out->layout != ML_LAYOUT_ROWS ? (uint64_t(rows) + 15) / 16 * 16 : uint64_t(rows);
     ml_status s = array(name, layer, t == ML_TYPE_F32 ? "data" : "q", tensor_q_bytes(t, stored, cols), &out->q);
@@ -397,8 +398,8 @@ bool OwnedBytes::allocate(uint64_t bytes) {
 
 uint64_t tensor_bytes(const ml_qtensor &w) {
   const ml_type t = static_cast<ml_type>(w.type);
-  return tensor_q_bytes(t, uint64_t(w.rows), uint64_t(w.cols)) +
-         tensor_d_bytes(t, uint64_t(w.rows), uint64_t(w.cols), w.layout);
+  const uint64_t d = tensor_d_bytes(t, uint64_t(w.rows), uint64_t(w.cols), w.layout);
+  return tensor_q_bytes(t, uint64_t(w.rows), uint64_t(w.cols)) + d * (1 + (w.m ? 1 : 0) + (w.d2 ? 1 : 0));
 }
 
 uint64_t Model::weight_bytes_per_token() const {

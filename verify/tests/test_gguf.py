@@ -95,7 +95,7 @@ class Runs(Base):
             self.assertEqual(r.stdout, f.read())
         err = r.stderr.decode()
         self.assertIn("GGUF v3 llama", err)
-        self.assertIn("36 float", err)
+        self.assertIn("36 matrices (36 F32)", err)
         self.assertIn("SentencePiece", err)
 
     def export_and_convert(self, src, name, dtype, tok, wtype, layout, extra=()):
@@ -130,7 +130,7 @@ class Runs(Base):
                     self.assertEqual(self.tokenize(g), self.tokenize(t))
         err = run(RUN, self.path("qwen_q4_0.gguf"), "-n", "2").stderr.decode()
         self.assertIn("GGUF v3 qwen2", err)
-        self.assertIn("15 Q4_0", err)
+        self.assertIn("15 matrices (15 Q4_0)", err)
         self.assertIn("byte-level BPE ('gpt2'), %d tokens" % n, err)
 
     def test_llama_tokenizer_matches_the_converter(self):
@@ -145,7 +145,7 @@ class Runs(Base):
              "--tokenizer", os.path.join(S260, "tok512.bin"))
         r = self.ok(run(RUN, g, "-n", "60", "--temp", "0", "-i", "Once upon a time"))
         self.assertTrue(r.stdout.startswith(b"Once upon a time, there was a little girl named Lily."), r.stdout)
-        self.assertIn("31 Q8_0, 0 Q4_0, 5 float", r.stderr.decode())
+        self.assertIn("36 matrices (5 F16, 31 Q8_0)", r.stderr.decode())
 
     def test_cache(self):
         g = self.path("s_q4_0.gguf")
@@ -285,12 +285,11 @@ class Hostile(Base):
     def test_unsupported_type_is_named(self):
         t = [list(x) for x in self.tensors]
         i = next(k for k, x in enumerate(t) if x[0] == "blk.0.attn_q.weight")
-        t[i][2] = 12  # Q4_K: 256-element blocks of 144 bytes; 64 columns are not a whole block
-        self.refused(self.good(tensors=[tuple(x) for x in t]), "blk.0.attn_q.weight", "Q4_K")
-        # a shape Q4_K can hold: 4096 elements in 16 blocks, the data of the F32 tensor reused
-        t[i][1] = [256, 16]
-        err = self.refused(self.good(tensors=[tuple(x) for x in t]), "blk.0.attn_q.weight", "Q4_K")
-        self.assertIn("F32, F16, BF16, Q8_0, Q4_0", err)
+        t[i][2] = 20  # IQ4_NL: 32-element blocks of 18 bytes, as the F32 data's first bytes can hold
+        err = self.refused(self.good(tensors=[tuple(x) for x in t]), "blk.0.attn_q.weight", "IQ4_NL")
+        self.assertIn("F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q3_K, Q4_K, Q5_K, Q6_K", err)
+        t[i][2] = 10  # Q2_K: 256-element blocks; 64 columns are not a whole block
+        self.refused(self.good(tensors=[tuple(x) for x in t]), "blk.0.attn_q.weight", "Q2_K", "not a multiple of its block")
 
     def test_absurd_array_length(self):
         kv = [(k, t, v) for k, t, v in self.kv if k != "tokenizer.ggml.scores"]
