@@ -322,7 +322,10 @@ void BpeTokenizer::bpe(const char *s, size_t n, std::vector<int> *out) {
     syms_[i] = Sym{byte_id_[static_cast<unsigned char>(s[i])], int(i) - 1, i + 1 < n ? int(i) + 1 : -1};
   heap_.clear();
   // std heap functions keep the largest first: "less" = higher rank, or same rank further right.
-  auto later = [](const Cand &a, const Cand &b) { return a.rank > b.rank || (a.rank == b.rank && a.pos > b.pos); };
+  // mutant bpe_leftmost: among equal ranks the rightmost pair merged first
+  auto later = [](const Cand &a, const Cand &b) {
+    return a.rank > b.rank || (a.rank == b.rank && (ML_MUTANT("bpe_leftmost") ? a.pos < b.pos : a.pos > b.pos));
+  };
   auto push = [&](int pos) {
     if (pos < 0) return;
     const int nx = syms_[size_t(pos)].next;

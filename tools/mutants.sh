@@ -18,7 +18,8 @@
 # Left out of the mutant runs, because no mutant can change their outcome (the baseline runs the
 # same selection plus the fixture setups):
 #   - pure Python/node, no C++ of ours: fixture.* (write the test models; run once, by the
-#     baseline), tools.python (the converter's tests: run for the Python mutants only),
+#     baseline), tools.python (the converter's tests) and tools.python.bpe (tools/bpe.py's: run,
+#     with the baseline, only when a Python mutant is selected),
 #     tokenizer.{corpus_current,
 #     unicode_tables_current,pretokenize_oracle} (generated files are current);
 #   - on the scalar preset the build IS the reference, so these compare the mutant with itself:
@@ -57,6 +58,7 @@ MUTANTS=(
   "qkv_bias      runtime/forward.cc          the k bias of Qwen2-style q/k/v biases is skipped"
   # beyond the kernels (issue 40): byte-level BPE, pre-tokenizer, normalization, special tokens
   "pretok_qwen_digits runtime/pretokenize.cc  Qwen2's pre-tokenizer takes up to 3 digits a piece (Llama 3's rule)"
+  "bpe_leftmost  runtime/bpe_tokenizer.cc    byte-level BPE merges the rightmost of equal-rank pairs first"
   "bpe_nfc       runtime/bpe_tokenizer.cc    a tokenizer that declares NFC is not normalized"
   "bpe_special_split runtime/bpe_tokenizer.cc special tokens split out of the text even without special parsing"
   "bpe_add_bos   runtime/bpe_tokenizer.cc    BOS prepended when asked although the file's add_bos is clear"
@@ -81,8 +83,11 @@ BUILD=${ML_MUTANTS_BUILD:-build/mutants}
 JOBS=${ML_MUTANTS_JOBS:-2}
 TIMEOUT=${ML_MUTANTS_TIMEOUT:-300}
 EXCLUDE_ALWAYS='tokenizer\.(corpus_current|unicode_tables_current|pretokenize_oracle|oracle)|e2e\.random|e2e\.stories260K|logits\.identical|bench\..*|isa\.flags_vs_guard'
-EXCLUDE="^(tools\.python|$EXCLUDE_ALWAYS)\$"  # C++ mutants
-EXCLUDE_PY="^($EXCLUDE_ALWAYS)\$"  # Python mutants: the converter's tests run too
+EXCLUDE="^(tools\.python(\.bpe)?|$EXCLUDE_ALWAYS)\$"  # C++ mutants
+# Python mutants (tools/bpe.py): tools.python.bpe, its own tests, runs too; the rest of the
+# converter's tests (tools.python, ~90 s) stays out for time. A Python mutant in another file
+# needs its tests' entry in quick_for and here.
+EXCLUDE_PY="^(tools\.python|$EXCLUDE_ALWAYS)\$"
 LOG="$BUILD/mutants-log"
 # Run first for each mutant; the rest of the suite runs only if none of these fails. They are the
 # numbers written in tests (pinned, logits.checksum) and the quantizer and tokenizer unit tests.
@@ -92,7 +97,7 @@ quick_for() {
   case $1 in
     server/*) echo '^server$' ;;  # test_server.py's functional classes (~5 s)
     runtime/chat.cc) echo '^(chat\.(render|api)|tokenizer\.bpe)$' ;;
-    *.py) echo '^tools\.python$' ;;
+    tools/bpe.py) echo '^tools\.python\.bpe$' ;;  # tools/tests/test_bpe.py (~20 s)
     *) echo "$QUICK" ;;
   esac
 }
