@@ -27,6 +27,7 @@ add_executable(ml_tests ${ML_TEST_SOURCES} $<TARGET_OBJECTS:ml_guarded_main>)
 # -O0 (Catch's whole implementation, none of our checks): its speed does not matter, and -O3 made it
 # the slowest file to compile (em++: 9 s of CPU at -O0 against 27 s).
 set_property(SOURCE verify/tests/test_kernels.cc verify/tests/test_portability.cc verify/tests/test_pinned.cc
+             verify/tests/test_gguf_types.cc
              APPEND PROPERTY COMPILE_DEFINITIONS ${ML_ISA_DEFINE})
 if(NOT MSVC)
   set_property(SOURCE verify/tests/main.cc APPEND PROPERTY COMPILE_OPTIONS -O0)

@@ -17,6 +17,7 @@
 #include <map>
 #include <string>
 
+#include "kernels/mutants.h"
 #include "kernels/scalar/f16.h"
 #include "kernels/scalar/panel.h"
 #include "runtime/error.h"
@@ -122,7 +123,7 @@ void decode_block(uint32_t type, const uint8_t *b, int *q, float *a, float *a2, 
           m = (sc[k + 4] >> 4) | (sc[k] >> 6) << 4;
         }
         a[k] = d * float(s);
-        c[k] = -(dmin * float(m));
+        c[k] = ML_MUTANT("gguf_kq_min_sign") ? dmin * float(m) : -(dmin * float(m));  // mutant: the min added
         const uint8_t *src = qs + 32 * (k / 2);
         for (int l = 0; l < 32; ++l)
           q[32 * k + l] = (k % 2 ? src[l] >> 4 : src[l] & 0xF) + (five && (qh[l] >> k & 1) ? 16 : 0);
@@ -137,7 +138,7 @@ void decode_block(uint32_t type, const uint8_t *b, int *q, float *a, float *a2, 
         for (int g = 0; g < 4; ++g) {
           const int k = 4 * h + g;
           a[k] = d * float(sc[8 * h + 2 * g]);
-          a2[k] = d * float(sc[8 * h + 2 * g + 1]);
+          a2[k] = d * float(sc[8 * h + 2 * g + (ML_MUTANT("gguf_q6k_half") ? 0 : 1)]);  // mutant: one scale per 32
           for (int l = 0; l < 32; ++l) {
             const uint8_t lo = ql[64 * h + 32 * (g % 2) + l];
             q[32 * k + l] = ((g < 2 ? lo & 0xF : lo >> 4) | ((qh[32 * h + l] >> (2 * g)) & 3) << 4) - 32;
@@ -278,7 +279,9 @@ struct Mapper {
 void convert(const Job &j, uint8_t *base, int p0, int p1) {
   const GgufFile::Tensor &t = *j.src;
   const int cols = j.cols, nb = cols / ML_QK;
-  const auto src_row = [&](int r) { return j.perm_hd > 0 ? from_half_split(r, j.perm_hd) : r; };
+  const auto src_row = [&](int r) {  // mutant: qwen2's half-split rows taken as they are
+    return j.perm_hd > 0 && !ML_MUTANT("gguf_qwen2_perm") ? from_half_split(r, j.perm_hd) : r;
+  };
   if (j.vec || j.mat->type == ML_TYPE_F32) {
     float *out = reinterpret_cast<float *>(base + j.q_off);
     const uint64_t es = ggml_type(t.type)->bytes;

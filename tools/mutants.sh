@@ -77,6 +77,13 @@ MUTANTS=(
   "server_max_tokens server/ml_server.cc     one token more than max_tokens"
   "server_sse    server/ml_server.cc         a streamed event ends with one newline, not an empty line"
   "server_seed   server/ml_server.cc         the request's seed ignored (a fresh one per request)"
+  # GGUF read by the runtime (issue 32): the container, the transcoding, the new block types' kernels
+  "gguf_overlap  runtime/gguf.cc             two tensors overlapping in the data section accepted"
+  "gguf_qwen2_perm runtime/gguf_model.cc     qwen2's half-split q/k rows taken as they are"
+  "gguf_kq_min_sign runtime/gguf_model.cc    Q4_K/Q5_K's min added instead of subtracted"
+  "gguf_q6k_half runtime/gguf_model.cc       Q6_K's second 16-element scale of a block taken from the first"
+  "kq_half_scale kernels/scalar/matvec.cc    d2 blocks: the second half scaled by the first half's scale"
+  "kq_offset_eight kernels/scalar/matvec.cc  Q4 blocks with offsets: the 8·d of the unsigned nibbles dropped"
 )
 
 BUILD=${ML_MUTANTS_BUILD:-build/mutants}
@@ -98,6 +105,8 @@ quick_for() {
     server/*) echo '^server$' ;;  # test_server.py's functional classes (~5 s)
     runtime/chat.cc) echo '^(chat\.(render|api)|tokenizer\.bpe)$' ;;
     tools/bpe.py) echo '^tools\.python\.bpe$' ;;  # tools/tests/test_bpe.py (~20 s)
+    runtime/gguf*.cc) echo '^gguf\.(types|cli)$' ;;  # the block types' weights, the reader's files (~15 s)
+    kernels/scalar/matvec.cc) echo '^(pinned|logits\.checksum|quant|gguf\.types)$' ;;
     *) echo "$QUICK" ;;
   esac
 }

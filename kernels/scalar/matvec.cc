@@ -10,6 +10,7 @@
 // construction (layout 2: for the same scale values, each half widened exactly).
 // This file is the reference every other implementation is compared with (verify/kernel_checks.cc).
 #include "kernels/kernels.h"
+#include "kernels/mutants.h"
 #include "kernels/scalar/panel.h"
 #include "kernels/scalar/sum4.h"
 
@@ -51,7 +52,8 @@ void matvec_q(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
         for (int j = 0; j < ML_QK / 2; ++j) lo += int32_t(w[j]) * int32_t(x->q[b * ML_QK + j]);
         for (int j = ML_QK / 2; j < ML_QK; ++j) hi += int32_t(w[j]) * int32_t(x->q[b * ML_QK + j]);
         sum.add(b, float(lo) * rows.scale(r, b) * x->d[b]);
-        sum.add(b, float(hi) * W->d2[ml::panel::d_index(rows.nb, r, b)] * x->d[b]);
+        const float d2 = ML_MUTANT("kq_half_scale") ? rows.scale(r, b) : W->d2[ml::panel::d_index(rows.nb, r, b)];
+        sum.add(b, float(hi) * d2 * x->d[b]);  // mutant: the second half scaled by the first's scale
         continue;
       }
       int32_t sumi = 0;
@@ -63,7 +65,7 @@ void matvec_q(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
       ml::Sum4 off;
       for (int b = 0; b < rows.nb; ++b) {
         const float sx = float(x->s[b]);
-        if (Q4) off.add(b, sx * (8.0f * rows.scale(r, b)) * x->d[b]);
+        if (Q4 && !ML_MUTANT("kq_offset_eight")) off.add(b, sx * (8.0f * rows.scale(r, b)) * x->d[b]);  // mutant: 8·d dropped
         off.add(b, sx * W->m[ml::panel::d_index(rows.nb, r, b)] * x->d[b]);
       }
       y[r] = y[r] + off.total();

@@ -4,13 +4,20 @@
 //  - every weight the runtime holds (ml_dequantize_row of the converted tensor) is, bit for bit,
 //    ggml's dequantized value of the stored block (kernels/ggml_blocks.h, checked against
 //    llama.cpp's dequantize_row_* and against tools/ggml_quants.py): no requantization;
+//  - the scalar reference's products on them are a float64 dot of those weights with the
+//    dequantized activation within 1e-5 of Σ|w·x| (so a wrong half scale or offset term fails
+//    even where the build is the reference), and this build's matvec and matmul equal it bit
+//    for bit on random activations;
 //  - this build's kernels give the scalar reference's logits bit for bit, one token at a time
 //    (matvec) and in a batch (matmul), and with every thread count the build has.
 // Run as the ctest entry gguf.types on every preset.
+#include <cmath>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "kernels/binding.h"
 #include "kernels/ggml_blocks.h"
 #include "runtime/file_map.h"
 #include "runtime/gguf.h"
@@ -46,6 +53,50 @@ void check_tensor(const ml::GgufFile &g, const std::string &name, const ml_qtens
     }
   }
   CHECK(bad == 0);
+  *checked += 1;
+}
+
+// y = W·x by the scalar reference against float64 over ggml's weights and x's dequantized
+// values, and the build's matvec / matmul against the reference bit for bit.
+void check_products(const ml_qtensor &w, const std::string &name, std::mt19937 &rng, int *checked) {
+  INFO("tensor " << name);
+  const int K = w.cols, R = w.rows, T = 3;
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<int8_t> q(size_t(K) * T);
+  std::vector<float> d(size_t(K / ML_QK) * T), xf(static_cast<size_t>(K));
+  std::vector<int32_t> s(size_t(K / ML_QK) * T);
+  std::vector<ml_qact> X(T);
+  for (int t = 0; t < T; ++t) {
+    for (float &v : xf) v = nd(rng);
+    ml_quantize_row_q8_0(q.data() + size_t(t) * K, d.data() + size_t(t) * (K / ML_QK), xf.data(), K);
+    ml_block_sums_q8(s.data() + size_t(t) * (K / ML_QK), q.data() + size_t(t) * K, K);
+    X[size_t(t)] = ml_qact{q.data() + size_t(t) * K, d.data() + size_t(t) * (K / ML_QK), s.data() + size_t(t) * (K / ML_QK), K};
+  }
+  const bool q4 = w.type == ML_TYPE_Q4_0;
+  std::vector<float> ref(size_t(R) * T), got(size_t(R) * T), row(static_cast<size_t>(K));
+  for (int t = 0; t < T; ++t)
+    (q4 ? ml::ScalarKernels::matvec_q4 : ml::ScalarKernels::matvec_q8)(ref.data() + size_t(t) * R, &w, &X[size_t(t)], 0, R);
+  double worst = 0;
+  for (int r = 0; r < R; ++r) {
+    ml_dequantize_row(row.data(), &w, r);
+    for (int t = 0; t < T; ++t) {
+      double dot = 0, mag = 0;
+      for (int k = 0; k < K; ++k) {
+        const double x = double(q[size_t(t) * K + size_t(k)]) * double(d[size_t(t) * (K / ML_QK) + size_t(k / ML_QK)]);
+        dot += double(row[size_t(k)]) * x;
+        mag += std::fabs(double(row[size_t(k)]) * x);
+      }
+      worst = std::max(worst, std::fabs(double(ref[size_t(t) * R + size_t(r)]) - dot) / (mag + 1e-30));
+    }
+  }
+  INFO("worst relative error " << worst);
+  CHECK(worst <= 1e-5);
+  for (int t = 0; t < T; ++t)
+    (q4 ? ml::BuildKernels::matvec_q4 : ml::BuildKernels::matvec_q8)(got.data() + size_t(t) * R, &w, &X[size_t(t)], 0, R);
+  CHECK(std::memcmp(got.data(), ref.data(), ref.size() * sizeof(float)) == 0);
+  std::fill(got.begin(), got.end(), 0.0f);
+  (q4 ? ml::BuildKernels::matmul_q4 : ml::BuildKernels::matmul_q8)(got.data(), size_t(R), &w, X.data(), T, 0, R);
+  CHECK(std::memcmp(got.data(), ref.data(), ref.size() * sizeof(float)) == 0);
   *checked += 1;
 }
 
@@ -103,6 +154,22 @@ TEST_CASE("GGUF block types: the weights are ggml's dequantized values bit for b
     }
   }
   CHECK(checked == 9 * int(sizeof kFiles / sizeof kFiles[0]));
+}
+
+TEST_CASE("GGUF block types: products against float64, and the build's against the reference", "[gguf_types]") {
+  std::mt19937 rng(7);
+  int checked = 0;
+  for (const char *f : kFiles) {
+    const std::string path = test::models(std::string(f) + ".gguf");
+    INFO(path);
+    ml::Model m;
+    REQUIRE(ml::load_model(&m, path.c_str()) == ML_OK);
+    const ml::LayerWeights &w = m.layers[0];
+    const std::pair<const ml_qtensor *, const char *> ts[] = {{&w.wq, "attn_q"}, {&w.wv, "attn_v"}, {&w.w2, "ffn_down"},
+                                                              {&m.wcls, "output"}};
+    for (const auto &t : ts) check_products(*t.first, t.second, rng, &checked);
+  }
+  CHECK(checked == 4 * int(sizeof kFiles / sizeof kFiles[0]));
 }
 
 TEST_CASE("GGUF block types: the build's kernels give the scalar reference's logits bit for bit", "[gguf_types]") {
