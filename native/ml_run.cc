@@ -224,10 +224,12 @@ int fail_status(ml_status s) {
 
 void print_banner(const Args &a, const ml_model_info &info, double load_ms) {
   static const char *const kType[] = {"F32", "?", "Q4_0", "?", "?", "?", "?", "?", "Q8_0"};
+  char head[32] = "";  // a head size other than dim / n_heads (Qwen3)
+  if (info.head_dim * info.n_heads != info.dim) std::snprintf(head, sizeof head, " of %d", info.head_dim);
   std::fprintf(stderr,
-               "ml_run: %s: %s, dim %d, %d layers, %d/%d heads, vocab %d, %s, context %d%s; %s build%s, %d thread%s; "
+               "ml_run: %s: %s, dim %d, %d layers, %d/%d heads%s, vocab %d, %s, context %d%s; %s build%s, %d thread%s; "
                "loaded in %.1f ms\n",
-               a.model, info.arch, info.dim, info.n_layers, info.n_heads, info.n_kv_heads, info.vocab,
+               a.model, info.arch, info.dim, info.n_layers, info.n_heads, info.n_kv_heads, head, info.vocab,
                info.wtype >= 0 && info.wtype <= 8 ? kType[info.wtype] : "?", info.max_seq,
                info.kv_type == ML_KV_F16 ? " (f16 KV cache)" : info.kv_type == ML_KV_Q8_0 ? " (q8_0 KV cache)" : "", info.isa,
                a.reference ? " (scalar reference kernels)" : "", info.n_threads, info.n_threads == 1 ? "" : "s",

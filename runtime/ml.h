@@ -72,9 +72,10 @@ typedef struct ml_model_info {
   uint64_t file_bytes;    /* size of the .mlb */
   uint64_t weight_bytes;  /* weight bytes one decode step reads */
   uint64_t arena_bytes;   /* runtime memory: KV cache, activations, tables */
-  const char *arch;       /* the model's architecture: "llama" or "qwen2" (.mlb version 2) */
+  const char *arch;       /* the model's architecture: "llama", "qwen2" (.mlb version 2) or "qwen3" (3) */
   int n_tokens;           /* tokens the tokenizer has: vocab, or fewer (Qwen2.5: 151665 < 151936) */
   int kv_type;            /* the context's KV cache type (ml_kv_type) */
+  int head_dim;           /* elements per attention head: dim / n_heads, or the model's own (Qwen3) */
 } ml_model_info;
 
 /* Opens MODEL (.mlb) and, if tokenizer_path is not NULL, its tokenizer: a llama2.c tokenizer.bin

@@ -49,6 +49,8 @@ MUTANTS=(
   "pretok_contraction runtime/pretokenize.cc  Llama 3/Qwen2 pre-tokenizer matches contractions ('s 't ...) case-sensitively"
   # architectures (.mlb version 2)
   "qkv_bias      runtime/forward.cc          the k bias of Qwen2-style q/k/v biases is skipped"
+  # .mlb version 3 (Qwen3)
+  "qk_norm       runtime/forward.cc          Qwen3's per-head RMSNorm of k is skipped (q is still normed)"
 )
 
 BUILD=${ML_MUTANTS_BUILD:-build/mutants}
