@@ -227,7 +227,7 @@ TEST_CASE("chat: C API names, detection and buffers with a llama2.c tokenizer", 
   CHECK(ml_chat_parse_name("llama3", &f) == ML_OK);
   CHECK(f == ML_CHAT_LLAMA3);
   CHECK(ml_chat_parse_name("jinja", &f) == ML_E_ARG);
-  CHECK(std::string(ml_last_error()).find("chatml|zephyr|llama2|llama3") != std::string::npos);
+  CHECK(std::string(ml_last_error()).find("chatml|zephyr|llama2|llama3|qwen3") != std::string::npos);
   CHECK(ml_chat_parse_name(nullptr, &f) == ML_E_ARG);
   CHECK(std::string(ml_chat_format_name(ML_CHAT_ZEPHYR)) == "zephyr");
   // 7: not a format, yet inside the enum's value range (3 bits), so the call itself is defined C++
@@ -242,7 +242,7 @@ TEST_CASE("chat: C API names, detection and buffers with a llama2.c tokenizer", 
   const std::string tok = test::shared("models/stories260K/tok512.bin");
   REQUIRE(ml_open(&ctx, model.c_str(), tok.c_str(), &o) == ML_OK);
   CHECK(ml_chat_detect(ctx, &f) == ML_E_FORMAT);
-  CHECK(std::string(ml_last_error()).find("--chat-template chatml|zephyr|llama2|llama3") != std::string::npos);
+  CHECK(std::string(ml_last_error()).find("--chat-template chatml|zephyr|llama2|llama3|qwen3") != std::string::npos);
   const int *ids = nullptr;
   int n = 0;
   CHECK(ml_chat_stop_ids(ctx, ML_CHAT_CHATML, &ids, &n) == ML_E_FORMAT);  // no <|im_end|> in tokenizer.bin
