@@ -95,6 +95,11 @@ if(ML_ONCE)
 endif()
 ml_test_group(kernels "[kernels]")
 ml_test_group(quant "[quant]")
+# kernels/ggml_blocks.cc (GGUF's block types) = tools/ggml_quants.py bit for bit, every type
+ml_test_group(quant.ggml_blocks "[ggml_blocks]" FIXTURES random)
+# GGUF's other block types as the runtime holds them = ggml's dequantization, and every build's
+# kernels on them = the scalar reference, bit for bit (verify/tests/test_gguf_types.cc)
+ml_test_group(gguf.types "[gguf_types]" FIXTURES random)
 ml_test_group(quant.converter "[converter]" SHARED FIXTURES stories260K random)
 ml_test_group(model.malformed "[model]" FIXTURES random)
 ml_test_group(tokenizer "[tokenizer]" SHARED)
@@ -181,6 +186,15 @@ if(ML_ARCH_GENERIC)
   set_tests_properties(cli PROPERTIES
     ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR};ML_ISA=${ML_ISA};ML_THREADS=${ML_THREADS}"
     FIXTURES_REQUIRED "stories260K;random" SKIP_RETURN_CODE 77)
+endif()
+
+# GGUF files run as they are (runtime/gguf.h): golden text from stories260K.gguf alone, exported
+# GGUFs bit for bit against the .mlb convert.py makes of them, hostile files (verify/tests/test_gguf.py).
+if(ML_ARCH_GENERIC)
+  add_test(NAME gguf.cli COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py ${PROJECT_SOURCE_DIR}/verify/tests/test_gguf.py)
+  set_tests_properties(gguf.cli PROPERTIES
+    ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_TOKENIZE=$<TARGET_FILE:ml_tokenize>;ML_EMULATOR=${ML_EMULATOR_STR};PYTHONDONTWRITEBYTECODE=1"
+    SKIP_RETURN_CODE 77 TIMEOUT 900)
 endif()
 
 # --- chat (issue 15 item 1): prompt formats and ml_run --chat -------------------------------------

@@ -20,6 +20,11 @@
 //      sum4(v_0 … v_{n-1}): four partial sums p_j = v_j + v_{j+4} + … (each from +0, in index
 //      order), then (p_0 + p_1) + (p_2 + p_3). A missing element counts as +0 (identity).
 //      matvec_q8/q4  y_r = sum4 over blocks b of t_b = (float(sumi_b) · dw_b) · dx_b
+//                    with d2 (Q8): two terms per block into its partial, (float(lo_b) · dw_b) · dx_b
+//                      then (float(hi_b) · d2_b) · dx_b, lo/hi the sums of elements 0..15 / 16..31;
+//                    with m: then y_r = y_r + M_r, M_r = sum4 over b of, into partial b mod 4,
+//                      Q4: (float(sx_b) · (8 · dw_b)) · dx_b then (float(sx_b) · m_b) · dx_b,
+//                      Q8: (float(sx_b) · m_b) · dx_b          (sx_b = Σ x quants, ml_qact.s)
 //      dot_f32       sum4(a_i · b_i)        rmsnorm  ss = sum4(x_i · x_i)   softmax  s = sum4(e_i)
 //    Products and sums are separate roundings (never a fused multiply-add), exp is the one
 //    polynomial of simd/exp.h, divisions and square roots are IEEE.
@@ -56,6 +61,11 @@ typedef struct ml_qtensor {
   uint8_t type;     // ml_type
   uint8_t layout;   // ml_layout (docs/mlb-format.md); F32 tensors are always layout 0
   const uint16_t *dh;  // layout 2: the block scales as IEEE binary16 (in d's order); NULL otherwise
+  // Layout 1 only, both NULL but for GGUF's other block types taken exactly (runtime/gguf.h):
+  const float *m;   // per-block offsets, in d's order: w = d·q + m (Q8: q the int8; Q4: q the
+                    // unsigned nibble 0..15, not nibble − 8: Q4_1, Q4_K; Q8: Q5_1, Q5_K)
+  const float *d2;  // Q8: the scales of each block's elements 16..31, in d's order (d then scales
+                    // elements 0..15: Q6_K, Q3_K's 16-element sub-blocks)
 } ml_qtensor;
 
 typedef struct ml_qact {  // a Q8_0-quantized activation vector of n elements (n % 32 == 0)

@@ -249,16 +249,106 @@ inline void panel_matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0
   panel_tokens<Width, Int, Q4, kH, 1>(y, 0, W, x, pack, 0, r0, r1);
 }
 
-// Layout 1 or 2, by W->layout.
+// GGUF's other block types taken exactly (kernels/kernels.h: ml_qtensor m and d2, layout 1 only).
+//
+// d2 (Q8): each block's elements 0..15 and 16..31 have their own scale. x is prepared twice per
+// block, once with its elements 16..31 zero and once with 0..15 zero (and each half's own sum Σx),
+// so the Int's dot gives the two halves' exact sums and the Width folds each with its 16 scales:
+// the ISA's own two parts, no new instruction, the reference's order (twice the dot work; the
+// weights are loaded once per block and token).
+template <class Width, class Int>
+inline void panel_halves(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
+  const int nb = W->cols / ML_QK;
+  const int8_t *q = static_cast<const int8_t *>(W->q);
+  for (int p = r0 / ML_PANEL_ROWS; p * ML_PANEL_ROWS < r1; ++p) {
+    const int row0 = p * ML_PANEL_ROWS, lo = std::max(r0, row0), hi = std::min(r1, row0 + ML_PANEL_ROWS);
+    for (int t = 0; t < m; ++t) {
+      typename Width::Acc acc[4] = {Width::zero(), Width::zero(), Width::zero(), Width::zero()};
+      for (int b = 0; b < nb; ++b) {
+        const size_t di = (size_t(p) * nb + size_t(b)) * ML_PANEL_ROWS;
+        const auto w = Int::load_q8(q + di * ML_QK);  // the block's 8 units: 16 rows × 32 quants
+        alignas(64) int8_t xlo[ML_QK], xhi[ML_QK];
+        const int8_t *xb = X[t].q + size_t(b) * ML_QK;
+        int32_t slo = 0, shi = 0;
+        for (int j = 0; j < ML_QK / 2; ++j) {
+          xlo[j] = xb[j], xlo[j + ML_QK / 2] = 0, slo += xb[j];
+          xhi[j] = 0, xhi[j + ML_QK / 2] = xb[j + ML_QK / 2], shi += xb[j + ML_QK / 2];
+        }
+        const float dx = X[t].d[b];
+        acc[b & 3] = Width::fold(acc[b & 3], Int::dot(w, Int::template prep<false>(xlo, slo)), W->d + di, dx);
+        acc[b & 3] = Width::fold(acc[b & 3], Int::dot(w, Int::template prep<false>(xhi, shi)), W->d2 + di, dx);
+      }
+      Width::store(Y + size_t(t) * ldy + row0, Width::add(Width::add(acc[0], acc[1]), Width::add(acc[2], acc[3])),
+                   lo - row0, hi - row0);
+    }
+  }
+}
+
+// m: y_r = y_r + M_r with M_r = sum4 over blocks of the offsets' terms (kernels/kernels.h), 16 rows
+// at a time on the compiler's generic vectors (element-wise IEEE operations: the same bits on every
+// ISA and in the scalar reference's per-row loop; plain arrays where there are no such vectors).
+#if defined(__GNUC__) || defined(__clang__)
+typedef float Rows16 __attribute__((vector_size(64)));
+#else
+struct Rows16 {
+  float v[16];
+  float &operator[](int i) { return v[i]; }
+  float operator[](int i) const { return v[i]; }
+  friend Rows16 operator+(Rows16 a, const Rows16 &b) { for (int i = 0; i < 16; ++i) a.v[i] = a.v[i] + b.v[i]; return a; }
+  friend Rows16 operator*(Rows16 a, const Rows16 &b) { for (int i = 0; i < 16; ++i) a.v[i] = a.v[i] * b.v[i]; return a; }
+};
+#endif
+inline Rows16 rows16(float s) {
+  Rows16 v;
+  for (int i = 0; i < 16; ++i) v[i] = s;
+  return v;
+}
+inline Rows16 rows16(const float *p) {
+  Rows16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <bool Q4>
+inline void add_offsets(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
+  const int nb = W->cols / ML_QK;
+  for (int p = r0 / ML_PANEL_ROWS; p * ML_PANEL_ROWS < r1; ++p) {
+    const int row0 = p * ML_PANEL_ROWS, lo = std::max(r0, row0), hi = std::min(r1, row0 + ML_PANEL_ROWS);
+    for (int t = 0; t < m; ++t) {
+      Rows16 acc[4] = {rows16(0.0f), rows16(0.0f), rows16(0.0f), rows16(0.0f)};
+      for (int b = 0; b < nb; ++b) {
+        const size_t di = (size_t(p) * nb + size_t(b)) * ML_PANEL_ROWS;
+        const Rows16 sx = rows16(float(X[t].s[b])), dx = rows16(X[t].d[b]);
+        if (Q4) acc[b & 3] = acc[b & 3] + (sx * (rows16(8.0f) * rows16(W->d + di))) * dx;
+        acc[b & 3] = acc[b & 3] + (sx * rows16(W->m + di)) * dx;
+      }
+      const Rows16 total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+      float *y = Y + size_t(t) * ldy;
+      for (int r = lo; r < hi; ++r) y[r] = y[r] + total[r - row0];
+    }
+  }
+}
+
+// Layout 1 or 2, by W->layout; layout 1 with d2 and m too.
 template <class Width, class Int, bool Q4>
 inline void panels_matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
-  if (W->layout == ML_LAYOUT_PANEL16_F16) return panel_matvec<Width, Int, Q4, true>(y, W, x, r0, r1);
-  panel_matvec<Width, Int, Q4, false>(y, W, x, r0, r1);
+  if (!Q4 && W->d2)
+    panel_halves<Width, Int>(y, 0, W, x, 1, r0, r1);
+  else if (W->layout == ML_LAYOUT_PANEL16_F16)
+    panel_matvec<Width, Int, Q4, true>(y, W, x, r0, r1);
+  else
+    panel_matvec<Width, Int, Q4, false>(y, W, x, r0, r1);
+  if (W->m) add_offsets<Q4>(y, 0, W, x, 1, r0, r1);
 }
 template <class Width, class Int, bool Q4>
 inline void panels_matmul(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
-  if (W->layout == ML_LAYOUT_PANEL16_F16) return panel_matmul<Width, Int, Q4, true>(Y, ldy, W, X, m, r0, r1);
-  panel_matmul<Width, Int, Q4, false>(Y, ldy, W, X, m, r0, r1);
+  if (!Q4 && W->d2)
+    panel_halves<Width, Int>(Y, ldy, W, X, m, r0, r1);
+  else if (W->layout == ML_LAYOUT_PANEL16_F16)
+    panel_matmul<Width, Int, Q4, true>(Y, ldy, W, X, m, r0, r1);
+  else
+    panel_matmul<Width, Int, Q4, false>(Y, ldy, W, X, m, r0, r1);
+  if (W->m) add_offsets<Q4>(Y, ldy, W, X, m, r0, r1);
 }
 
 // A Width of four 4-row registers (128-bit families: NEON, WASM SIMD128). The family supplies

@@ -9,7 +9,7 @@
 //   ml_bench bandwidth [-t N]
 //       DRAM read bandwidth with 1..N threads (a 1 GiB buffer read with 16-byte loads,
 //       prefetching ahead as the panel driver does: simd/stream_read.h).
-//   ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--kv-type f32|f16|q8_0]
+//   ml_bench decode MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--kv-type f32|f16|q8_0]
 //       decode tok/s of each model at each thread count; with --depth, at each depth D: the KV
 //       cache is filled by prefill with D positions first, then the timed steps run at D, D+1, ...
 //       --kv-type: the KV cache's element type (ml_options.kv_type).
@@ -18,14 +18,14 @@
 //       instruction alone in a register-only loop (where the set has one: x86), and the panel
 //       driver's block step (dot and float fold, data in registers and L1: what a matmul reaches at
 //       best). kernels/panel_driver.h, driver::peak.
-//   ml_bench prefill MODEL.mlb... [-t N[,M...]] [-n TOKENS]
+//   ml_bench prefill MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS]
 //       prompt processing tok/s: one ml_eval_batch of TOKENS tokens (default 64; the context's batch
 //       is TOKENS), its matrix multiply-adds per second and their share of the peak (as above, at
 //       the same thread count), beside the weight MB one decode step reads.
-//   ml_bench roofline MODEL.mlb... [-t N[,M...]] [-n TOKENS]
+//   ml_bench roofline MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS]
 //       bandwidth, then for each model and thread count: decode tok/s and the share of the
 //       bandwidth ceiling (weight bytes per token ÷ measured bandwidth).
-//   ml_bench sample MODEL.mlb... [-t N[,M...]] [-n TOKENS]
+//   ml_bench sample MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS]
 //       the cost of sampling against a decode step: per step, ml_eval's time and ml_sample's with
 //       temperature 1 and top-p 0.9 (and 1.0: plain multinomial) on the logits the model just made
 //       (a random-weight model's are nearly flat: the nucleus is most of the vocabulary), on logits
@@ -69,11 +69,11 @@ const char kUsage[] =
     "usage: ml_bench kernels [--all-variants] [--quick] [--seconds S] [--pool-mb N] [--tsv]\n"
     "       ml_bench bandwidth [-t N] [--tsv]\n"
     "       ml_bench peak [-t N] [--seconds S] [--tsv]\n"
-    "       ml_bench decode MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--kv-type f32|f16|q8_0]\n"
+    "       ml_bench decode MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--kv-type f32|f16|q8_0]\n"
     "                [--tsv]\n"
-    "       ml_bench prefill MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
-    "       ml_bench roofline MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
-    "       ml_bench sample MODEL.mlb... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
+    "       ml_bench prefill MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
+    "       ml_bench roofline MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
+    "       ml_bench sample MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
     "\n"
     "Benchmarks this build (ISA as in ml_run --version). kernels: every kernel at stories110M and\n"
     "TinyLlama shapes, cache-resident and streaming from DRAM; bandwidth: DRAM read GB/s with 1..N\n"

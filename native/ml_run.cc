@@ -19,14 +19,16 @@
 namespace {
 
 const char kUsage[] =
-    "usage: ml_run MODEL.mlb -z TOKENIZER.bin [options]\n"
+    "usage: ml_run MODEL.gguf [options]\n"
+    "       ml_run MODEL.mlb -z TOKENIZER.bin [options]\n"
     "\n"
-    "Generates text with a legacy-ml model (.mlb, made by tools/convert.py or tools/gen_random.py).\n"
+    "Generates text with a GGUF file as published (weights of type F32, F16, BF16, Q8_0, Q4_0; its\n"
+    "own tokenizer), or a legacy-ml model (.mlb, made by tools/convert.py or tools/gen_random.py).\n"
     "stdout gets only the text, as llama2.c's run.c prints it: the prompt, the generated\n"
     "continuation, a final newline. Load facts and speed go to stderr.\n"
     "\n"
     "options:\n"
-    "  -z, --tokenizer PATH  the model's tokenizer (required): a llama2.c tokenizer.bin with exactly\n"
+    "  -z, --tokenizer PATH  the model's tokenizer (required for .mlb; a GGUF's own by default): a llama2.c tokenizer.bin with exactly\n"
     "                        the model's n_tokens (its vocab unless the .mlb says fewer), or a\n"
     "                        byte-level BPE file (MLTK, tools/convert.py) with at most its vocab\n"
     "  -i, --prompt TEXT     prompt (UTF-8; special tokens such as <|im_start|> are parsed); default:\n"
@@ -43,6 +45,8 @@ const char kUsage[] =
     "                        each head row quantized in blocks of 32, integer attention scores). The\n"
     "                        logits differ slightly from f32's, but are the same on every build and\n"
     "                        thread count\n"
+    "      --cache DIR       a GGUF model: keep its converted weights in DIR and map them on the next\n"
+    "                        start instead of converting (keyed by the file's contents)\n"
     "      --logits FILE     write the float32 logits of every position, raw little-endian\n"
     "                        [positions][vocab]; written to a temporary name, renamed when complete\n"
     "      --reference       run the scalar reference kernels instead of this build's\n"
@@ -68,6 +72,7 @@ struct Args {
              *logits_path = nullptr, *system = nullptr, *chat_template = nullptr;
   long steps = 256, threads = 0, max_seq = 0;
   int kv_type = 0;  // ML_KV_F32
+  const char *cache_dir = nullptr;
   float temp = 1.0f, topp = 0.9f;
   unsigned long long seed = 0;
   bool reference = false;
@@ -135,6 +140,8 @@ int parse_args(int argc, char **argv, Args *a) {
           return usage_error("-t %s: threads must be an integer in [1, 1024]", v);
       } else if (!std::strcmp(o, "--max-seq")) {
         if (!ml::cli::parse_int(v, 1, 1L << 30, &a->max_seq)) return usage_error("--max-seq %s: must be an integer >= 1", v);
+      } else if (!std::strcmp(o, "--cache")) {
+        a->cache_dir = v;
       } else if (!std::strcmp(o, "--kv-type")) {
         if (ml_kv_type_parse(v, &a->kv_type) != ML_OK) return usage_error("--kv-type %s: choose f32, f16 or q8_0", v);
       } else if (!std::strcmp(o, "--temp")) {
@@ -155,7 +162,6 @@ int parse_args(int argc, char **argv, Args *a) {
     }
   }
   if (!a->model) return usage_error("no model given%s", "");
-  if (!a->tokenizer) return usage_error("no tokenizer given: pass -z TOKENIZER.bin%s", "");
   if (a->prompt && a->token_ids) return usage_error("give either -i or --token-ids, not both%s", "");
   if (a->chat && (a->prompt || a->token_ids || a->logits_path))
     return usage_error("--chat reads its turns from stdin: -i, --token-ids and --logits do not apply%s", "");
@@ -431,13 +437,21 @@ extern "C" int ml_main(int argc, char **argv) {
   opt.max_seq = static_cast<int>(a.max_seq);
   opt.reference = a.reference;
   opt.kv_type = a.kv_type;
+  opt.cache_dir = a.cache_dir;
   ml_ctx *ctx = nullptr;
   if (const ml_status s = ml_open(&ctx, a.model, a.tokenizer, &opt)) return fail_status(s);
   struct Closer { ml_ctx *c; ~Closer() { ml_close(c); } } closer{ctx};
   ml_model_info info;
   ml_get_info(ctx, &info);
   ml_tokenizer_info tok;
-  ml_get_tokenizer_info(ctx, &tok);
+  if (ml_get_tokenizer_info(ctx, &tok) != ML_OK) {  // an .mlb without -z, or a GGUF without a usable tokenizer
+    if (a.tokenizer || info.format[0] == 'g')
+      std::fprintf(stderr, "ml_run: %s (-z TOKENIZER)\n", ml_last_error());
+    else
+      std::fprintf(stderr, "ml_run: no tokenizer given: pass -z TOKENIZER.bin (an .mlb model carries none)\n");
+    return ML_E_ARG;
+  }
+  if (info.load_note[0]) std::fprintf(stderr, "ml_run: %s\n", info.load_note);
   // Generation ends at BOS (run.c), and for byte-level tokenizers at EOS, EOT and the stop ids.
   auto ends = [&](int id) {
     return id == tok.bos_id || std::find(tok.stop_ids, tok.stop_ids + tok.n_stop, id) != tok.stop_ids + tok.n_stop;

@@ -14,6 +14,7 @@
 #include "runtime/error.h"
 #include "runtime/file_map.h"
 #include "runtime/ml.h"
+#include "runtime/gguf.h"
 #include "runtime/tokenizer.h"
 
 namespace {
@@ -21,8 +22,9 @@ namespace {
 const char kUsage[] =
     "usage: ml_tokenize TOKENIZER [-i TEXT | -f FILE | --batch FILE] [--no-bos] [--no-special] [--decode]\n"
     "\n"
-    "Encodes UTF-8 text with TOKENIZER, a byte-level BPE file (MLTK, written by tools/convert.py) or a\n"
-    "llama2.c tokenizer.bin (its vocabulary is the tokens it holds), and prints the token ids on one\n"
+    "Encodes UTF-8 text with TOKENIZER, a byte-level BPE file (MLTK, written by tools/convert.py), a\n"
+    "llama2.c tokenizer.bin (its vocabulary is the tokens it holds) or a GGUF model (the tokenizer of\n"
+    "its metadata), and prints the token ids on one\n"
     "line, separated by spaces (as llama.cpp's llama-tokenize --ids, without brackets).\n"
     "\n"
     "options:\n"
@@ -171,7 +173,18 @@ extern "C" int ml_main(int argc, char **argv) {
     ml::FileMap f;
     if (const ml_status s = f.open(a.tokenizer, "tokenizer")) return fail_status(s);
     ml::Tokenizer tok;
-    if (const ml_status s = tok.load(f.data(), f.size(), 0, a.tokenizer)) return fail_status(s);
+    if (ml::is_gguf(f.data(), f.size())) {  // a GGUF model: the tokenizer of its metadata
+      std::vector<uint8_t> image;
+      std::string missing;
+      if (const ml_status s = ml::gguf_tokenizer_image(f.data(), f.size(), a.tokenizer, &image, &missing)) return fail_status(s);
+      if (image.empty()) {
+        std::fprintf(stderr, "ml_tokenize: %s\n", missing.c_str());
+        return ML_E_FORMAT;
+      }
+      if (const ml_status s = tok.load(image.data(), image.size(), 0, a.tokenizer)) return fail_status(s);
+    } else if (const ml_status s = tok.load(f.data(), f.size(), 0, a.tokenizer)) {
+      return fail_status(s);
+    }
     const double t_load = ml::cli::now_ms() - t0;
 
     // The input texts.

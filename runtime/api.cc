@@ -1,6 +1,8 @@
 // The C API of runtime/ml.h over Model, Tokenizer, State, ThreadPool and Sampler.
 #include <cstring>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "kernels/binding.h"
 #include "kernels/mutants.h"
@@ -16,6 +18,7 @@ extern "C" void ml_options_init(ml_options *o) {
   o->reference = 0;
   o->batch = 0;
   o->kv_type = ML_KV_F32;
+  o->cache_dir = nullptr;
 }
 
 extern "C" ml_status ml_kv_type_parse(const char *name, int *type) {
@@ -80,19 +83,27 @@ extern "C" ml_status ml_open(ml_ctx **out, const char *model_path, const char *t
     delete ctx;
     return s;
   };
-  if (const ml_status s = load_model(&ctx->model, model_path)) return bail(s);
+  const int threads = o.n_threads > 0 ? o.n_threads : online_cpus();
+  if (const ml_status s = ctx->pool.start(threads)) return bail(s);  // first: a GGUF's conversion uses it
+  if (const ml_status s = load_model(&ctx->model, model_path, &ctx->pool, o.cache_dir)) return bail(s);
   const Config &c = ctx->model.cfg;
+  // llama2.c files carry no count: exactly n_tokens entries; MLTK files state theirs: at most vocab.
+  const auto load_tokenizer = [&](const uint8_t *data, uint64_t size, const char *name) {
+    const int want = BpeTokenizer::is_mltk(data, size) ? c.vocab : c.n_tokens;
+    const ml_status s = ctx->tokenizer.load(data, size, want, name);
+    ctx->has_tokenizer = s == ML_OK;
+    return s;
+  };
   if (tokenizer_path) {
     FileMap f;
     if (const ml_status s = f.open(tokenizer_path, "tokenizer")) return bail(s);
-    // llama2.c files carry no count: exactly n_tokens entries; MLTK files state theirs: at most vocab.
-    const int want = BpeTokenizer::is_mltk(f.data(), f.size()) ? c.vocab : c.n_tokens;
-    if (const ml_status s = ctx->tokenizer.load(f.data(), f.size(), want, tokenizer_path)) return bail(s);
-    ctx->has_tokenizer = true;
+    if (const ml_status s = load_tokenizer(f.data(), f.size(), tokenizer_path)) return bail(s);
+  } else if (!ctx->model.tokenizer_image.empty()) {  // a GGUF's own (runtime/gguf_vocab.cc)
+    const std::string name = std::string(model_path) + " (its tokenizer metadata)";
+    const std::vector<uint8_t> &img = ctx->model.tokenizer_image;
+    if (const ml_status s = load_tokenizer(img.data(), img.size(), name.c_str())) return bail(s);
   }
-  const int threads = o.n_threads > 0 ? o.n_threads : online_cpus();
   if (const ml_status s = setup_state(ctx, o, threads)) return bail(s);
-  if (const ml_status s = ctx->pool.start(threads)) return bail(s);
   *out = ctx;
   return ML_OK;
 }
@@ -118,13 +129,15 @@ extern "C" ml_status ml_get_info(const ml_ctx *ctx, ml_model_info *info) {
   info->layout = int(c.layout);
   info->isa = isa_row(kBuildIsa).name;
   info->kernels = ctx->reference ? "scalar reference" : "build";
-  info->file_bytes = ctx->model.file.size();
+  info->file_bytes = ctx->model.source_bytes;
   info->weight_bytes = ctx->model.weight_bytes_per_token();
   info->arena_bytes = ctx->arena.size();
   info->arch = arch_name(c.arch);
   info->n_tokens = c.n_tokens;
   info->head_dim = c.head_dim();
   info->kv_type = ctx->state.kv_type;
+  info->format = ctx->model.gguf ? "gguf" : "mlb";
+  info->load_note = ctx->model.load_note.c_str();
   return ML_OK;
 }
 
@@ -155,7 +168,11 @@ extern "C" const char *ml_decode(const ml_ctx *ctx, int prev, int token) {
 
 extern "C" ml_status ml_get_tokenizer_info(const ml_ctx *ctx, ml_tokenizer_info *info) {
   if (!ctx || !info) return fail(ML_E_ARG, "ml_get_tokenizer_info: NULL argument");
-  if (!ctx->has_tokenizer) return fail(ML_E_ARG, "ml_get_tokenizer_info: the context was opened without a tokenizer");
+  if (!ctx->has_tokenizer) {
+    if (!ctx->model.tokenizer_missing.empty())
+      return fail(ML_E_ARG, "%s: pass a tokenizer file", ctx->model.tokenizer_missing.c_str());
+    return fail(ML_E_ARG, "ml_get_tokenizer_info: the context was opened without a tokenizer");
+  }
   const Tokenizer &t = ctx->tokenizer;
   std::memset(info, 0, sizeof *info);
   info->n_tokens = t.n_tokens();
@@ -286,6 +303,8 @@ extern "C" ml_status ml_open_sibling(ml_ctx **out, ml_ctx *base, const ml_option
     return fail(ML_E_NOMEM, "cannot allocate the sibling's layer table");
   }
   ctx->model.file.view(bm.file.data(), bm.file.size());
+  ctx->model.source_bytes = bm.source_bytes;
+  ctx->model.gguf = bm.gguf;
   ctx->model.cfg = c;
   ctx->model.tok_emb = bm.tok_emb;
   ctx->model.final_norm = bm.final_norm;

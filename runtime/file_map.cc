@@ -70,19 +70,25 @@ HANDLE open_read(const char *path) {
 }  // namespace
 #endif
 
-FileMap::~FileMap() {
-  if (borrowed_) return;
+FileMap::~FileMap() { close(); }
+
+void FileMap::close() {
+  if (!borrowed_) {
 #if !defined(ML_NO_MMAP)
-  if (mapped_) {
+    if (mapped_) {
 #if defined(_WIN32)
-    UnmapViewOfFile(data_);
+      UnmapViewOfFile(data_);
 #else
-    munmap(data_, size_);
+      munmap(data_, size_);
 #endif
-    return;
+    } else
+#endif
+      ml_aligned_free(data_);
   }
-#endif
-  ml_aligned_free(data_);
+  data_ = nullptr;
+  size_ = 0;
+  mapped_ = false;
+  borrowed_ = false;
 }
 
 void FileMap::view(const uint8_t *data, uint64_t size) {
@@ -197,6 +203,13 @@ int remove_utf8(const char *path) {
   return w.empty() ? -1 : _wremove(w.c_str());
 }
 
+int make_dir_utf8(const char *path) {
+  const std::wstring w = wide(path);
+  if (w.empty()) return -1;
+  if (CreateDirectoryW(w.c_str(), nullptr)) return 0;
+  return GetLastError() == ERROR_ALREADY_EXISTS ? 0 : -1;
+}
+
 #else  // POSIX
 
 ml_status FileMap::open(const char *path, const char *what) {
@@ -273,6 +286,8 @@ std::FILE *fopen_utf8(const char *path, const char *mode) { return std::fopen(pa
 int rename_replace(const char *from, const char *to) { return std::rename(from, to); }
 
 int remove_utf8(const char *path) { return std::remove(path); }
+
+int make_dir_utf8(const char *path) { return mkdir(path, 0777) == 0 || errno == EEXIST ? 0 : -1; }
 
 #endif
 

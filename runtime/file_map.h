@@ -26,6 +26,8 @@ class FileMap {
   // Views a caller's buffer instead of a file (not copied, not freed; it must outlive this
   // object). Used to fuzz the loaders from memory through the same validation code.
   void view(const uint8_t *data, uint64_t size);
+  // Lets go of the file or view (unmaps or frees it); the object can be opened again.
+  void close();
   const uint8_t *data() const { return data_; }
   uint64_t size() const { return size_; }
   bool mapped() const { return mapped_; }
@@ -51,5 +53,7 @@ std::FILE *fopen_utf8(const char *path, const char *mode);
 int rename_replace(const char *from, const char *to);
 // std::remove with a UTF-8 path (Windows: _wremove). 0 on success.
 int remove_utf8(const char *path);
+// Creates the folder `path` (one level; its parent must exist). 0 on success or when it exists.
+int make_dir_utf8(const char *path);
 
 }  // namespace ml

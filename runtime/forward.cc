@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 
 #include "kernels/binding.h"
 #include "kernels/mutants.h"
@@ -37,9 +38,17 @@ struct Input {
   int n;
 };
 
+// The activations a product reads are quantized when one of its matrices is (a GGUF may mix
+// quantized and float matrices: llama.cpp keeps a matrix whose K is not a multiple of 32 in F16).
+inline bool any_quantized(std::initializer_list<const ml_qtensor *> ws) {
+  for (const ml_qtensor *w : ws)
+    if (w->type != ML_TYPE_F32) return true;
+  return false;
+}
+
 template <class K>
-Input prepare(State &s, const float *x, size_t stride, int n, int k, ml_type wtype) {
-  if (wtype != ML_TYPE_F32)
+Input prepare(State &s, const float *x, size_t stride, int n, int k, bool quantize) {
+  if (quantize)
     for (int t = 0; t < n; ++t) K::quantize_q8(&s.xq[t], x + size_t(t) * stride, k);
   return {x, stride, s.xq, n};
 }
@@ -219,7 +228,6 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
   const int dim = c.dim, q_dim = c.q_dim(), kv_dim = c.kv_dim(), hd = c.head_dim(), hidden = c.hidden_dim;
   const size_t S = size_t(s.max_seq), KS = size_t(s.kv_seq), half = size_t(hd / 2), D = size_t(dim), H = size_t(hidden);
   const size_t Q = size_t(q_dim), XB = std::max(D, Q);  // strides of q and of xb (normed input or attention output)
-  const ml_type wt = c.wtype;
   const bool f16 = s.kv_type == ML_KV_F16, q8 = s.kv_type == ML_KV_Q8_0;
 
   // x[t] = tok_emb[token t]                                                 (n, dim)
@@ -240,7 +248,7 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
     // xb = rmsnorm(x) · attn_norm                                           (n, dim)
     for (int t = 0; t < n; ++t) K::rmsnorm(s.xb + t * XB, s.x + t * D, w.attn_norm, dim, c.norm_eps);
     // q = Wq·xb (n, q_dim), k = Wk·xb, v = Wv·xb (n, kv_dim) into the cache
-    const Input xb_in = prepare<K>(s, s.xb, XB, n, dim, wt);
+    const Input xb_in = prepare<K>(s, s.xb, XB, n, dim, any_quantized({&w.wq, &w.wk, &w.wv}));
     parallel(pool, (weight_bytes(w.wq) + 2 * weight_bytes(w.wk)) * uint64_t(n), [&](int tid, int nth) {
       matmul_share<K>(s.q, Q, w.wq, xb_in, tid, nth);
       matmul_share<K>(k, kv_dim, w.wk, xb_in, tid, nth);
@@ -317,14 +325,14 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
     }, kParallelAttentionBytes);
 
     // x += Wo · xb                                            (n, q_dim) -> (n, dim)
-    const Input att_in = prepare<K>(s, s.xb, XB, n, q_dim, wt);
+    const Input att_in = prepare<K>(s, s.xb, XB, n, q_dim, any_quantized({&w.wo}));
     parallel(pool, weight_bytes(w.wo) * uint64_t(n), [&](int tid, int nth) { matmul_share<K>(s.xb2, D, w.wo, att_in, tid, nth); });
     for (int t = 0; t < n; ++t) K::add(s.x + t * D, s.xb2 + t * D, dim);
 
     // xb = rmsnorm(x) · ffn_norm                                            (n, dim)
     for (int t = 0; t < n; ++t) K::rmsnorm(s.xb + t * XB, s.x + t * D, w.ffn_norm, dim, c.norm_eps);
     // hb = silu(W1·xb) · (W3·xb)                                            (n, hidden)
-    const Input ffn_in = prepare<K>(s, s.xb, XB, n, dim, wt);
+    const Input ffn_in = prepare<K>(s, s.xb, XB, n, dim, any_quantized({&w.w1, &w.w3}));
     parallel(pool, 2 * weight_bytes(w.w1) * uint64_t(n), [&](int tid, int nth) {
       int r0, r1;
       split_rows(hidden, row_tile(w.w1), tid, nth, &r0, &r1);
@@ -334,7 +342,7 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
         for (int t = 0; t < n; ++t) K::silu_mul(s.hb + t * H + r0, s.hb2 + t * H + r0, r1 - r0);
     });
     // x += W2 · hb                                                          (n, dim)
-    const Input hb_in = prepare<K>(s, s.hb, H, n, hidden, wt);
+    const Input hb_in = prepare<K>(s, s.hb, H, n, hidden, any_quantized({&w.w2}));
     parallel(pool, weight_bytes(w.w2) * uint64_t(n), [&](int tid, int nth) { matmul_share<K>(s.xb2, D, w.w2, hb_in, tid, nth); });
     for (int t = 0; t < n; ++t) K::add(s.x + t * D, s.xb2 + t * D, dim);
     if (ML_MUTANT("ffn_residual")) std::memcpy(s.x, s.xb2, sizeof(float) * D * size_t(n));  // mutant: x = W2·hb
@@ -343,7 +351,7 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
   // logits = Wcls · (rmsnorm(x) · final_norm), for every token or the last  (n or 1, vocab)
   const int t0 = all_logits ? 0 : n - 1, nl = n - t0;
   for (int t = t0; t < n; ++t) K::rmsnorm(s.x + t * D, s.x + t * D, m.final_norm, dim, c.norm_eps);
-  const Input cls_in = prepare<K>(s, s.x + t0 * D, D, nl, dim, wt);
+  const Input cls_in = prepare<K>(s, s.x + t0 * D, D, nl, dim, any_quantized({&m.wcls}));
   parallel(pool, weight_bytes(m.wcls) * uint64_t(nl),
            [&](int tid, int nth) { matmul_share<K>(s.logits, size_t(c.vocab), m.wcls, cls_in, tid, nth); });
 }

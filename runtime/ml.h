@@ -49,6 +49,9 @@ typedef struct ml_options {
                   * blocks of 32 like an activation, padded to a whole block; scores are integer
                   * dot products with the query head quantized the same way). Each gives the same
                   * logits on every build and thread count, not those of F32. */
+  const char *cache_dir; /* GGUF models: keep the converted weights in this folder (created when its
+                  * parent exists) and map them on the next open instead of converting; NULL (the
+                  * default) = no cache. runtime/gguf.h says what the key is. */
 } ml_options;
 
 typedef enum ml_kv_type { ML_KV_F32 = 0, ML_KV_F16 = 1, ML_KV_Q8_0 = 2 } ml_kv_type;
@@ -75,13 +78,17 @@ typedef struct ml_model_info {
   const char *arch;       /* the model's architecture: "llama", "qwen2" (.mlb version 2) or "qwen3" (3) */
   int n_tokens;           /* tokens the tokenizer has: vocab, or fewer (Qwen2.5: 151665 < 151936) */
   int kv_type;            /* the context's KV cache type (ml_kv_type) */
+  const char *format;     /* the model file's format: "mlb" or "gguf" */
+  const char *load_note;  /* GGUF: one line saying what the load converted and how long it took; "" for .mlb */
   int head_dim;           /* elements per attention head: dim / n_heads, or the model's own (Qwen3) */
 } ml_model_info;
 
-/* Opens MODEL (.mlb) and, if tokenizer_path is not NULL, its tokenizer: a llama2.c tokenizer.bin
+/* Opens MODEL (.mlb, or a GGUF file: runtime/gguf.h; its weights converted at open, split across
+ * the n_threads) and, if tokenizer_path is not NULL, its tokenizer: a llama2.c tokenizer.bin
  * must have exactly the model's n_tokens entries (its vocab unless the .mlb header says fewer), a
- * byte-level MLTK file at most the model's vocab (docs/tokenizer-format.md). opts may be NULL
- * (defaults). */
+ * byte-level MLTK file at most the model's vocab (docs/tokenizer-format.md). With tokenizer_path
+ * NULL a GGUF's own tokenizer (its tokenizer.ggml.* metadata) is used when it has one the runtime
+ * reads; ml_get_tokenizer_info then says why not otherwise. opts may be NULL (defaults). */
 ml_status ml_open(ml_ctx **out, const char *model_path, const char *tokenizer_path,
                   const ml_options *opts);
 void ml_close(ml_ctx *ctx); /* NULL is fine */

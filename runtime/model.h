@@ -2,6 +2,7 @@
 // the file mapping.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -9,6 +10,8 @@
 #include "runtime/ml.h"
 
 namespace ml {
+
+class ThreadPool;
 
 inline constexpr uint32_t kMlbVersion = 3;  // the newest version this build reads (1 to 3)
 inline constexpr uint64_t kHeaderBytes = 256;
@@ -42,13 +45,33 @@ struct LayerWeights {
   const float *attn_norm;      // (dim)
   ml_qtensor wq, wk, wv, wo;   // (q_dim, dim) (kv_dim, dim) (kv_dim, dim) (dim, q_dim); q_dim = n_heads·head_dim
   const float *bq, *bk, *bv;   // (q_dim) (kv_dim) (kv_dim), or all nullptr without qkv_bias
-  const float *q_norm, *k_norm;  // (head_dim) each, shared by all heads, or nullptr without qk_norm
+  const float *q_norm = nullptr, *k_norm = nullptr;  // (head_dim) each, shared by all heads; nullptr without qk_norm
   const float *ffn_norm;       // (dim)
   ml_qtensor w1, w2, w3;       // (hidden, dim) (dim, hidden) (hidden, dim)
 };
 
+// A 64-byte-aligned heap buffer (a GGUF model's converted weights), not zero-filled: the
+// conversion writes every byte (each thread its own share, so the first-touch faults are spread).
+struct OwnedBytes {
+  static constexpr size_t kHugePage = size_t(1) << 21;
+  uint8_t *p = nullptr;
+  uint64_t n = 0;
+  size_t align = 64;
+  OwnedBytes() = default;
+  OwnedBytes(const OwnedBytes &) = delete;
+  OwnedBytes &operator=(const OwnedBytes &) = delete;
+  ~OwnedBytes();
+  bool allocate(uint64_t bytes);  // false when it cannot be had
+};
+
 struct Model {
-  FileMap file;
+  FileMap file;                      // .mlb: the mapping the views point into; GGUF: a view of `owned`
+  OwnedBytes owned;                  // GGUF: every tensor, converted (runtime/gguf.h)
+  bool gguf = false;
+  uint64_t source_bytes = 0;         // the file's size (.mlb or GGUF)
+  std::string load_note;             // GGUF: what was converted and how long it took (one line)
+  std::vector<uint8_t> tokenizer_image;  // GGUF: the tokenizer of its metadata (tokenizer.bin or MLTK bytes)
+  std::string tokenizer_missing;     // GGUF without a tokenizer ml_open can use: why
   Config cfg;
   ml_qtensor tok_emb;                // (vocab, dim)
   std::vector<LayerWeights> layers;  // n_layers
@@ -63,7 +86,9 @@ struct Model {
 ml_status parse_header(const uint8_t *p, uint64_t n, Config *cfg);
 
 // Maps `path` and validates everything (header, every array against the file length, alignment).
-ml_status load_model(Model *m, const char *path);
+// A GGUF file is read by runtime/gguf.h instead (its conversion split across pool's threads when
+// pool is not nullptr).
+ml_status load_model(Model *m, const char *path, ThreadPool *pool = nullptr, const char *gguf_cache_dir = nullptr);
 
 // The same validation over a caller's buffer (which must stay alive as long as *m; 64-byte
 // aligned, as a mapping is). For fuzzing and tests; not part of the C API.

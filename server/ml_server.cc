@@ -40,7 +40,8 @@ using nlohmann::json;
 namespace {
 
 const char kUsage[] =
-    "usage: ml_server MODEL.mlb -z TOKENIZER [options]\n"
+    "usage: ml_server MODEL.gguf [options]\n"
+    "       ml_server MODEL.mlb -z TOKENIZER [options]\n"
     "\n"
     "Serves a legacy-ml model over HTTP with the OpenAI API: POST /v1/completions,\n"
     "POST /v1/chat/completions (both with \"stream\": true as server-sent events), GET /v1/models,\n"
@@ -49,7 +50,7 @@ const char kUsage[] =
     "(temperature 0) is ml_run's text.\n"
     "\n"
     "options:\n"
-    "  -z, --tokenizer PATH  the model's tokenizer (required), as for ml_run\n"
+    "  -z, --tokenizer PATH  the model's tokenizer, as for ml_run (required for .mlb; a GGUF's own by default)\n"
     "      --host ADDR       address to bind (default 127.0.0.1; binding another address without\n"
     "                        an API key prints a warning)\n"
     "      --port N          TCP port (default 8080; 0 = any free port, printed on stderr)\n"
@@ -58,6 +59,8 @@ const char kUsage[] =
     "      --queue N         requests that may wait for a slot; more get 503 (default 64)\n"
     "  -t, --threads N       worker threads of the one model thread pool (default: one per CPU)\n"
     "      --ctx N           context positions per slot (default: the model's)\n"
+    "      --cache DIR       a GGUF model: keep its converted weights in DIR and map them on the next\n"
+    "                        start instead of converting (keyed by the file's contents)\n"
     "      --kv-type T       KV cache elements of every slot: f32 (default, the reference), f16 (half\n"
     "                        the cache memory per slot) or q8_0 (about 0.28 of it); slightly\n"
     "                        different logits, the same on every build and thread count. The\n"
@@ -78,6 +81,7 @@ struct Args {
   const char *model = nullptr, *tokenizer = nullptr, *host = "127.0.0.1", *api_key = nullptr,
              *chat_template = nullptr;
   int kv_type = 0;  // ML_KV_F32
+  const char *cache_dir = nullptr;
   long port = 8080, parallel = 1, queue = 64, threads = 0, ctx = 0, max_body = 1 << 20;
 };
 
@@ -120,6 +124,8 @@ int parse_args(int argc, char **argv, Args *a) {
         a->api_key = v;
       else if (!std::strcmp(o, "--chat-template"))
         a->chat_template = v;
+      else if (!std::strcmp(o, "--cache"))
+        a->cache_dir = v;
       else if (!std::strcmp(o, "--kv-type")) {
         if (ml_kv_type_parse(v, &a->kv_type) != ML_OK) return usage_error("--kv-type %s: choose f32, f16 or q8_0", v);
       }
@@ -132,7 +138,6 @@ int parse_args(int argc, char **argv, Args *a) {
     }
   }
   if (!a->model) return usage_error("no model given%s", "");
-  if (!a->tokenizer) return usage_error("no tokenizer given: pass -z TOKENIZER%s", "");
   return -1;
 }
 
@@ -724,6 +729,7 @@ int Server::run(const Args &a) {
   o.n_threads = int(a.threads);
   o.max_seq = int(a.ctx);
   o.kv_type = a.kv_type;
+  o.cache_dir = a.cache_dir;
   if (const ml_status s = ml_open(&base_, a.model, a.tokenizer, &o)) {
     std::fprintf(stderr, "ml_server: %s\n", ml_last_error());
     return int(s);
@@ -736,7 +742,14 @@ int Server::run(const Args &a) {
       return int(s);
     }
   ml_get_info(base_, &info_);
-  ml_get_tokenizer_info(base_, &tok_);
+  if (ml_get_tokenizer_info(base_, &tok_) != ML_OK) {  // an .mlb without -z, or a GGUF without a usable tokenizer
+    if (a.tokenizer || info_.format[0] == 'g')
+      std::fprintf(stderr, "ml_server: %s (-z TOKENIZER)\n", ml_last_error());
+    else
+      std::fprintf(stderr, "ml_server: no tokenizer given: pass -z TOKENIZER (an .mlb model carries none)\n");
+    return ML_E_ARG;
+  }
+  if (info_.load_note[0]) std::fprintf(stderr, "ml_server: %s\n", info_.load_note);
   queue_cap_ = size_t(a.queue);
   if (a.api_key)
     api_key_ = a.api_key;

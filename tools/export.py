@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Write a model as GGUF or as a Hugging Face folder (for tests and measurements).
 
-    export.py INPUT OUTPUT --format gguf|hf [--dtype f32|f16|bf16|q8_0|q4_0]
+    export.py INPUT OUTPUT --format gguf|hf [--dtype f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q2_k..q6_k]
+              [--tensor-type NAME=DTYPE ...]
               [--gguf-version 2|3] [--tokenizer TOKENIZER.bin] [--shards N] [--untie]
 
 INPUT: anything convert.py reads (llama2.c checkpoint, GGUF, Hugging Face folder), an .mlb file
@@ -43,7 +44,10 @@ import bpe  # noqa: E402
 import rawtensor as rt  # noqa: E402
 
 PROG = "export.py"
-DTYPES = {"f32": rt.F32, "f16": rt.F16, "bf16": rt.BF16, "q8_0": rt.Q8_0, "q4_0": rt.Q4_0}
+DTYPES = {"f32": rt.F32, "f16": rt.F16, "bf16": rt.BF16, "q8_0": rt.Q8_0, "q4_0": rt.Q4_0,
+          # GGUF only, for test fixtures (tools/ggml_quants.py's simple encoder, not llama.cpp's)
+          "q4_1": "Q4_1", "q5_0": "Q5_0", "q5_1": "Q5_1", "q2_k": "Q2_K", "q3_k": "Q3_K",
+          "q4_k": "Q4_K", "q5_k": "Q5_K", "q6_k": "Q6_K"}
 
 
 class MlbReader:
@@ -87,7 +91,7 @@ def open_input(spec):
 
 
 def export(input_spec, output, fmt, dtype="f32", gguf_version=3, tokenizer=None, shards=1,
-           untie=False):
+           untie=False, tensor_types=None):
     reader = open_input(input_spec)
     try:
         n_tokens = reader.hparams.get("n_tokens") or 0
@@ -101,7 +105,8 @@ def export(input_spec, output, fmt, dtype="f32", gguf_version=3, tokenizer=None,
                 raise mlb.MlbError("--tokenizer has %d tokens but the model's n_tokens is %d"
                                    % (len(v.tokens), n_tokens))
         if fmt == "gguf":
-            gguf.write_gguf(reader, output, DTYPES[dtype], gguf_version, tokenizer, untie)
+            gguf.write_gguf(reader, output, DTYPES[dtype], gguf_version, tokenizer, untie,
+                            tensor_types={k: DTYPES[v] for k, v in (tensor_types or {}).items()})
         else:
             if dtype not in ("f32", "f16", "bf16"):
                 raise mlb.MlbError("--dtype %s: Hugging Face export writes f32, f16 or bf16" % dtype)
@@ -131,11 +136,21 @@ def main(argv=None):
                     "encoder.json (GGUF 'gpt2' metadata; tokenizer.json in an HF folder)")
     ap.add_argument("--shards", type=int, default=1, help="safetensors files (HF)")
     ap.add_argument("--untie", action="store_true", help="store the classifier separately")
+    ap.add_argument("--tensor-type", action="append", default=[], metavar="NAME=DTYPE",
+                    help="GGUF: this tensor's type instead of --dtype (e.g. output.weight=q6_k, "
+                    "as llama.cpp's Q4_K_M files mix types); repeatable")
     a = ap.parse_args(argv)
     if a.shards < 1:
         ap.error("--shards must be >= 1")
+    types = {}
+    for spec in a.tensor_type:
+        name, _, t = spec.partition("=")
+        if not name or t.lower() not in DTYPES:
+            ap.error("--tensor-type %s: expected NAME=DTYPE with DTYPE one of %s" % (spec, ", ".join(DTYPES)))
+        types[name] = t.lower()
     return convert.run_cli(PROG, lambda: export(a.input, a.output, a.format, a.dtype,
-                                                a.gguf_version, a.tokenizer, a.shards, a.untie))
+                                                a.gguf_version, a.tokenizer, a.shards, a.untie,
+                                                types))
 
 
 if __name__ == "__main__":

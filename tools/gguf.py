@@ -9,7 +9,9 @@ Standard library + numpy only; tensor data is memory-mapped, never read whole.
 - `llama2c_tokenizer(meta, vocab)`: the tokenizer in the metadata as llama2.c's tokenizer.bin.
 - `gpt2_tokenizer(meta, vocab, where)`: a `gpt2` (byte-level BPE) tokenizer as an MLTK file
   (tools/bpe.py, docs/tokenizer-format.md).
-- `GgufWriter` / `write_gguf`: write a model as GGUF (tools/export.py, tests).
+- `GgufWriter` / `write_gguf`: write a model as GGUF (tools/export.py, tests), in the types read
+  here and also Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (tools/ggml_quants.py's simple
+  encoder: test fixtures such as a Q4_K_M-like model; the C++ runtime reads those, not this module).
 
 Facts used (GGUF spec, ggml-org/ggml docs/gguf.md; llama.cpp's llama tensor names):
   header   "GGUF", u32 version, u64 tensor count, u64 metadata count (v1 had u32 counts)
@@ -31,6 +33,7 @@ import struct
 import numpy as np
 
 import bpe
+import ggml_quants
 import mlb
 import rawtensor as rt
 
@@ -47,9 +50,11 @@ _NUMPY = {T_U8: "u1", T_I8: "i1", T_U16: "<u2", T_I16: "<i2", T_U32: "<u4", T_I3
 _INT_TYPES = (T_U8, T_I8, T_U16, T_I16, T_U32, T_I32, T_U64, T_I64)
 _FLOAT_TYPES = (T_F32, T_F64)
 
-# ggml tensor types (ids from ggml.h); only the first five are read
-GGML_IDS = {rt.F32: 0, rt.F16: 1, rt.Q4_0: 2, rt.Q8_0: 8, rt.BF16: 30}
-GGML_TYPES = {v: k for k, v in GGML_IDS.items()}
+# ggml tensor types (ids from ggml.h): every type GgufWriter writes (named as rawtensor and
+# ggml_quants name them: "Q8_0", "Q4_K", ...); GgufFile.raw_tensor / GgufReader read only READ_TYPES
+READ_TYPES = (rt.F32, rt.F16, rt.Q4_0, rt.Q8_0, rt.BF16)
+GGML_IDS = {name: t.id for name, t in ggml_quants.TYPES.items()}
+GGML_TYPES = {GGML_IDS[t]: t for t in READ_TYPES}
 GGML_NAMES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0",
               9: "Q8_1", 10: "Q2_K", 11: "Q3_K", 12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 15: "Q8_K",
               16: "IQ2_XXS", 17: "IQ2_XS", 18: "IQ3_XXS", 19: "IQ1_S", 20: "IQ4_NL", 21: "IQ3_S",
@@ -81,14 +86,13 @@ class TensorInfo:
         return ggml_name(self.ggml_type)
 
     def nbytes(self):
-        """Data size, or None for a type this module cannot read."""
-        t = GGML_TYPES.get(self.ggml_type)
+        """Data size, or None for a type whose block size is not known here (ggml_quants.TYPES
+        lists the known ones; raw_tensor reads fewer)."""
+        t = ggml_quants.BY_ID.get(self.ggml_type)
         if t is None:
             return None
         n = math.prod(self.dims)  # exact: numpy's int64 product wraps for hostile dims
-        if t in rt.FLOAT_SIZE:
-            return n * rt.FLOAT_SIZE[t]
-        return n // rt.QK * rt.BLOCK_SIZE[t]
+        return n // t.block_elems * t.block_bytes
 
 
 # ------------------------------------------------------------------------------------ parse
@@ -795,10 +799,24 @@ def _pack_value(t, v):
     return struct.pack("<" + _SCALAR[t], v)
 
 
+def tensor_row_bytes(type_, cols):
+    """Bytes of one row of a tensor GgufWriter writes (cols a multiple of the type's block)."""
+    if type_ in rt.FLOAT_SIZE or type_ in rt.BLOCK_SIZE:
+        return rt.row_bytes(type_, cols)
+    return ggml_quants.row_bytes(type_, cols)
+
+
 def encode_tensor_rows(chunk, type_):
     """float32 row chunk -> bytes of GGUF type type_ (Q8_0/Q4_0 quantized with .mlb's rules,
-    scales rounded to fp16)."""
+    scales rounded to fp16; the other block types by tools/ggml_quants.py's encoder, row by row
+    in order, which is one run of blocks since every row is whole blocks)."""
     chunk = np.ascontiguousarray(chunk, np.float32)
+    if type_ not in READ_TYPES:
+        cols = chunk.shape[-1]
+        if cols % ggml_quants.type_of(type_).block_elems:
+            raise mlb.MlbError("a row of %d values cannot be %s (blocks of %d)"
+                               % (cols, type_, ggml_quants.type_of(type_).block_elems))
+        return ggml_quants.quantize(chunk, type_)
     if type_ == rt.F32:
         return chunk.astype("<f4").tobytes()
     if type_ == rt.F16:
@@ -831,6 +849,10 @@ class GgufWriter:
         self.kv.append((key, type_, value))
 
     def add_tensor(self, name, type_, shape):
+        """type_: a name of GGML_IDS ("F32", "Q8_0", "Q4_K", ...)."""
+        if type_ not in GGML_IDS:
+            raise mlb.MlbError("tensor %s: GGUF type %r cannot be written (%s can)"
+                               % (name, type_, ", ".join(GGML_IDS)))
         self.infos.append((name, type_, tuple(shape)))
 
     def write(self, chunks_of):
@@ -847,7 +869,7 @@ class GgufWriter:
             head.append(struct.pack("<%dQ" % len(shape), *reversed(shape)))
             head.append(struct.pack("<IQ", GGML_IDS[t], off))
             rows = shape[0] if len(shape) == 2 else 1
-            n = rows * rt.row_bytes(t, shape[-1])
+            n = rows * tensor_row_bytes(t, shape[-1])
             sizes.append(n)
             off = mlb.align_up(off + n, self.alignment)
         head = b"".join(head)
@@ -901,12 +923,15 @@ class _AtomicFile:
 
 
 def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=False,
-               alignment=DEFAULT_ALIGNMENT, name="legacy-ml export"):
+               alignment=DEFAULT_ALIGNMENT, name="legacy-ml export", tensor_types=None):
     """Write a convert.py reader's model as a GGUF llama, qwen2 or qwen3 model (qwen2: q/k rows and
     biases in HF's order; qwen3: q/k rows and q/k norm weights in HF's order, the head size as
-    qwen3.attention.key_length/value_length, as llama.cpp's converter writes them; llama3 RoPE scaling: rope_freqs.weight + mlb.rope.llama3.* keys). Matrices get type ftype (F32,
-    F16, BF16, Q8_0, Q4_0; a matrix whose columns are not a multiple of 32 falls back to F16 for
-    the quantized types), norms F32. tokenizer: a tokenizer to embed (a llama2.c tokenizer.bin,
+    qwen3.attention.key_length/value_length, as llama.cpp's converter writes them; llama3 RoPE
+    scaling: rope_freqs.weight + mlb.rope.llama3.* keys). Matrices get type ftype (F32,
+    F16, BF16, Q8_0, Q4_0, or for test fixtures another of GGML_IDS: Q4_K, Q6_K, ...; a matrix
+    whose columns are not a multiple of the type's block falls back to F16), norms F32.
+    tensor_types: {GGUF tensor name: type} overriding ftype (e.g. {"output.weight": "Q6_K"} with
+    ftype "Q4_K", as llama.cpp's Q4_K_M files mix them). tokenizer: a tokenizer to embed (a llama2.c tokenizer.bin,
     or a byte-level BPE one: MLTK, tokenizer.json, encoder.json). untie: store
     output.weight even for a shared classifier (a copy of token_embd.weight)."""
     hp = reader.hparams
@@ -956,12 +981,16 @@ def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=Fals
         shapes["wcls"] = shapes["tok_emb"]
     if llama3:  # llama.cpp's converter writes it first
         w.add_tensor(ROPE_FREQS, rt.F32, (hd // 2,))
+    tensor_types = dict(tensor_types or {})
     for n in out:
         shape = shapes[n]
-        t = rt.F32 if len(shape) == 1 else ftype
-        if t in rt.BLOCK_SIZE and shape[-1] % rt.QK:
+        t = rt.F32 if len(shape) == 1 else tensor_types.pop(gguf_name(n), ftype)
+        if shape[-1] % ggml_quants.type_of(t).block_elems:
             t = rt.F16
         w.add_tensor(gguf_name(n), t, shape)
+    if tensor_types:
+        raise mlb.MlbError("tensor_types names tensors the model does not write as matrices: %s"
+                           % ", ".join(sorted(tensor_types)))
     cache = {}
     it = reader.tensors()
 

@@ -14,7 +14,9 @@
                                                {qwen2,llama3}_tiny_{f32,q8_0,q4_0}.mlb
                                                (+ _panel16 twins; .mlb version 2),
                                                qwen3_tiny_* (the same; .mlb version 3: head_dim 24
-                                               != dim / heads, q/k norm) and tiny_q8_0.mlb
+                                               != dim / heads, q/k norm), tiny_q8_0.mlb
+                                               and ggml_blocks.bin (tools/ggml_quants.py: blocks of
+                                               every ggml type with NumPy's dequantized values)
 Exits 77 (CTest: skipped) with a loud message when the shared folder is absent.
 """
 import os
@@ -87,6 +89,18 @@ def main():
         run(gen, os.path.join(models, "tiny_q8_0.mlb"), "--dim", "64", "--hidden", "64", "--layers", "1", "--heads",
             "4", "--kv-heads", "2", "--vocab", "64", "--seq", "16", "--seed", "3", "--wtype", "q8_0", "--layout", "rows",
             "-q")
+        run(os.path.join(SRC, "tools", "ggml_quants.py"), "fixture", os.path.join(models, "ggml_blocks.bin"))
+        # GGUFs of every other block type the runtime takes (verify/tests/test_gguf_types.cc): a
+        # random model with K multiples of 256, one file per type, and a Q4_K_M-like mix
+        kq = os.path.join(models, "kq_src.mlb")
+        run(gen, kq, "--dim", "256", "--hidden", "512", "--layers", "1", "--heads", "4", "--kv-heads", "2", "--vocab",
+            "80", "--seq", "16", "--seed", "13", "--no-shared-classifier", "-q")
+        export = os.path.join(SRC, "tools", "export.py")
+        for t in ("q4_1", "q5_0", "q5_1", "q3_k", "q4_k", "q5_k", "q6_k"):
+            run(export, kq, os.path.join(models, "kq_%s.gguf" % t), "--format", "gguf", "--dtype", t)
+        run(export, kq, os.path.join(models, "kq_mix.gguf"), "--format", "gguf", "--dtype", "q4_k",
+            "--tensor-type", "output.weight=q6_k", "--tensor-type", "blk.0.ffn_down.weight=q6_k",
+            "--tensor-type", "blk.0.attn_v.weight=q5_0", "--tensor-type", "token_embd.weight=q8_0")
     else:
         sys.exit("make_fixtures.py: unknown kind %r" % kind)
 

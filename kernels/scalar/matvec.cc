@@ -46,11 +46,28 @@ void matvec_q(float *y, const ml_qtensor *W, const ml_qact *x, int r0, int r1) {
     ml::Sum4 sum;
     for (int b = 0; b < rows.nb; ++b) {
       const int8_t *w = Q4 ? rows.block_q4(r, b, buf) : rows.block_q8(r, b, buf);
+      if (!Q4 && W->d2) {  // two 16-element halves, each with its scale (kernels/kernels.h)
+        int32_t lo = 0, hi = 0;
+        for (int j = 0; j < ML_QK / 2; ++j) lo += int32_t(w[j]) * int32_t(x->q[b * ML_QK + j]);
+        for (int j = ML_QK / 2; j < ML_QK; ++j) hi += int32_t(w[j]) * int32_t(x->q[b * ML_QK + j]);
+        sum.add(b, float(lo) * rows.scale(r, b) * x->d[b]);
+        sum.add(b, float(hi) * W->d2[ml::panel::d_index(rows.nb, r, b)] * x->d[b]);
+        continue;
+      }
       int32_t sumi = 0;
       for (int j = 0; j < ML_QK; ++j) sumi += int32_t(w[j]) * int32_t(x->q[b * ML_QK + j]);
       sum.add(b, float(sumi) * rows.scale(r, b) * x->d[b]);
     }
     y[r] = sum.total();
+    if (W->m) {  // the blocks' offsets: w = d·q + m (Q4: q the unsigned nibble, so 8·d comes back)
+      ml::Sum4 off;
+      for (int b = 0; b < rows.nb; ++b) {
+        const float sx = float(x->s[b]);
+        if (Q4) off.add(b, sx * (8.0f * rows.scale(r, b)) * x->d[b]);
+        off.add(b, sx * W->m[ml::panel::d_index(rows.nb, r, b)] * x->d[b]);
+      }
+      y[r] = y[r] + off.total();
+    }
   }
 }
 

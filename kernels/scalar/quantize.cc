@@ -77,14 +77,18 @@ extern "C" void ml_dequantize_row(float *out, const ml_qtensor *W, int row) {
   const int K = W->cols, nb = K / ML_QK;
   if (ml::panel::paneled(W)) {
     for (int k = 0; k < K; ++k) {
-      const float d = ml::panel::scale(W, row, k / ML_QK);
+      const size_t di = ml::panel::d_index(nb, row, k / ML_QK);
+      // d2: elements 16..31 of a block have their own scale; m: w = d·q + m, one rounding (GGUF's
+      // other block types: the value ggml's dequantizer gives, runtime/gguf.h)
+      const float d = W->d2 && k % ML_QK >= ML_QK / 2 ? W->d2[di] : ml::panel::scale(W, row, k / ML_QK);
       if (W->type == ML_TYPE_Q8_0) {
         out[k] = float(static_cast<const int8_t *>(W->q)[ml::panel::q8_offset(nb, row, k)]) * d;
       } else {
         bool high;
         const uint8_t byte = static_cast<const uint8_t *>(W->q)[ml::panel::q4_offset(nb, row, k, &high)];
-        out[k] = float(int(high ? byte >> 4 : byte & 0x0F) - 8) * d;
+        out[k] = float(int(high ? byte >> 4 : byte & 0x0F) - (W->m ? 0 : 8)) * d;
       }
+      if (W->m) out[k] = out[k] + W->m[di];
     }
     return;
   }

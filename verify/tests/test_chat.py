@@ -19,7 +19,7 @@ Llama 3 and Qwen3 chat templates (verify/data/chat_templates.json). Named cases:
   - "> " on stderr before each line when stdin is a terminal (a pty), never from a pipe;
   - EOF with no input: exit 0, nothing on stdout; empty lines are no turns; a line that is not
     valid UTF-8 is skipped with one line on stderr.
-Foreign formats: stories260K.bin (llama2.c checkpoint), stories260K.gguf and a Hugging Face folder
+Foreign formats: stories260K.bin (llama2.c checkpoint) and a Hugging Face folder
 given to ml_run are named, with the tools/convert.py command; a truncated checkpoint is not.
 Environment: ML_RUN, ML_TOKENIZE, ML_EMULATOR ('|'-separated), ML_MODELS, ML_SHARED, ML_SOURCE.
 """
@@ -357,10 +357,6 @@ class ForeignFormats(unittest.TestCase):
     def test_llama2c_checkpoint(self):
         p = self.shared("stories260K.bin")
         self.refused(p, "llama2.c checkpoint", p[:-4] + ".mlb")
-
-    def test_gguf(self):
-        p = self.shared("stories260K.gguf")
-        self.refused(p, "GGUF file", p[:-5] + ".mlb")
 
     def test_hugging_face_folder(self):
         self.shared("tok512.bin")
