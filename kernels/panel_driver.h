@@ -254,30 +254,62 @@ inline void panel_matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r0
 // d2 (Q8): each block's elements 0..15 and 16..31 have their own scale. x is prepared twice per
 // block, once with its elements 16..31 zero and once with 0..15 zero (and each half's own sum Σx),
 // so the Int's dot gives the two halves' exact sums and the Width folds each with its 16 scales:
-// the ISA's own two parts, no new instruction, the reference's order (twice the dot work; the
-// weights are loaded once per block and token).
+// the ISA's own two parts, no new instruction, the reference's order (twice the dot work). The
+// halves of x are made once per call for all the panels (in the pack buffer), the weights
+// prefetched as in panel_tokens_from, each block into its partial b mod 4 held in registers.
+struct HalfX {
+  alignas(64) int8_t lo[ML_QK];
+  int8_t hi[ML_QK];
+  int32_t slo, shi;
+};
+inline void half_x(HalfX *h, const int8_t *xb) {
+  h->slo = h->shi = 0;
+  for (int j = 0; j < ML_QK / 2; ++j) {
+    h->lo[j] = xb[j], h->lo[j + ML_QK / 2] = 0, h->slo += xb[j];
+    h->hi[j] = 0, h->hi[j + ML_QK / 2] = xb[j + ML_QK / 2], h->shi += xb[j + ML_QK / 2];
+  }
+}
+
 template <class Width, class Int>
 inline void panel_halves(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
   const int nb = W->cols / ML_QK;
-  const int8_t *q = static_cast<const int8_t *>(W->q);
+  const uint8_t *q = static_cast<const uint8_t *>(W->q);
+  HalfX *halves = static_cast<HalfX *>(pack_buffer(sizeof(HalfX) * size_t(nb) * size_t(m)));
+  if (halves)
+    for (int t = 0; t < m; ++t)
+      for (int b = 0; b < nb; ++b) half_x(halves + size_t(t) * nb + b, X[t].q + size_t(b) * ML_QK);
   for (int p = r0 / ML_PANEL_ROWS; p * ML_PANEL_ROWS < r1; ++p) {
     const int row0 = p * ML_PANEL_ROWS, lo = std::max(r0, row0), hi = std::min(r1, row0 + ML_PANEL_ROWS);
+    const uint8_t *units = q + size_t(p) * nb * 8 * 64;
+    const size_t d0 = size_t(p) * nb * ML_PANEL_ROWS;
     for (int t = 0; t < m; ++t) {
       typename Width::Acc acc[4] = {Width::zero(), Width::zero(), Width::zero(), Width::zero()};
-      for (int b = 0; b < nb; ++b) {
-        const size_t di = (size_t(p) * nb + size_t(b)) * ML_PANEL_ROWS;
-        const auto w = Int::load_q8(q + di * ML_QK);  // the block's 8 units: 16 rows × 32 quants
-        alignas(64) int8_t xlo[ML_QK], xhi[ML_QK];
-        const int8_t *xb = X[t].q + size_t(b) * ML_QK;
-        int32_t slo = 0, shi = 0;
-        for (int j = 0; j < ML_QK / 2; ++j) {
-          xlo[j] = xb[j], xlo[j + ML_QK / 2] = 0, slo += xb[j];
-          xhi[j] = 0, xhi[j + ML_QK / 2] = xb[j + ML_QK / 2], shi += xb[j + ML_QK / 2];
+      const auto step = [&](int b, auto k) {
+        const uint8_t *ub = units + size_t(b) * 8 * 64;
+        const size_t di = d0 + size_t(b) * ML_PANEL_ROWS, ahead = kPrefetchBytes / (8 * 64) * ML_PANEL_ROWS;
+        if (t == 0) {  // the first token streams the panel from DRAM, the others find it in cache
+          for (size_t l = 0; l < 8; ++l) ml::prefetch(ub + kPrefetchBytes + l * 64);
+          ml::prefetch(W->d + di + ahead);
+          ml::prefetch(W->d2 + di + ahead);
         }
+        HalfX local;
+        const HalfX *h = halves ? halves + size_t(t) * nb + b : (half_x(&local, X[t].q + size_t(b) * ML_QK), &local);
+        const auto w = Int::load_q8(reinterpret_cast<const int8_t *>(ub));
         const float dx = X[t].d[b];
-        acc[b & 3] = Width::fold(acc[b & 3], Int::dot(w, Int::template prep<false>(xlo, slo)), W->d + di, dx);
-        acc[b & 3] = Width::fold(acc[b & 3], Int::dot(w, Int::template prep<false>(xhi, shi)), W->d2 + di, dx);
+        auto &a = acc[decltype(k)::value];
+        a = Width::fold(a, Int::dot(w, Int::template prep<false>(h->lo, h->slo)), W->d + di, dx);
+        a = Width::fold(a, Int::dot(w, Int::template prep<false>(h->hi, h->shi)), W->d2 + di, dx);
+      };
+      int b = 0;
+      for (; b + 4 <= nb; b += 4) {
+        step(b, std::integral_constant<int, 0>());
+        step(b + 1, std::integral_constant<int, 1>());
+        step(b + 2, std::integral_constant<int, 2>());
+        step(b + 3, std::integral_constant<int, 3>());
       }
+      if (b < nb) step(b, std::integral_constant<int, 0>());
+      if (b + 1 < nb) step(b + 1, std::integral_constant<int, 1>());
+      if (b + 2 < nb) step(b + 2, std::integral_constant<int, 2>());
       Width::store(Y + size_t(t) * ldy + row0, Width::add(Width::add(acc[0], acc[1]), Width::add(acc[2], acc[3])),
                    lo - row0, hi - row0);
     }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 
+#include "kernels/mutants.h"
 #include "runtime/error.h"
 #include "runtime/tokenizer.h"
 #include "runtime/unicode.h"
@@ -321,7 +322,10 @@ void BpeTokenizer::bpe(const char *s, size_t n, std::vector<int> *out) {
     syms_[i] = Sym{byte_id_[static_cast<unsigned char>(s[i])], int(i) - 1, i + 1 < n ? int(i) + 1 : -1};
   heap_.clear();
   // std heap functions keep the largest first: "less" = higher rank, or same rank further right.
-  auto later = [](const Cand &a, const Cand &b) { return a.rank > b.rank || (a.rank == b.rank && a.pos > b.pos); };
+  // mutant bpe_leftmost: among equal ranks the rightmost pair merged first
+  auto later = [](const Cand &a, const Cand &b) {
+    return a.rank > b.rank || (a.rank == b.rank && (ML_MUTANT("bpe_leftmost") ? a.pos < b.pos : a.pos > b.pos));
+  };
   auto push = [&](int pos) {
     if (pos < 0) return;
     const int nx = syms_[size_t(pos)].next;
@@ -366,7 +370,7 @@ void BpeTokenizer::bpe(const char *s, size_t n, std::vector<int> *out) {
 
 ml_status BpeTokenizer::encode_plain(const char *s, size_t n, std::vector<int> *out) {
   if (n == 0) return ML_OK;
-  if (normalizer_ == 1) {
+  if (normalizer_ == 1 && !ML_MUTANT("bpe_nfc")) {  // mutant: the declared NFC skipped
     bool ascii = true;
     for (size_t i = 0; i < n && ascii; ++i) ascii = static_cast<unsigned char>(s[i]) < 0x80;
     if (!ascii) {  // ASCII text is its own NFC
@@ -396,7 +400,7 @@ ml_status BpeTokenizer::encode(const char *text, size_t n, bool bos, bool specia
   }
   try {
     out->clear();
-    if (bos && add_bos() && bos_id_ >= 0) out->push_back(bos_id_);
+    if (bos && (add_bos() || ML_MUTANT("bpe_add_bos")) && bos_id_ >= 0) out->push_back(bos_id_);  // mutant: add_bos ignored
     const char *s = text;
     // Added tokens always, special ones when asked: longest match first at each position, in the
     // text as given (as Hugging Face matches added tokens that are not normalized); the text
@@ -410,7 +414,7 @@ ml_status BpeTokenizer::encode(const char *text, size_t n, bool bos, bool specia
         size_t hit_len = 0;
         for (uint32_t k = special_first_[c]; k < special_first_[c + 1]; ++k) {
           const int id = specials_[k];
-          if (kinds_[size_t(id)] == kSpecial && !special) continue;
+          if (kinds_[size_t(id)] == kSpecial && !special && !ML_MUTANT("bpe_special_split")) continue;  // mutant: always split
           size_t len = 0;
           const char *b = decode(id, &len);
           if (len <= n - i && std::memcmp(s + i, b, len) == 0) {

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <new>
 
+#include "kernels/mutants.h"
 #include "runtime/context.h"
 #include "runtime/error.h"
 #include "runtime/tokenizer.h"
@@ -224,7 +225,8 @@ ml_status chat_render(ml_chat_format f, const ChatTemplateVars &v, const ml_chat
       return ML_OK;
     }
     case ML_CHAT_ZEPHYR:
-      for (int i = 0; i < n; ++i) o += "<|" + role(i) + "|>\n" + m[i].content + v.eos + "\n";
+      for (int i = 0; i < n; ++i)  // mutant: the EOS after each message dropped
+        o += "<|" + role(i) + "|>\n" + m[i].content + (ML_MUTANT("chat_zephyr_eos") ? std::string() : v.eos) + "\n";
       if (add_assistant) o += "<|assistant|>\n";
       return ML_OK;
     case ML_CHAT_LLAMA2: {
@@ -358,7 +360,7 @@ void fill_stops(ml_ctx *ctx) {
         case ML_CHAT_QWEN3:
           need("<|im_start|>", special_id(b, "<|im_start|>"));
           ids.clear();  // <|im_start|> must exist but does not end a turn
-          need("<|im_end|>", special_id(b, "<|im_end|>"));
+          if (!ML_MUTANT("chat_stop_chatml")) need("<|im_end|>", special_id(b, "<|im_end|>"));  // mutant: left out
           break;
         case ML_CHAT_ZEPHYR:
         case ML_CHAT_LLAMA2:
@@ -368,7 +370,7 @@ void fill_stops(ml_ctx *ctx) {
           need("<|start_header_id|>", special_id(b, "<|start_header_id|>"));
           need("<|end_header_id|>", special_id(b, "<|end_header_id|>"));
           ids.clear();
-          need("<|eot_id|>", special_id(b, "<|eot_id|>"));
+          if (!ML_MUTANT("chat_stop_llama3")) need("<|eot_id|>", special_id(b, "<|eot_id|>"));  // mutant: left out
           break;
         }
       }

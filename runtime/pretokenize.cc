@@ -158,7 +158,7 @@ void split(PreTokenizer kind, const char *s, size_t begin, size_t n, std::vector
     size_t e;
     switch (kind) {
       case PreTokenizer::llama3: e = match_llama3(s, n, i, 3); break;
-      case PreTokenizer::qwen2: e = match_llama3(s, n, i, 1); break;
+      case PreTokenizer::qwen2: e = match_llama3(s, n, i, ML_MUTANT("pretok_qwen_digits") ? 3 : 1); break;  // mutant: \p{N}{1,3}
       default: e = match_gpt2(s, n, i); break;
     }
     pieces->emplace_back(i, e);

@@ -24,7 +24,7 @@ ml_status Sampler::configure(float temperature, float topp, uint64_t seed) {
   if (!(topp > 0.0f && topp <= 1.0f)) return fail(ML_E_ARG, "top-p %g must be in (0, 1]", double(topp));
   temperature_ = temperature;
   topp_ = topp;
-  state_ = seed != 0 ? seed : 1;  // xorshift has a fixed point at 0
+  state_ = seed != 0 && !ML_MUTANT("sampler_seed") ? seed : 1;  // xorshift has a fixed point at 0 (mutant: seed ignored)
   return ML_OK;
 }
 
@@ -79,8 +79,11 @@ int Sampler::walk_nucleus(const uint64_t *keys, int n, float coin, bool must_cut
   float cumulative = 0.0f;
   int last = -1;
   for (int i = 0; i < n; ++i) {
+    const float before = cumulative;
     cumulative += candidate_prob(keys[i]);
-    if (cumulative > topp_ || (ML_MUTANT("topp_boundary") && cumulative == topp_)) {  // mutant: >=
+    // mutant topp_late: the mass before candidate i tested, so the cut comes one candidate late
+    const bool past = ML_MUTANT("topp_late") ? before > topp_ : cumulative > topp_;
+    if (past || (ML_MUTANT("topp_boundary") && cumulative == topp_)) {  // mutant: >=
       last = i;
       break;
     }

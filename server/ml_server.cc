@@ -32,6 +32,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "kernels/mutants.h"  // ML_MUTANT: false unless the mutation audit's build (tools/mutants.sh)
 #include "native/cli.h"
 #include "runtime/ml.h"
 
@@ -198,6 +199,8 @@ size_t utf8_error(const std::string &s) {
   return std::string::npos;
 }
 
+// Whether a and b are the same bytes, in a time that depends only on their lengths (never on where
+// they first differ), so that a client cannot find the key a byte at a time from response times.
 bool constant_time_equal(const std::string &a, const std::string &b) {
   // Every byte of the longer string is visited; the result depends on all of them and the lengths.
   const size_t n = std::max(a.size(), b.size());
@@ -208,6 +211,24 @@ bool constant_time_equal(const std::string &a, const std::string &b) {
     diff |= unsigned(x ^ y);
   }
   return diff == 0;
+}
+
+// Whether an Authorization header value carries `key`: the scheme "Bearer" (case-insensitive, as
+// RFC 7235 says of every auth-scheme, so "bearer KEY" passes as well), one or more spaces, then
+// exactly the key, compared in full and in constant time (a prefix, the key plus a suffix, another
+// case or an empty credential is refused). `key` is never empty (main refuses an empty key).
+bool bearer_matches(const std::string &auth, const std::string &key) {
+  static const char kScheme[] = "bearer";
+  const size_t n = sizeof kScheme - 1;
+  bool scheme = auth.size() > n && auth[n] == ' ';
+  for (size_t i = 0; scheme && i < n; ++i) scheme = (auth[i] | 0x20) == kScheme[i];
+  // mutant: the scheme not checked (the text after the first space taken as the key)
+  size_t at = ML_MUTANT("server_key_scheme") ? auth.find(' ') : scheme ? n : std::string::npos;
+  if (at == std::string::npos) return false;
+  while (at < auth.size() && auth[at] == ' ') ++at;
+  const std::string given = auth.substr(at);
+  // mutant: only as many bytes of the key as the client sent are compared (a prefix passes)
+  return constant_time_equal(given, ML_MUTANT("server_key_prefix") ? key.substr(0, given.size()) : key);
 }
 
 struct Job {
@@ -389,7 +410,7 @@ void Server::step(Slot &s) {
     return finish(s, "stop");
   }
   publish(j, false);
-  if (j.n_generated >= j.max_tokens) return finish(s, "length");
+  if (j.n_generated >= j.max_tokens + (ML_MUTANT("server_max_tokens") ? 1 : 0)) return finish(s, "length");  // mutant: one more
   s.last = next;
   if (ml_eval(s.ctx, next, s.pos, &s.logits) != ML_OK) return finish(s, "error", ml_last_error());
   s.cache.resize(size_t(s.pos));
@@ -487,10 +508,10 @@ std::shared_ptr<Job> Server::make_job(const json &body, bool chat) {
   if (const json *v = field("top_p")) {
     if (!v->is_number()) throw bad("'top_p' must be a number");
     const double p = v->get<double>();
-    if (!(p > 0.0 && p <= 1.0)) throw bad("'top_p' must be in (0, 1]");
+    if (!((ML_MUTANT("server_top_p") ? p >= 0.0 : p > 0.0) && p <= 1.0)) throw bad("'top_p' must be in (0, 1]");  // mutant: 0 passes
     j->top_p = float(p);
   }
-  if (const json *v = field("seed")) {
+  if (const json *v = ML_MUTANT("server_seed") ? nullptr : field("seed")) {  // mutant: the request's seed ignored
     if (!v->is_number_integer()) throw bad("'seed' must be an integer");
     j->seed = v->is_number_unsigned() ? v->get<uint64_t>() : uint64_t(v->get<int64_t>());
   } else {
@@ -612,7 +633,8 @@ std::shared_ptr<Job> Server::make_job(const json &body, bool chat) {
 }
 
 std::string sse(const json &j) {
-  return "data: " + j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
+  // An event ends at an empty line; mutant: one newline only (a client's parser never sees it end).
+  return "data: " + j.dump(-1, ' ', false, json::error_handler_t::replace) + (ML_MUTANT("server_sse") ? "\n" : "\n\n");
 }
 
 void Server::handle_completion(const httplib::Request &req, httplib::Response &res, bool chat) {
@@ -755,6 +777,11 @@ int Server::run(const Args &a) {
     api_key_ = a.api_key;
   else if (const char *e = std::getenv("ML_API_KEY"))
     api_key_ = e;
+  if ((a.api_key || std::getenv("ML_API_KEY")) && api_key_.empty()) {  // "" would mean no key: never silently
+    std::fprintf(stderr, "ml_server: %s is empty: give a key, or leave it out to serve without one\n",
+                 a.api_key ? "--api-key" : "ML_API_KEY");
+    return int(ML_E_ARG);
+  }
   const char *slash = std::strrchr(a.model, '/');
   model_name_ = slash ? slash + 1 : a.model;
 
@@ -796,10 +823,7 @@ int Server::run(const Args &a) {
   svr.set_payload_max_length(size_t(a.max_body));
   svr.set_pre_routing_handler([this](const httplib::Request &req, httplib::Response &res) {
     if (api_key_.empty() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
-    const std::string auth = req.get_header_value("Authorization");
-    const std::string prefix = "Bearer ";
-    const bool ok = auth.compare(0, prefix.size(), prefix) == 0 && constant_time_equal(auth.substr(prefix.size()), api_key_);
-    if (ok) return httplib::Server::HandlerResponse::Unhandled;
+    if (bearer_matches(req.get_header_value("Authorization"), api_key_)) return httplib::Server::HandlerResponse::Unhandled;
     send_error(res, 401, "invalid or missing API key (send \"Authorization: Bearer KEY\")");
     return httplib::Server::HandlerResponse::Handled;
   });

@@ -83,6 +83,13 @@ EOT_NAMES = ("<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<EOT>",
 
 # ------------------------------------------------------------------ GPT-2's byte <-> unicode
 
+# The mutation audit (tools/mutants.sh): ML_PY_MUTANT=<name> switches on one deliberate bug of this
+# module, as ML_MUTANT does in a -DML_MUTANTS=ON build of the C++ (kernels/mutants.h). Nothing else
+# sets it; unset, every _mutant() is False.
+def _mutant(name):
+    return os.environ.get("ML_PY_MUTANT") == name
+
+
 def _byte_chars():
     keep = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
     table, extra = {}, 0
@@ -90,7 +97,7 @@ def _byte_chars():
         if b in keep:
             table[b] = chr(b)
         else:
-            table[b] = chr(256 + extra)
+            table[b] = chr(256 + extra + (1 if _mutant("bpe_byte_table") else 0))  # mutant: shifted by one
             extra += 1
     return table
 

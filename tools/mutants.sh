@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
-# The mutation audit (issue 20, "mutants caught"): does the suite notice a deliberate one-line bug
-# in the scalar reference or the runtime?
+# The mutation audit (issue 20, "mutants caught"; issue 40 beyond the kernels): does the suite
+# notice a deliberate one-line bug in the scalar reference, the runtime (forward pass, tokenizers,
+# chat, sampler), the server or the converter's Python?
 #
 #   tools/mutants.sh [NAME...]      from the repository root; no argument = every mutant below
 #
 # Configures ONE extra build, the scalar preset with -DML_MUTANTS=ON (kernels/mutants.h compiles
 # each mutant point as `if (ML_MUTANT("name")) <bug>`), in build/mutants (or $ML_MUTANTS_BUILD),
-# builds it, runs its suite once unmutated (it must pass: a broken baseline would "catch"
-# everything), then once per mutant with ML_MUTANT=<name>: the quick tests ($QUICK below) first,
-# the rest of the suite only if none of them failed. Prints per mutant the ctest tests that failed
+# builds it (ml_server too: its mutant points are compiled in as well), runs its suite once
+# unmutated (it must pass: a broken baseline would "catch" everything), then once per mutant with
+# ML_MUTANT=<name> (C++) or ML_PY_MUTANT=<name> (tools/*.py: `_mutant("name")`, tools/bpe.py):
+# the quick tests of the mutant's file (quick_for below) first, the rest of the suite only if none
+# of them failed. Prints per mutant the ctest tests that failed
 # (caught it) or NOT CAUGHT, the total time, and as its last line `mutants caught: A/B`.
 # Exit status 0 only if every mutant was caught (1: some not caught, 2: build or baseline failed).
 #
 # Left out of the mutant runs, because no mutant can change their outcome (the baseline runs the
 # same selection plus the fixture setups):
 #   - pure Python/node, no C++ of ours: fixture.* (write the test models; run once, by the
-#     baseline), tools.python (the converter's tests), tokenizer.{corpus_current,
+#     baseline), tools.python (the converter's tests) and tools.python.bpe (tools/bpe.py's: run,
+#     with the baseline, only when a Python mutant is selected),
+#     tokenizer.{corpus_current,
 #     unicode_tables_current,pretokenize_oracle} (generated files are current);
 #   - on the scalar preset the build IS the reference, so these compare the mutant with itself:
 #     e2e.random, e2e.stories260K (forward<BuildKernels> vs forward<ScalarKernels>, one type
@@ -29,7 +34,9 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 
 # The list of mutants: the ONE place that names them (name, then what the bug is). Every
-# ML_MUTANT("...") in kernels/ and runtime/ must be listed here (checked below).
+# ML_MUTANT("...") in kernels/, runtime/, server/ and native/, and every _mutant("...") in tools/*.py,
+# must be listed here (checked below). The second column is the file of the mutant point; it picks
+# the quick tests (quick_for) and, for a .py file, ML_PY_MUTANT.
 MUTANTS=(
   "q8_tie        kernels/scalar/quantize.cc  Q8_0 rounds halves toward +inf (floor(v + 0.5))"
   "rmsnorm_eps   kernels/scalar/rmsnorm.cc   rmsnorm without + eps"
@@ -51,23 +58,64 @@ MUTANTS=(
   "qkv_bias      runtime/forward.cc          the k bias of Qwen2-style q/k/v biases is skipped"
   # .mlb version 3 (Qwen3)
   "qk_norm       runtime/forward.cc          Qwen3's per-head RMSNorm of k is skipped (q is still normed)"
+  # beyond the kernels (issue 40): byte-level BPE, pre-tokenizer, normalization, special tokens
+  "pretok_qwen_digits runtime/pretokenize.cc  Qwen2's pre-tokenizer takes up to 3 digits a piece (Llama 3's rule)"
+  "bpe_leftmost  runtime/bpe_tokenizer.cc    byte-level BPE merges the rightmost of equal-rank pairs first"
+  "bpe_nfc       runtime/bpe_tokenizer.cc    a tokenizer that declares NFC is not normalized"
+  "bpe_special_split runtime/bpe_tokenizer.cc special tokens split out of the text even without special parsing"
+  "bpe_add_bos   runtime/bpe_tokenizer.cc    BOS prepended when asked although the file's add_bos is clear"
+  "bpe_byte_table tools/bpe.py               the converter's GPT-2 byte->unicode table shifted by one"
+  # chat templates and stop ids
+  "chat_stop_chatml runtime/chat.cc          ChatML's stop ids leave out <|im_end|> (only EOS/EOT/the file's stops)"
+  "chat_stop_llama3 runtime/chat.cc          Llama 3's stop ids leave out <|eot_id|>"
+  "chat_zephyr_eos runtime/chat.cc           Zephyr renders each message without the EOS after it"
+  # sampler stages
+  "topp_late     runtime/sampler.cc          top-p tests the mass before a candidate: the nucleus cut one late"
+  "sampler_seed  runtime/sampler.cc          the sampler ignores its seed (every seed draws as seed 1)"
+  # server: request validation, API key, SSE framing, max_tokens, seed
+  "server_key_prefix server/ml_server.cc     the API key compared over the bytes sent only (a prefix passes)"
+  "server_key_scheme server/ml_server.cc     the Authorization scheme not checked (\"Basic KEY\" passes)"
+  "server_top_p  server/ml_server.cc         a request's top_p = 0 passes validation"
+  "server_max_tokens server/ml_server.cc     one token more than max_tokens"
+  "server_sse    server/ml_server.cc         a streamed event ends with one newline, not an empty line"
+  "server_seed   server/ml_server.cc         the request's seed ignored (a fresh one per request)"
 )
 
 BUILD=${ML_MUTANTS_BUILD:-build/mutants}
 JOBS=${ML_MUTANTS_JOBS:-2}
 TIMEOUT=${ML_MUTANTS_TIMEOUT:-300}
-EXCLUDE='^(tools\.python|tokenizer\.(corpus_current|unicode_tables_current|pretokenize_oracle|oracle)|e2e\.random|e2e\.stories260K|logits\.identical|bench\..*|isa\.flags_vs_guard)$'
+EXCLUDE_ALWAYS='tokenizer\.(corpus_current|unicode_tables_current|pretokenize_oracle|oracle)|e2e\.random|e2e\.stories260K|logits\.identical|bench\..*|isa\.flags_vs_guard'
+EXCLUDE="^(tools\.python(\.bpe)?|$EXCLUDE_ALWAYS)\$"  # C++ mutants
+# Python mutants (tools/bpe.py): tools.python.bpe, its own tests, runs too; the rest of the
+# converter's tests (tools.python, ~90 s) stays out for time. A Python mutant in another file
+# needs its tests' entry in quick_for and here.
+EXCLUDE_PY="^(tools\.python|$EXCLUDE_ALWAYS)\$"
 LOG="$BUILD/mutants-log"
 # Run first for each mutant; the rest of the suite runs only if none of these fails. They are the
 # numbers written in tests (pinned, logits.checksum) and the quantizer and tokenizer unit tests.
-QUICK='^(pinned|logits\.checksum|quant|quant\.converter|tokenizer\.(bpe|unicode))$'
+QUICK='^(pinned|logits\.checksum|quant|quant\.converter|tokenizer\.(bpe|unicode)|sampler)$'
+# quick_for FILE: the quick tests of a mutant in FILE (the tests of that part, a few seconds each).
+quick_for() {
+  case $1 in
+    server/*) echo '^server$' ;;  # test_server.py's functional classes (~5 s)
+    runtime/chat.cc) echo '^(chat\.(render|api)|tokenizer\.bpe)$' ;;
+    tools/bpe.py) echo '^tools\.python\.bpe$' ;;  # tools/tests/test_bpe.py (~20 s)
+    *) echo "$QUICK" ;;
+  esac
+}
 t_start=$(date +%s)
 
 names=()
-for m in "${MUTANTS[@]}"; do names+=("${m%% *}"); done
+declare -A file_of
+for m in "${MUTANTS[@]}"; do
+  read -r n f _ <<<"$m"
+  names+=("$n")
+  file_of[$n]=$f
+done
 
 # Every mutant point in the sources is listed, and every listed name exists in the sources.
-in_src=$(grep -rhoE 'ML_MUTANT\("[a-z0-9_]+"\)' kernels runtime | sed -E 's/.*\("([a-z0-9_]+)"\)/\1/' | sort -u)
+in_src=$( { grep -rhoE 'ML_MUTANT\("[a-z0-9_]+"\)' kernels runtime server native
+            grep -rhoE --include='*.py' '_mutant\("[a-z0-9_]+"\)' tools; } | sed -E 's/.*\("([a-z0-9_]+)"\)/\1/' | sort -u)
 for n in $in_src; do
   if ! printf '%s\n' "${names[@]}" | grep -qx "$n"; then
     echo "mutants.sh: ML_MUTANT(\"$n\") in the sources is not in the list of tools/mutants.sh" >&2
@@ -76,7 +124,11 @@ for n in $in_src; do
 done
 for n in "${names[@]}"; do
   if ! printf '%s\n' $in_src | grep -qx "$n"; then
-    echo "mutants.sh: mutant $n is listed but no ML_MUTANT(\"$n\") is in kernels/ or runtime/" >&2
+    echo "mutants.sh: mutant $n is listed but no ML_MUTANT(\"$n\") is in kernels/, runtime/, server/, native/ (or _mutant in tools/)" >&2
+    exit 2
+  fi
+  if ! grep -qE "(ML_MUTANT|_mutant)\(\"$n\"\)" "${file_of[$n]}" 2>/dev/null; then
+    echo "mutants.sh: mutant $n: its mutant point is not in ${file_of[$n]}, the file its row names" >&2
     exit 2
   fi
 done
@@ -114,8 +166,12 @@ run_suite() {
 }
 
 t0=$(date +%s)
-unset ML_MUTANT
-failed=$(run_suite "$LOG/baseline.log" "$EXCLUDE")
+unset ML_MUTANT ML_PY_MUTANT
+baseline_exclude=$EXCLUDE
+for name in "${selected[@]}"; do
+  case ${file_of[$name]} in *.py) baseline_exclude=$EXCLUDE_PY ;; esac  # the converter's tests must pass too
+done
+failed=$(run_suite "$LOG/baseline.log" "$baseline_exclude")
 rc=$?
 if [ $rc -ne 0 ] || [ -n "$failed" ]; then
   echo "mutants: the UNMUTATED suite fails (${failed:-ctest exit $rc}); see $LOG/baseline.log" >&2
@@ -129,10 +185,14 @@ for name in "${selected[@]}"; do
   t0=$(date +%s)
   # The quick tests first (a few seconds): most mutants are caught there; only a mutant they miss
   # pays for the rest of the suite.
-  failed=$(ML_MUTANT="$name" run_suite "$LOG/$name.quick.log" "^fixture\\.|$EXCLUDE" -R "$QUICK" --fixture-exclude-setup '.*')
+  file=${file_of[$name]}
+  quick=$(quick_for "$file")
+  var=ML_MUTANT exclude=$EXCLUDE
+  case $file in *.py) var=ML_PY_MUTANT exclude=$EXCLUDE_PY ;; esac
+  failed=$(export "$var=$name"; run_suite "$LOG/$name.quick.log" "^fixture\\.|$exclude" -R "$quick" --fixture-exclude-setup '.*')
   rc=$?
   if [ -z "$failed" ] && [ $rc -eq 0 ]; then
-    failed=$(ML_MUTANT="$name" run_suite "$LOG/$name.log" "^fixture\\.|$EXCLUDE|$QUICK" --fixture-exclude-setup '.*')
+    failed=$(export "$var=$name"; run_suite "$LOG/$name.log" "^fixture\\.|$exclude|$quick" --fixture-exclude-setup '.*')
     rc=$?
   fi
   dt=$(( $(date +%s) - t0 ))

@@ -3,6 +3,8 @@
 
   run_unittest.py FILE.py     the tests of one module (e.g. verify/tests/test_cli.py)
   run_unittest.py DIR         the test*.py modules found in DIR (unittest discover -s DIR)
+  run_unittest.py DIR --except NAME.py ...
+                              the same without the named modules (CTest runs them as entries of their own)
 
 The output is unittest's verbose one line per test. Exit status: 1 when a test failed or none
 ran (none found); 77 (the suite's SKIP_RETURN_CODE: CTest reports it "Skipped") when any test was skipped,
@@ -18,10 +20,20 @@ import unittest
 SKIP = 77
 
 
-def load(path):
+def load(path, skip=()):
     loader = unittest.TestLoader()
     if os.path.isdir(path):
-        return loader.discover(path)
+        suite = unittest.TestSuite()
+        found = set()
+        for name in sorted(os.listdir(path)):
+            if name.startswith("test") and name.endswith(".py"):
+                found.add(name)
+                if name not in skip:
+                    suite.addTests(loader.discover(path, pattern=name))
+        missing = set(skip) - found
+        if missing:
+            raise SystemExit("run_unittest.py: --except %s: no such module in %s" % (" ".join(sorted(missing)), path))
+        return suite
     name = os.path.splitext(os.path.basename(path))[0]
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     spec = importlib.util.spec_from_file_location(name, path)
@@ -32,10 +44,11 @@ def load(path):
 
 
 def main(argv):
-    if len(argv) != 2:
+    skip = argv[3:]
+    if len(argv) < 2 or (len(argv) > 2 and (argv[2] != "--except" or not skip or not os.path.isdir(argv[1]))):
         print(__doc__, file=sys.stderr)
         return 2
-    result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(load(argv[1]))
+    result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(load(argv[1], skip))
     sys.stdout.flush()
     if not result.wasSuccessful():
         return 1

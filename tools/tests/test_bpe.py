@@ -155,7 +155,48 @@ class PreTokenizers(unittest.TestCase):
 
     def test_qwen2_and_smollm(self):
         self.check(bpe.PRE_QWEN2, "ab 123", ["ab", " ", "1", "2", "3"])
+
+    def test_qwen2_digits_stay_single_under_multi_digit_merges(self):
+        # Real Qwen vocabularies have no multi-digit tokens, so this vocabulary adds some: only the
+        # one-digit rule keeps "2024" four tokens; Llama 3's threes merge under the same merges.
+        tokens = [(bpe.KIND_NORMAL, bytes([x])) for x in range(256)] + [(bpe.KIND_NORMAL, b"20"),
+                                                                        (bpe.KIND_NORMAL, b"202")]
+        merges = [(ord("2"), ord("0"), 256), (256, ord("2"), 257)]
+        qwen = bpe.Vocab(list(tokens), list(merges), bpe.PRE_QWEN2).validate()
+        llama3 = bpe.Vocab(list(tokens), list(merges), bpe.PRE_LLAMA3).validate()
+        self.assertEqual(qwen.encode("2024"), list(b"2024"))
+        self.assertEqual(qwen.encode("x 20"), list(b"x 20"))
+        self.assertEqual(llama3.encode("2024"), [257, ord("4")])
         self.check(bpe.PRE_SMOLLM, "a1 b22 ١٢", ["a", "1", " b", "2", "2", " ", "١", "٢"])
+
+
+class ByteTable(unittest.TestCase):
+    """GPT-2's byte -> character table, entry by entry where it matters: every byte-level vocabulary
+    (GPT-2, Qwen, Llama 3, SmolLM2) spells its tokens in it, so one entry off garbles every token
+    holding that byte. Facts of the published table: printable ASCII and Latin-1 stand for
+    themselves; the 68 other bytes take U+0100 upwards in byte order (space is 'Ġ', newline 'Ċ')."""
+
+    def test_pinned_entries(self):
+        t = bpe.BYTE_TO_CHAR
+        pinned = {0x00: "\u0100", 0x09: "\u0109", 0x0A: "\u010a", 0x0D: "\u010d", 0x20: "\u0120",
+                  0x21: "!", 0x41: "A", 0x7E: "~", 0x7F: "\u0121", 0x80: "\u0122", 0xA0: "\u0142",
+                  0xA1: "\u00a1", 0xAC: "\u00ac", 0xAD: "\u0143", 0xAE: "\u00ae", 0xFF: "\u00ff"}
+        for b, c in pinned.items():
+            self.assertEqual(t[b], c, "byte 0x%02X" % b)
+
+    def test_a_bijection_onto_the_published_characters(self):
+        t = bpe.BYTE_TO_CHAR
+        self.assertEqual(sorted(t), list(range(256)))
+        shifted = sorted(ord(c) for b, c in t.items() if ord(c) != b)
+        self.assertEqual(shifted, list(range(0x100, 0x100 + 68)))
+        self.assertEqual({bpe.CHAR_TO_BYTE[c] for c in t.values()}, set(range(256)))
+
+    def test_tokens_as_vocabularies_spell_them(self):
+        self.assertEqual(bpe.remap(b" the"), "\u0120the")  # GPT-2's 'Ġthe'
+        self.assertEqual(bpe.remap(b"\n\n"), "\u010a\u010a")  # 'ĊĊ'
+        self.assertEqual(bpe.remap("é".encode()), "\u00c3\u00a9")  # 'Ã©'
+        self.assertEqual(bpe.unmap("\u0120world\u010a"), b" world\n")
+        self.assertIsNone(bpe.unmap("\u0200"))  # not a character of the table
 
 
 class Encoder(Base):

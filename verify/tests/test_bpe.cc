@@ -447,3 +447,102 @@ TEST_CASE("bpe: ml_open takes a byte-level tokenizer smaller than the model's vo
   CHECK(error_names("258 tokens but the model's vocab is 64"));
   std::remove(path);
 }
+
+TEST_CASE("bpe: Qwen2 takes digits one at a time even when the vocabulary merges them", "[bpe]") {
+  // Real Qwen vocabularies have no multi-digit tokens; this one does, so only the pre-tokenizer's
+  // \p{N} (one digit a piece) keeps "2024" four tokens. Llama 3's \p{N}{1,3} merges within threes.
+  Image img;
+  const int d20 = img.merge("2", "0");
+  const int d202 = img.merge("20", "2");
+  img.merge("202", "4");
+  ml::BpeTokenizer qwen, llama3;
+  img.pretok = 2;  // qwen2
+  REQUIRE(load(qwen, img.bytes()) == ML_OK);
+  img.pretok = 1;  // llama3
+  REQUIRE(load(llama3, img.bytes()) == ML_OK);
+  CHECK(enc(qwen, "2024") == bytes_of("2024"));
+  CHECK(enc(qwen, "a 202 20") == bytes_of("a 202 20"));
+  CHECK(enc(llama3, "2024") == std::vector<int>{d202, '4'});
+  CHECK(enc(llama3, "20 4") == std::vector<int>{d20, ' ', '4'});
+}
+
+namespace {
+
+// An MLTK file of `img` in /tmp, removed when the object goes.
+struct TempMltk {
+  char path[32] = "/tmp/ml_test_bpe_XXXXXX";
+  explicit TempMltk(const Image &img) {
+    const int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    const std::string bytes = img.bytes();
+    REQUIRE(write(fd, bytes.data(), bytes.size()) == ssize_t(bytes.size()));
+    close(fd);
+  }
+  ~TempMltk() { std::remove(path); }
+};
+
+std::vector<int> chat_stops(ml_ctx *ctx, ml_chat_format f) {
+  const int *ids = nullptr;
+  int n = 0;
+  const ml_status s = ml_chat_stop_ids(ctx, f, &ids, &n);
+  INFO(ml_last_error());
+  REQUIRE(s == ML_OK);
+  std::vector<int> v(ids, ids + n);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("bpe: a chat reply ends at its format's end of turn even when the tokenizer names no EOT", "[bpe]") {
+  // What the converter writes when the template's end-of-turn token is not marked special: EOS is
+  // <|endoftext|> / <|end_of_text|>, EOT unset, the turn markers added tokens. A reply must still
+  // stop at <|im_end|> (ChatML) and <|eot_id|> (Llama 3), and the opening markers must not stop it.
+  const std::string model = test::models("random_gqa_q8_0.mlb");  // vocab 512
+  SECTION("ChatML (Qwen2.5 base-style tokenizer)") {
+    Image img;
+    const int eot_text = img.add("<|endoftext|>", 1);
+    const int start = img.add("<|im_start|>", 2);
+    const int end = img.add("<|im_end|>", 2);
+    img.eos = eot_text;
+    img.tmpl = "{% for m in messages %}<|im_start|>{{ m.content }}<|im_end|>{% endfor %}";
+    TempMltk f(img);
+    ml_ctx *ctx = nullptr;
+    REQUIRE(ml_open(&ctx, model.c_str(), f.path, nullptr) == ML_OK);
+    ml_chat_format fmt = ML_CHAT_UNKNOWN;
+    REQUIRE(ml_chat_detect(ctx, &fmt) == ML_OK);
+    CHECK(fmt == ML_CHAT_CHATML);
+    const std::vector<int> stops = chat_stops(ctx, ML_CHAT_CHATML);
+    CHECK(stops == std::vector<int>{eot_text, end});
+    CHECK(std::find(stops.begin(), stops.end(), start) == stops.end());
+    // Zephyr and Llama 2 end at EOS; Llama 3 needs markers this tokenizer lacks.
+    CHECK(chat_stops(ctx, ML_CHAT_ZEPHYR) == std::vector<int>{eot_text});
+    const int *ids = nullptr;
+    int n = 0;
+    CHECK(ml_chat_stop_ids(ctx, ML_CHAT_LLAMA3, &ids, &n) == ML_E_FORMAT);
+    CHECK(error_names("<|start_header_id|>"));
+    ml_close(ctx);
+  }
+  SECTION("Llama 3 (base-style tokenizer)") {
+    Image img;
+    const int bos = img.add("<|begin_of_text|>", 1);
+    const int eos = img.add("<|end_of_text|>", 1);
+    const int sh = img.add("<|start_header_id|>", 2);
+    const int eh = img.add("<|end_header_id|>", 2);
+    const int eot = img.add("<|eot_id|>", 2);
+    img.bos = bos;
+    img.eos = eos;
+    TempMltk f(img);
+    ml_ctx *ctx = nullptr;
+    REQUIRE(ml_open(&ctx, model.c_str(), f.path, nullptr) == ML_OK);
+    const std::vector<int> stops = chat_stops(ctx, ML_CHAT_LLAMA3);
+    CHECK(stops == std::vector<int>{eos, eot});
+    CHECK(std::find(stops.begin(), stops.end(), sh) == stops.end());
+    CHECK(std::find(stops.begin(), stops.end(), eh) == stops.end());
+    const int *ids = nullptr;
+    int n = 0;
+    CHECK(ml_chat_stop_ids(ctx, ML_CHAT_CHATML, &ids, &n) == ML_E_FORMAT);  // no <|im_start|> here
+    CHECK(error_names("<|im_start|>"));
+    ml_close(ctx);
+  }
+}

@@ -108,6 +108,23 @@ class Server:
         except ValueError:
             return r.status, data
 
+    def raw_events(self, path, body):
+        """The bytes of a streamed response split into its events, each checked as one 'data: ' line
+        ended by an empty line, the last 'data: [DONE]'; returns their first 7 bytes."""
+        c = self.conn()
+        c.request("POST", path, body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+        raw = r.read()
+        c.close()
+        assert r.status == 200, raw
+        assert raw.endswith(b"\n\ndata: [DONE]\n\n"), raw[-80:]
+        events = raw.split(b"\n\n")
+        assert events[-1] == b"", "the stream ends with an empty line"
+        for e in events[:-2]:
+            assert e.startswith(b"data: {") and b"\n" not in e, e
+            json.loads(e[6:].decode("utf-8"))
+        return [e[:7] for e in events[:-1]]
+
     def post(self, path, body, headers=None):
         return self.request("POST", path, body, headers)
 
@@ -143,6 +160,34 @@ class Server:
         r.close()
         c.close()
         return text, chunks, done
+
+
+def raw_status(port, request_line, headers, body):
+    """Sends one request over a plain socket (any header size) and returns the response's status
+    code, or None when the connection closed without one."""
+    import socket
+    head = "%s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n" % (
+        request_line, len(body))
+    head += "".join("%s: %s\r\n" % kv for kv in headers.items()) + "\r\n"
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    try:
+        try:
+            s.sendall(head.encode("latin-1") + body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server refused mid-request: its answer may still be readable
+        data = b""
+        try:
+            while b"\r\n" not in data:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+        except ConnectionResetError:
+            pass
+    finally:
+        s.close()
+    m = re.match(rb"HTTP/1\.[01] (\d{3}) ", data)
+    return int(m.group(1)) if m else None
 
 
 class Base(unittest.TestCase):
@@ -280,6 +325,27 @@ class Completions(Base):
                      "-n", str(n))
         self.assertEqual("Once upon a time" + a["choices"][0]["text"] + "\n", out)
 
+    def test_stream_is_framed_as_server_sent_events(self):
+        # What every SSE client relies on (EventSource, the openai clients): each event is one
+        # "data: <JSON>" line ended by an empty line, the last "data: [DONE]", and nothing else.
+        # (Chat streams are written by the same writer; BadInput's server streams one below.)
+        body = {"prompt": "Once upon a time", "max_tokens": 5, "temperature": 0, "stream": True}
+        self.assertEqual(self.server.raw_events("/v1/completions", body)[:-1], [b"data: {"] * 6)
+
+
+
+    def test_the_seed_picks_the_draws(self):
+        # The same seed gives the same text however it is asked for (streamed or not); another seed
+        # another text (60 tokens at temperature 1: stories260K's texts differ for these seeds).
+        body = {"prompt": "Lily", "max_tokens": 60, "temperature": 1.0, "seed": 1234}
+        st, a = self.server.post("/v1/completions", body)
+        self.assertEqual(st, 200, a)
+        text, _, done = self.server.stream("/v1/completions", body)
+        self.assertTrue(done)
+        self.assertEqual(text, a["choices"][0]["text"])
+        st, b = self.server.post("/v1/completions", dict(body, seed=4321))
+        self.assertNotEqual(b["choices"][0]["text"], a["choices"][0]["text"])
+
     def test_models_and_health(self):
         st, m = self.server.request("GET", "/v1/models")
         self.assertEqual(st, 200)
@@ -398,25 +464,46 @@ class BadInput(Base):
         self.assertEqual(st, 200, r)
         self.assertEqual(r["object"], "chat.completion")
         self.assertEqual(r["choices"][0]["message"]["role"], "assistant")
+        # streamed: the role chunk, the tokens' chunks, the finish chunk, [DONE], each its own event
+        body = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4, "temperature": 0, "stream": True}
+        events = self.server.raw_events("/v1/chat/completions", body)
+        self.assertGreaterEqual(len(events), 3, events)
+        self.assertEqual(events, [b"data: {"] * (len(events) - 1) + [b"data: ["])
 
 
 class ApiKey(unittest.TestCase):
+    """The key is compared in full and in constant time (server/ml_server.cc, bearer_matches): a
+    prefix, a suffix, another case, an empty credential or another scheme is a 401. The scheme
+    itself is case-insensitive ("bearer KEY"), as RFC 7235 says of every auth-scheme (llama-server
+    wants "Bearer " exactly; OpenAI's clients send "Bearer"), followed by one or more spaces."""
+
     def setUp(self):
         if not SERVER or not os.path.exists(SERVER) or not os.path.exists(TOK512):
             self.skipTest("ML_SERVER or the shared data absent")
 
+    def status(self, srv, headers):
+        st, r = srv.post("/v1/completions", {"prompt": "Once", "max_tokens": 2}, headers)
+        if st == 401:
+            self.assertEqual(r["error"]["type"], "authentication_error")
+        return st
+
     def check(self, srv, key):
         try:
             self.assertEqual(srv.request("GET", "/v1/models")[0], 401)
-            st, r = srv.post("/v1/completions", {"prompt": "Once", "max_tokens": 2}, {"Authorization": "Bearer nope"})
-            self.assertEqual(st, 401, r)
-            self.assertEqual(r["error"]["type"], "authentication_error")
-            st, r = srv.post("/v1/completions", {"prompt": "Once", "max_tokens": 2}, {"Authorization": "Bearer " + key + "x"})
-            self.assertEqual(st, 401)
-            st, r = srv.post("/v1/completions", {"prompt": "Once", "max_tokens": 2}, {"Authorization": key})
-            self.assertEqual(st, 401)
-            st, r = srv.post("/v1/completions", {"prompt": "Once", "max_tokens": 2}, {"Authorization": "Bearer " + key})
-            self.assertEqual(st, 200, r)
+            refused = ["Bearer nope", "Bearer " + key + "x", key, "Bearer " + key[:-1], "Bearer " + key[:1],
+                       "Bearer " + key[1:], "Bearer x" + key, "Bearer", "Bearer ", "Bearer  ", "",
+                       "Bearer " + key.upper(), "Bearer " + key.capitalize(), "Basic " + key, "Token " + key,
+                       "Bearer" + key, "Bearer\t" + key, "XBearer " + key, "Bearer " + key + " " + key,
+                       "Bearer " + key + ",", "Bearer \"" + key + "\""]
+            for auth in refused:
+                with self.subTest(authorization=auth):
+                    self.assertEqual(self.status(srv, {"Authorization": auth}), 401)
+            for h in ({"X-Api-Key": key}, {"Api-Key": key}, {"Proxy-Authorization": "Bearer " + key}):
+                with self.subTest(headers=h):
+                    self.assertEqual(self.status(srv, h), 401)
+            for auth in ("Bearer " + key, "bearer " + key, "BEARER " + key, "Bearer   " + key):
+                with self.subTest(authorization=auth):
+                    self.assertEqual(self.status(srv, {"Authorization": auth}), 200)
             self.assertEqual(srv.request("GET", "/health")[0], 200)  # open to probes, as llama-server's
         finally:
             self.assertEqual(srv.stop(), 0)
@@ -426,6 +513,33 @@ class ApiKey(unittest.TestCase):
 
     def test_api_key_environment(self):
         self.check(Server(STORIES, TOK512, "-t", "1", env=dict(os.environ, ML_API_KEY="from-env")), "from-env")
+
+    def test_an_empty_key_is_refused_at_start(self):
+        # "" would otherwise mean "no key": a server meant to be protected must not start open.
+        for args, env in ((["--api-key", ""], os.environ), ([], dict(os.environ, ML_API_KEY=""))):
+            with self.subTest(args=args, env=env.get("ML_API_KEY")):
+                r = subprocess.run([SERVER, STORIES, "-z", TOK512, "--port", "0", "-t", "1", *args], env=env,
+                                   capture_output=True, timeout=60)
+                self.assertEqual(r.returncode, 6, r.stderr)
+                self.assertIn(b"is empty", r.stderr)
+                self.assertEqual(r.stderr.count(b"\n"), 1, r.stderr)
+
+    def test_oversized_headers_are_a_4xx_and_the_server_keeps_serving(self):
+        # cpp-httplib caps a header line (8 KiB): a huge Authorization header, or a huge other
+        # header, is refused with a 4xx before the key check; the server neither crashes nor hangs.
+        srv = Server(STORIES, TOK512, "--api-key", "s3cret", "-t", "1")
+        try:
+            for headers in ({"Authorization": "Bearer " + "s" * (64 << 10)},
+                            {"Authorization": "Bearer s3cret", "X-Filler": "f" * (64 << 10)},
+                            {"Authorization": "Bearer s3cret" + "t" * 9000}):
+                with self.subTest(sizes=[len(v) for v in headers.values()]):
+                    st = raw_status(srv.port, "POST /v1/completions", headers, b'{"prompt": "Once", "max_tokens": 2}')
+                    self.assertIsNotNone(st, "no HTTP status came back")
+                    self.assertTrue(400 <= st < 500, st)
+                    self.assertEqual(srv.proc.poll(), None, "the server is still running")
+                    self.assertEqual(self.status(srv, {"Authorization": "Bearer s3cret"}), 200)
+        finally:
+            self.assertEqual(srv.stop(), 0)
 
     def test_non_loopback_without_key_warns(self):
         srv = Server(STORIES, TOK512, "--host", "0.0.0.0", "-t", "1")
