@@ -7,7 +7,8 @@ kernels and with the build's kernels (through ML_EMULATOR, so cross builds run u
 Passes when max |ours - HF| <= 1e-4 (logits of order 1). Also prints the Q8_0/Q4_0 files'
 teacher-forced top-1 agreement with the F32 file (stated, not checked: random weights).
 
-Qwen3 (Qwen3Reference): a random tiny Qwen3 made here in Hugging Face's own layout (head_dim 24
+The qwen3_tiny fixture (gen_random's qwen3-tiny: head_dim 24 != 64 / 4, q/k norm) runs the same
+checks. Qwen3 (Qwen3Reference): a random tiny Qwen3 made here in Hugging Face's own layout (head_dim 24
 with hidden_size 64 and 4 heads, GQA 2:1, q_norm/k_norm, tied embeddings), written as a
 safetensors folder (Qwen3ForCausalLM config.json) and as a GGUF `qwen3` the way llama.cpp's
 converter writes one (HF's q/k row order kept, attention.key_length = head_dim), each converted by
@@ -37,7 +38,7 @@ EMU = [a for a in os.environ.get("ML_EMULATOR", "").split("|") if a]
 MODELS = os.environ.get("ML_MODELS", "")
 POSITIONS = 32
 TOL = 1e-4
-FIXTURES = ("qwen2_tiny", "llama3_tiny")
+FIXTURES = ("qwen2_tiny", "llama3_tiny", "qwen3_tiny")
 
 
 def model(name):
@@ -110,8 +111,9 @@ class HfReference(unittest.TestCase):
                     self.assertIn(hf_forward.mlb.ARCH_NAMES[h.arch], err.split("\n")[0], "load line names the arch")
 
     def test_the_reference_sees_what_it_checks(self):
-        """The check can fail: the model without its biases / without the llama3 scaling, or with
-        q/k left in interleaved order, is far from our logits (>> TOL)."""
+        """The check can fail: the model without its biases / without the llama3 scaling, with its
+        q norm's entries in the wrong order, or with q/k left in interleaved order, is far from our
+        logits (>> TOL)."""
         for i, name in enumerate(FIXTURES):
             h = self.header(name)
             ids = token_ids(h.n_tokens or h.vocab, 100 + i)
@@ -128,6 +130,13 @@ class HfReference(unittest.TestCase):
                 c = dict(m.config, rope_scaling=None)
                 off = np.abs(hf_forward.forward(hf_forward.HfModel(c, m.weights), ids) - good).max()
                 print("%s without llama3 RoPE scaling: max diff %.3g" % (name, off))
+                self.assertGreater(off, 100 * TOL)
+            if h.qk_norm:  # Qwen3: the q norm's entries in the .mlb's order, not HF's
+                w = dict(m.weights)
+                qn = "model.layers.0.self_attn.q_norm.weight"
+                w[qn] = hf_forward.interleaved_to_half_split(w[qn], 1)  # twice
+                off = np.abs(hf_forward.forward(hf_forward.HfModel(m.config, w), ids) - good).max()
+                print("%s with layer 0's q_norm permuted wrongly: max diff %.3g" % (name, off))
                 self.assertGreater(off, 100 * TOL)
             w = dict(m.weights)
             k = "model.layers.0.self_attn.k_proj.weight"
