@@ -225,8 +225,10 @@ endif()
 # --- end of chat ----------------------------------------------------------------------------------
 
 # Our F32 logits (scalar reference and build kernels) against a float64 NumPy forward written from
-# Hugging Face's Qwen2 / Llama 3 equations (verify/hf_forward.py), on the qwen2-tiny and llama3-tiny
-# fixtures: max abs <= 1e-4 over 32 positions; Q8_0/Q4_0 top-1 agreement printed.
+# Hugging Face's Qwen2 / Llama 3 / Qwen3 equations (verify/hf_forward.py), on the qwen2-tiny and
+# llama3-tiny fixtures and on a random tiny Qwen3 (head_dim != dim / heads) written as an HF folder
+# and as a llama.cpp-style GGUF, each converted: max abs <= 1e-4 over 32 positions; Q8_0/Q4_0
+# top-1 agreement printed.
 if(ML_ARCH_GENERIC)
   add_test(NAME reference.hf COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/tests/test_hf_reference.py -v)
   set_tests_properties(reference.hf PROPERTIES

@@ -525,8 +525,9 @@ const char *type_name(int t) { return t == 8 ? "Q8_0" : t == 2 ? "Q4_0" : "F32";
 // Matrix multiply-adds of a prompt of n tokens: every layer's seven matrices for each token, the
 // classifier for the last (ml_eval_batch without all_logits). Attention is not counted.
 double prompt_macs(const ml_model_info &i, int n) {
-  const double dim = i.dim, kv = double(i.dim) / i.n_heads * i.n_kv_heads, hid = i.hidden_dim;
-  const double layer = dim * dim * 2 + 2 * kv * dim + 3 * hid * dim;  // wq wo, wk wv, w1 w3 w2
+  const double dim = i.dim, qd = double(i.head_dim) * i.n_heads, kv = double(i.head_dim) * i.n_kv_heads;
+  const double hid = i.hidden_dim;
+  const double layer = qd * dim * 2 + 2 * kv * dim + 3 * hid * dim;  // wq wo, wk wv, w1 w3 w2
   return layer * i.n_layers * n + double(i.vocab) * dim;
 }
 

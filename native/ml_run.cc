@@ -58,7 +58,9 @@ const char kUsage[] =
     "                        N tokens (default: none). A full context ends the chat (exit status 0)\n"
     "      --system TEXT     --chat: the conversation's system message\n"
     "      --chat-template F --chat: this prompt format instead of the tokenizer's template: chatml\n"
-    "                        (Qwen2.5, SmolLM2), zephyr (TinyLlama-Chat), llama2 or llama3\n"
+    "                        (Qwen2.5, SmolLM2), zephyr (TinyLlama-Chat), llama2, llama3 or qwen3\n"
+    "      --no-thinking     --chat: the template's enable_thinking = false (Qwen3: each reply starts\n"
+    "                        after an empty <think></think> block); other formats ignore it\n"
     "      --version         print the build's ISA and the implementation of every kernel\n"
     "  -h, --help            this text\n"
     "\n"
@@ -74,7 +76,7 @@ struct Args {
   float temp = 1.0f, topp = 0.9f;
   unsigned long long seed = 0;
   bool reference = false;
-  bool chat = false, steps_given = false;
+  bool chat = false, steps_given = false, no_thinking = false;
 };
 
 int usage_error(const char *fmt, const char *a, const char *b = "") {
@@ -114,6 +116,8 @@ int parse_args(int argc, char **argv, Args *a) {
       a->reference = true;
     } else if (!std::strcmp(o, "--chat")) {
       a->chat = true;
+    } else if (!std::strcmp(o, "--no-thinking")) {
+      a->no_thinking = true;
     } else if (o[0] == '-' && o[1] != '\0') {
       if (!value(&v)) return usage_error("option %s needs a value", o);
       if (!std::strcmp(o, "-z") || !std::strcmp(o, "--tokenizer")) {
@@ -161,8 +165,8 @@ int parse_args(int argc, char **argv, Args *a) {
   if (a->prompt && a->token_ids) return usage_error("give either -i or --token-ids, not both%s", "");
   if (a->chat && (a->prompt || a->token_ids || a->logits_path))
     return usage_error("--chat reads its turns from stdin: -i, --token-ids and --logits do not apply%s", "");
-  if (!a->chat && (a->system || a->chat_template))
-    return usage_error("%s needs --chat", a->system ? "--system" : "--chat-template");
+  if (!a->chat && (a->system || a->chat_template || a->no_thinking))
+    return usage_error("%s needs --chat", a->system ? "--system" : a->chat_template ? "--chat-template" : "--no-thinking");
   return -1;
 }
 
@@ -230,10 +234,12 @@ int fail_status(ml_status s) {
 
 void print_banner(const Args &a, const ml_model_info &info, double load_ms) {
   static const char *const kType[] = {"F32", "?", "Q4_0", "?", "?", "?", "?", "?", "Q8_0"};
+  char head[32] = "";  // a head size other than dim / n_heads (Qwen3)
+  if (info.head_dim * info.n_heads != info.dim) std::snprintf(head, sizeof head, " of %d", info.head_dim);
   std::fprintf(stderr,
-               "ml_run: %s: %s, dim %d, %d layers, %d/%d heads, vocab %d, %s, context %d%s; %s build%s, %d thread%s; "
+               "ml_run: %s: %s, dim %d, %d layers, %d/%d heads%s, vocab %d, %s, context %d%s; %s build%s, %d thread%s; "
                "loaded in %.1f ms\n",
-               a.model, info.arch, info.dim, info.n_layers, info.n_heads, info.n_kv_heads, info.vocab,
+               a.model, info.arch, info.dim, info.n_layers, info.n_heads, info.n_kv_heads, head, info.vocab,
                info.wtype >= 0 && info.wtype <= 8 ? kType[info.wtype] : "?", info.max_seq,
                info.kv_type == ML_KV_F16 ? " (f16 KV cache)" : info.kv_type == ML_KV_Q8_0 ? " (q8_0 KV cache)" : "", info.isa,
                a.reference ? " (scalar reference kernels)" : "", info.n_threads, info.n_threads == 1 ? "" : "s",
@@ -337,7 +343,8 @@ int run_chat(ml_ctx *ctx, const Args &a, const ml_model_info &info, const ml_tok
     msgs.resize(roles.size());
     for (size_t i = 0; i < roles.size(); ++i) msgs[i] = {roles[i].c_str(), contents[i].c_str()};
     size_t len = 0;
-    if (const ml_status s = ml_chat_render(ctx, fmt, msgs.data(), int(msgs.size()), 1, nullptr, 0, &len)) {
+    const int add = ML_CHAT_ASSISTANT | (a.no_thinking ? ML_CHAT_NO_THINKING : 0);
+    if (const ml_status s = ml_chat_render(ctx, fmt, msgs.data(), int(msgs.size()), add, nullptr, 0, &len)) {
       if (s != ML_E_ARG) return fail_status(s);
       std::fprintf(stderr, "ml_run: line skipped: %s\n", ml_last_error());  // e.g. not valid UTF-8
       roles.pop_back();
@@ -346,7 +353,7 @@ int run_chat(ml_ctx *ctx, const Args &a, const ml_model_info &info, const ml_tok
       continue;
     }
     text.resize(len + 1);
-    if (const ml_status s = ml_chat_render(ctx, fmt, msgs.data(), int(msgs.size()), 1, text.data(), text.size(), &len))
+    if (const ml_status s = ml_chat_render(ctx, fmt, msgs.data(), int(msgs.size()), add, text.data(), text.size(), &len))
       return fail_status(s);
     full.resize(ml_encode_bound(ctx, len));
     int n_full = 0;

@@ -134,6 +134,7 @@ extern "C" ml_status ml_get_info(const ml_ctx *ctx, ml_model_info *info) {
   info->arena_bytes = ctx->arena.size();
   info->arch = arch_name(c.arch);
   info->n_tokens = c.n_tokens;
+  info->head_dim = c.head_dim();
   info->kv_type = ctx->state.kv_type;
   info->format = ctx->model.gguf ? "gguf" : "mlb";
   info->load_note = ctx->model.load_note.c_str();

@@ -17,7 +17,7 @@ namespace ml {
 
 namespace {
 
-const char kChoices[] = "--chat-template chatml|zephyr|llama2|llama3";
+const char kChoices[] = "--chat-template chatml|zephyr|llama2|llama3|qwen3";
 const char kKnowledge[] = "Cutting Knowledge Date: December 2023";
 
 bool has(const std::string &s, const char *needle) { return s.find(needle) != std::string::npos; }
@@ -74,10 +74,92 @@ std::string shown(const char *s) {
   return o + "\"";
 }
 
+// Python's str.lstrip / rstrip / strip of one character, and the parts of split(sep) the Qwen3
+// template takes: [0] (before the first sep) and [-1] (after the last).
+std::string lstrip_c(const std::string &s, char c) {
+  size_t b = 0;
+  while (b < s.size() && s[b] == c) ++b;
+  return s.substr(b);
+}
+std::string rstrip_c(const std::string &s, char c) {
+  size_t e = s.size();
+  while (e > 0 && s[e - 1] == c) --e;
+  return s.substr(0, e);
+}
+std::string before_first(const std::string &s, const char *sep) {
+  const size_t at = s.find(sep);
+  return at == std::string::npos ? s : s.substr(0, at);
+}
+std::string after_last(const std::string &s, const char *sep) {
+  const size_t at = s.rfind(sep);
+  return at == std::string::npos ? s : s.substr(at + std::strlen(sep));
+}
+bool starts_with(const std::string &s, const char *p) { return s.compare(0, std::strlen(p), p) == 0; }
+bool ends_with(const std::string &s, const char *p) {
+  const size_t k = std::strlen(p);
+  return s.size() >= k && s.compare(s.size() - k, k, p) == 0;
+}
+
+// Qwen3's template (verify/data/chat_templates.json "qwen3") for system/user/assistant messages with
+// string contents, step by step as it reads:
+//   a system message first: <|im_start|>system\nCONTENT<|im_end|>\n (no default one);
+//   last_query_index: the last user message that is not "<tool_response>...</tool_response>" (else n-1);
+//   user, and system after the first: <|im_start|>ROLE\nCONTENT<|im_end|>\n;
+//   assistant: with "</think>" in the content, reasoning = content.split('</think>')[0].rstrip('\n')
+//     .split('<think>')[-1].lstrip('\n') and content = content.split('</think>')[-1].lstrip('\n');
+//     after the last query, when it is the last message or has reasoning:
+//     <|im_start|>assistant\n<think>\nREASONING.strip('\n')\n</think>\n\nCONTENT.lstrip('\n')<|im_end|>\n,
+//     else <|im_start|>assistant\nCONTENT<|im_end|>\n;
+//   add_generation_prompt: <|im_start|>assistant\n, and "<think>\n\n</think>\n\n" with
+//     enable_thinking = false (when the template has that switch).
+void render_qwen3(const ChatTemplateVars &v, const ml_chat_message *m, int n, int add, std::string *out) {
+  std::string &o = *out;
+  const bool system_first = std::strcmp(m[0].role, "system") == 0;
+  if (system_first) o += std::string("<|im_start|>system\n") + m[0].content + "<|im_end|>\n";
+  int last_query = n - 1;
+  for (int i = n - 1; i >= 0; --i) {
+    const std::string c = m[i].content;
+    if (std::strcmp(m[i].role, "user") == 0 && !(starts_with(c, "<tool_response>") && ends_with(c, "</tool_response>"))) {
+      last_query = i;
+      break;
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    const std::string role = m[i].role;
+    std::string content = m[i].content;
+    if (role == "user" || (role == "system" && i > 0)) {
+      o += "<|im_start|>" + role + "\n" + content + "<|im_end|>\n";
+    } else if (role == "assistant") {
+      std::string reasoning;
+      if (content.find("</think>") != std::string::npos) {
+        reasoning = lstrip_c(after_last(rstrip_c(before_first(content, "</think>"), '\n'), "<think>"), '\n');
+        content = lstrip_c(after_last(content, "</think>"), '\n');
+      }
+      if (i > last_query && (i == n - 1 || !reasoning.empty()))
+        o += "<|im_start|>assistant\n<think>\n" + rstrip_c(lstrip_c(reasoning, '\n'), '\n') + "\n</think>\n\n" +
+             lstrip_c(content, '\n');
+      else
+        o += "<|im_start|>assistant\n" + content;
+      o += "<|im_end|>\n";
+    }
+  }
+  if (add & ML_CHAT_ASSISTANT) {
+    o += "<|im_start|>assistant\n";
+    // the switch as the template has it (Qwen3 2504's; Qwen3-2507's templates have none), and in the
+    // built-in form (no template: --chat-template qwen3)
+    if ((add & ML_CHAT_NO_THINKING) && (v.source.empty() || has(v.source, "enable_thinking")))
+      o += "<think>\n\n</think>\n\n";
+  }
+}
+
 }  // namespace
 
 ml_chat_format chat_detect_source(const std::string &t) {
   if (t.empty()) return ML_CHAT_UNKNOWN;
+  // Qwen3: ChatML with its <think> handling (reasoning_content, the last user query's index).
+  if (has(t, "<|im_start|>") && has(t, "<|im_end|>") && has(t, "<think>") && has(t, "</think>") &&
+      has(t, "reasoning_content") && has(t, "last_query_index"))
+    return ML_CHAT_QWEN3;
   if (has(t, "<|im_start|>") && has(t, "<|im_end|>")) return ML_CHAT_CHATML;
   // Llama 3.0, and 3.1+ with their dated system block (another knowledge date: not one we know).
   if (has(t, "<|start_header_id|>") && has(t, "<|end_header_id|>") && has(t, "<|eot_id|>") &&
@@ -114,7 +196,8 @@ bool chatml_default_system(const std::string &t, std::string *text) {
 }
 
 ml_status chat_render(ml_chat_format f, const ChatTemplateVars &v, const ml_chat_message *m, int n,
-                      bool add_assistant, std::string *out) {
+                      int add, std::string *out) {
+  const bool add_assistant = (add & ML_CHAT_ASSISTANT) != 0;
   out->clear();
   if (n < 1 || m == nullptr) return fail(ML_E_ARG, "chat: no messages to render");
   for (int i = 0; i < n; ++i) {
@@ -199,10 +282,13 @@ ml_status chat_render(ml_chat_format f, const ChatTemplateVars &v, const ml_chat
       if (add_assistant || always) o += "<|start_header_id|>assistant<|end_header_id|>\n\n";
       return ML_OK;
     }
+    case ML_CHAT_QWEN3:
+      render_qwen3(v, m, n, add, &o);
+      return ML_OK;
     case ML_CHAT_UNKNOWN:
       break;
   }
-  return fail(ML_E_ARG, "chat format %d is not one of chatml, zephyr, llama2, llama3", int(f));
+  return fail(ML_E_ARG, "chat format %d is not one of chatml, zephyr, llama2, llama3, qwen3", int(f));
 }
 
 std::string chat_today() {
@@ -253,7 +339,7 @@ ChatTemplateVars vars_of(const ml_ctx *ctx) {
 void fill_stops(ml_ctx *ctx) {
   const Tokenizer &t = ctx->tokenizer;
   const bool bl = t.kind() == Tokenizer::kByteLevel;
-  for (int f = 1; f <= 4; ++f) {
+  for (int f = 1; f <= 5; ++f) {
     std::vector<int> &ids = ctx->chat_stops[f];
     auto need = [&](const char *text, int id) {
       if (id >= 0) {
@@ -271,6 +357,7 @@ void fill_stops(ml_ctx *ctx) {
       const BpeTokenizer &b = t.bpe();
       switch (f) {
         case ML_CHAT_CHATML:
+        case ML_CHAT_QWEN3:
           need("<|im_start|>", special_id(b, "<|im_start|>"));
           ids.clear();  // <|im_start|> must exist but does not end a turn
           if (!ML_MUTANT("chat_stop_chatml")) need("<|im_end|>", special_id(b, "<|im_end|>"));  // mutant: left out
@@ -292,7 +379,7 @@ void fill_stops(ml_ctx *ctx) {
     } else {
       // llama2.c tokenizer.bin: only <s> (1) and </s> (2) are special; the ChatML and Llama 3
       // markers would be plain text.
-      if (f == ML_CHAT_CHATML) need("<|im_end|>", -1);
+      if (f == ML_CHAT_CHATML || f == ML_CHAT_QWEN3) need("<|im_end|>", -1);
       if (f == ML_CHAT_LLAMA3) need("<|eot_id|>", -1);
       if (f == ML_CHAT_ZEPHYR || f == ML_CHAT_LLAMA2) need("</s>", t.n_tokens() > 2 ? 2 : -1);
     }
@@ -311,6 +398,7 @@ extern "C" const char *ml_chat_format_name(ml_chat_format f) {
     case ML_CHAT_ZEPHYR: return "zephyr";
     case ML_CHAT_LLAMA2: return "llama2";
     case ML_CHAT_LLAMA3: return "llama3";
+    case ML_CHAT_QWEN3: return "qwen3";
     case ML_CHAT_UNKNOWN: break;
   }
   return "unknown";
@@ -318,7 +406,7 @@ extern "C" const char *ml_chat_format_name(ml_chat_format f) {
 
 extern "C" ml_status ml_chat_parse_name(const char *name, ml_chat_format *format) {
   if (!format) return fail(ML_E_ARG, "ml_chat_parse_name: format is NULL");
-  for (int f = 1; f <= 4; ++f)
+  for (int f = 1; f <= 5; ++f)
     if (name && std::strcmp(name, ml_chat_format_name(ml_chat_format(f))) == 0) {
       *format = ml_chat_format(f);
       return ML_OK;
@@ -347,12 +435,12 @@ extern "C" ml_status ml_chat_render(const ml_ctx *ctx, ml_chat_format format, co
                                     int n, int add_assistant, char *out, size_t cap, size_t *len) {
   if (!ctx || !len || (!out && cap != 0)) return fail(ML_E_ARG, "ml_chat_render: NULL argument");
   if (!ctx->has_tokenizer) return fail(ML_E_ARG, "ml_chat_render: the context was opened without a tokenizer");
-  if (format < ML_CHAT_CHATML || format > ML_CHAT_LLAMA3)
+  if (format < ML_CHAT_CHATML || format > ML_CHAT_QWEN3)
     return fail(ML_E_ARG, "ml_chat_render: format %d is not one of %s", int(format), kChoices + 16);
   std::string text;
   try {
     const ChatTemplateVars v = vars_of(ctx);
-    if (const ml_status s = chat_render(format, v, messages, n, add_assistant != 0, &text)) return s;
+    if (const ml_status s = chat_render(format, v, messages, n, add_assistant, &text)) return s;
   } catch (const std::bad_alloc &) {
     return fail(ML_E_NOMEM, "ml_chat_render: out of memory");
   }
@@ -415,7 +503,7 @@ extern "C" ml_status ml_chat_encode(ml_ctx *ctx, const char *text, int *tokens, 
 extern "C" ml_status ml_chat_stop_ids(const ml_ctx *ctx, ml_chat_format format, const int **ids, int *n) {
   if (!ctx || !ids || !n) return fail(ML_E_ARG, "ml_chat_stop_ids: NULL argument");
   if (!ctx->has_tokenizer) return fail(ML_E_ARG, "ml_chat_stop_ids: the context was opened without a tokenizer");
-  if (format < ML_CHAT_CHATML || format > ML_CHAT_LLAMA3)
+  if (format < ML_CHAT_CHATML || format > ML_CHAT_QWEN3)
     return fail(ML_E_ARG, "ml_chat_stop_ids: format %d is not one of %s", int(format), kChoices + 16);
   ml_ctx *c = const_cast<ml_ctx *>(ctx);  // the lists are filled once, under call_once
   try {

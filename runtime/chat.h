@@ -15,6 +15,11 @@
 //           Llama 3.1/3.2/3.3 templates always open with a system block "Cutting Knowledge Date:
 //           December 2023\nToday Date: DATE\n\n" + the system message (DATE: the template's
 //           date_string default, or today's date where it calls strftime_now, as transformers does)
+//   qwen3   ChatML turns without a default system prompt; an assistant message's <think>...</think>
+//           reasoning is kept only after the last user query ("<think>\nR\n</think>\n\n" + answer),
+//           dropped before it; generation prompt <|im_start|>assistant\n (enable_thinking = false:
+//           + "<think>\n\n</think>\n\n") (Qwen3; recognised by its <think>, reasoning_content and
+//           last_query_index)
 #pragma once
 #include <string>
 #include <vector>
@@ -40,10 +45,11 @@ ml_chat_format chat_detect_source(const std::string &source);
 // message (Qwen2.5: "You are Qwen, created by Alibaba Cloud. ..."); false when it has none.
 bool chatml_default_system(const std::string &source, std::string *text);
 
-// Renders messages[0..n) (n >= 1) as the template does; ML_E_ARG naming the message on a bad
-// role, NULL or invalid UTF-8 content, or a conversation the template refuses (llama2: roles not
-// alternating user/assistant).
+// Renders messages[0..n) (n >= 1) as the template does; add: ML_CHAT_ASSISTANT, ML_CHAT_NO_THINKING
+// flags (runtime/ml.h; true = the assistant header); ML_E_ARG naming the message on a bad role, NULL
+// or invalid UTF-8 content, or a conversation the template refuses (llama2: roles not alternating
+// user/assistant).
 ml_status chat_render(ml_chat_format f, const ChatTemplateVars &vars, const ml_chat_message *messages, int n,
-                      bool add_assistant, std::string *out);
+                      int add, std::string *out);
 
 }  // namespace ml

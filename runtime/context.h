@@ -23,9 +23,9 @@ struct ml_ctx {
   bool reference = false;
   int n_past = 0;  // positions whose K/V are in the cache
   std::once_flag chat_once;             // runtime/chat.cc: ml_chat_stop_ids fills chat_stops once
-  std::vector<int> chat_stops[5];       // per ml_chat_format: end-of-turn ids + the tokenizer's stop ids
-  ml_status chat_status[5] = {};        // why a format does not fit the tokenizer (message in chat_errors)
-  std::string chat_errors[5];
+  std::vector<int> chat_stops[6];       // per ml_chat_format: end-of-turn ids + the tokenizer's stop ids
+  ml_status chat_status[6] = {};        // why a format does not fit the tokenizer (message in chat_errors)
+  std::string chat_errors[6];
   ml_ctx *base = nullptr;  // ml_open_sibling: the family's first context, whose pool (and
                            // mapping, viewed by `model`) this one uses; nullptr for ml_open's
   ml::ThreadPool &threads() { return base ? base->pool : pool; }

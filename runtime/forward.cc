@@ -224,8 +224,10 @@ void attend_q8(const Q8Cache &kc, int g, int len, int hd, float sqrt_hd, const f
 template <class K>
 void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int n, int pos, bool all_logits) {
   const Config &c = m.cfg;
-  const int dim = c.dim, kv_dim = c.kv_dim(), hd = c.head_dim(), hidden = c.hidden_dim;
+  // q_dim = n_heads·head_dim: dim, unless the model states its head size (Qwen3: head_dim need not be dim / n_heads)
+  const int dim = c.dim, q_dim = c.q_dim(), kv_dim = c.kv_dim(), hd = c.head_dim(), hidden = c.hidden_dim;
   const size_t S = size_t(s.max_seq), KS = size_t(s.kv_seq), half = size_t(hd / 2), D = size_t(dim), H = size_t(hidden);
+  const size_t Q = size_t(q_dim), XB = std::max(D, Q);  // strides of q and of xb (normed input or attention output)
   const bool f16 = s.kv_type == ML_KV_F16, q8 = s.kv_type == ML_KV_Q8_0;
 
   // x[t] = tok_emb[token t]                                                 (n, dim)
@@ -244,24 +246,37 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
     float *v = s.kv_new + size_t(s.batch) * kv_dim;   // (n, kv_dim) the new V rows
 
     // xb = rmsnorm(x) · attn_norm                                           (n, dim)
-    for (int t = 0; t < n; ++t) K::rmsnorm(s.xb + t * D, s.x + t * D, w.attn_norm, dim, c.norm_eps);
-    // q = Wq·xb (n, dim), k = Wk·xb, v = Wv·xb (n, kv_dim) into the cache
-    const Input xb_in = prepare<K>(s, s.xb, D, n, dim, any_quantized({&w.wq, &w.wk, &w.wv}));
+    for (int t = 0; t < n; ++t) K::rmsnorm(s.xb + t * XB, s.x + t * D, w.attn_norm, dim, c.norm_eps);
+    // q = Wq·xb (n, q_dim), k = Wk·xb, v = Wv·xb (n, kv_dim) into the cache
+    const Input xb_in = prepare<K>(s, s.xb, XB, n, dim, any_quantized({&w.wq, &w.wk, &w.wv}));
     parallel(pool, (weight_bytes(w.wq) + 2 * weight_bytes(w.wk)) * uint64_t(n), [&](int tid, int nth) {
-      matmul_share<K>(s.q, D, w.wq, xb_in, tid, nth);
+      matmul_share<K>(s.q, Q, w.wq, xb_in, tid, nth);
       matmul_share<K>(k, kv_dim, w.wk, xb_in, tid, nth);
       matmul_share<K>(v, kv_dim, w.wv, xb_in, tid, nth);
     });
-    // q += bq, k += bk, v += bv (Qwen2's biases; before RoPE)              (n, dim) (n, kv_dim)
+    // q += bq, k += bk, v += bv (Qwen2's biases; before RoPE)              (n, q_dim) (n, kv_dim)
     if (c.qkv_bias)
       for (int t = 0; t < n; ++t) {
-        K::add(s.q + t * D, w.bq, dim);
+        K::add(s.q + t * Q, w.bq, q_dim);
         if (!ML_MUTANT("qkv_bias")) K::add(k + size_t(t) * kv_dim, w.bk, kv_dim);  // mutant: bk skipped
         K::add(v + size_t(t) * kv_dim, w.bv, kv_dim);
       }
+    // q_h = rmsnorm(q_h) · q_norm, k_g = rmsnorm(k_g) · k_norm per head (Qwen3; before RoPE)   (hd) each
+    if (c.qk_norm)
+      for (int t = 0; t < n; ++t) {
+        for (int h = 0; h < c.n_heads; ++h) {
+          float *qh = s.q + t * Q + size_t(h) * hd;
+          K::rmsnorm(qh, qh, w.q_norm, hd, c.norm_eps);
+        }
+        if (!ML_MUTANT("qk_norm"))  // mutant: k not normed
+          for (int g = 0; g < c.n_kv_heads; ++g) {
+            float *kg = k + size_t(t) * kv_dim + size_t(g) * hd;
+            K::rmsnorm(kg, kg, w.k_norm, hd, c.norm_eps);
+          }
+      }
     // rotate q and k by position
     for (int t = 0; t < n; ++t)
-      K::rope(s.q + t * D, k + size_t(t) * kv_dim, s.rope_cos + size_t(pos + t) * half,
+      K::rope(s.q + t * Q, k + size_t(t) * kv_dim, s.rope_cos + size_t(pos + t) * half,
               s.rope_sin + size_t(pos + t) * half, hd, c.n_heads, c.n_kv_heads);
 
     // cache[l][g][pos + t] = k_t, v_t of kv head g (K element-major in its block, k_at): copied (F32),
@@ -301,23 +316,23 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
         auto head = [&](int j) { return gqa_mutant ? g + j * G : g * M + j; };
         const int j0 = M * part / parts, j1 = M * (part + 1) / parts;
         if (q8)
-          attend_q8<K>(q8_cache, g, len, hd, sqrt_hd, s.q + t * D, s.xb + t * D, head, j0, j1, att, S, buf,
+          attend_q8<K>(q8_cache, g, len, hd, sqrt_hd, s.q + t * Q, s.xb + t * XB, head, j0, j1, att, S, buf,
                        s.att_x + size_t(tid) * M, s.att_qf + size_t(tid) * size_t(s.kv_hdq));
         else
-          attend<K>(k_cache, v_cache, size_t(g) * KS * hd, len, hd, sqrt_hd, s.q + t * D, s.xb + t * D, head, j0, j1, att,
+          attend<K>(k_cache, v_cache, size_t(g) * KS * hd, len, hd, sqrt_hd, s.q + t * Q, s.xb + t * XB, head, j0, j1, att,
                     S, buf);
       }
     }, kParallelAttentionBytes);
 
-    // x += Wo · xb                                                          (n, dim)
-    const Input att_in = prepare<K>(s, s.xb, D, n, dim, any_quantized({&w.wo}));
+    // x += Wo · xb                                            (n, q_dim) -> (n, dim)
+    const Input att_in = prepare<K>(s, s.xb, XB, n, q_dim, any_quantized({&w.wo}));
     parallel(pool, weight_bytes(w.wo) * uint64_t(n), [&](int tid, int nth) { matmul_share<K>(s.xb2, D, w.wo, att_in, tid, nth); });
     for (int t = 0; t < n; ++t) K::add(s.x + t * D, s.xb2 + t * D, dim);
 
     // xb = rmsnorm(x) · ffn_norm                                            (n, dim)
-    for (int t = 0; t < n; ++t) K::rmsnorm(s.xb + t * D, s.x + t * D, w.ffn_norm, dim, c.norm_eps);
+    for (int t = 0; t < n; ++t) K::rmsnorm(s.xb + t * XB, s.x + t * D, w.ffn_norm, dim, c.norm_eps);
     // hb = silu(W1·xb) · (W3·xb)                                            (n, hidden)
-    const Input ffn_in = prepare<K>(s, s.xb, D, n, dim, any_quantized({&w.w1, &w.w3}));
+    const Input ffn_in = prepare<K>(s, s.xb, XB, n, dim, any_quantized({&w.w1, &w.w3}));
     parallel(pool, 2 * weight_bytes(w.w1) * uint64_t(n), [&](int tid, int nth) {
       int r0, r1;
       split_rows(hidden, row_tile(w.w1), tid, nth, &r0, &r1);

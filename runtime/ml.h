@@ -75,11 +75,12 @@ typedef struct ml_model_info {
   uint64_t file_bytes;    /* size of the .mlb */
   uint64_t weight_bytes;  /* weight bytes one decode step reads */
   uint64_t arena_bytes;   /* runtime memory: KV cache, activations, tables */
-  const char *arch;       /* the model's architecture: "llama" or "qwen2" (.mlb version 2) */
+  const char *arch;       /* the model's architecture: "llama", "qwen2" (.mlb version 2) or "qwen3" (3) */
   int n_tokens;           /* tokens the tokenizer has: vocab, or fewer (Qwen2.5: 151665 < 151936) */
   int kv_type;            /* the context's KV cache type (ml_kv_type) */
   const char *format;     /* the model file's format: "mlb" or "gguf" */
   const char *load_note;  /* GGUF: one line saying what the load converted and how long it took; "" for .mlb */
+  int head_dim;           /* elements per attention head: dim / n_heads, or the model's own (Qwen3) */
 } ml_model_info;
 
 /* Opens MODEL (.mlb, or a GGUF file: runtime/gguf.h; its weights converted at open, split across
@@ -154,22 +155,29 @@ typedef enum ml_chat_format {
   ML_CHAT_CHATML = 1, /* Qwen2.5, SmolLM2-Instruct: <|im_start|>role\n...<|im_end|>\n */
   ML_CHAT_ZEPHYR = 2, /* TinyLlama-Chat: <|user|>\n...</s>\n */
   ML_CHAT_LLAMA2 = 3, /* Llama 2 chat: <s>[INST] <<SYS>>\n...\n<</SYS>>\n\n... [/INST] ... </s> */
-  ML_CHAT_LLAMA3 = 4  /* Llama 3 Instruct: <|start_header_id|>role<|end_header_id|>\n\n...<|eot_id|> */
+  ML_CHAT_LLAMA3 = 4, /* Llama 3 Instruct: <|start_header_id|>role<|end_header_id|>\n\n...<|eot_id|> */
+  ML_CHAT_QWEN3 = 5   /* Qwen3: ChatML turns; <think>...</think> reasoning kept only after the last user query */
 } ml_chat_format;
+/* add_assistant flags of ml_chat_render (0 = neither). */
+#define ML_CHAT_ASSISTANT 1   /* end with the assistant header (add_generation_prompt) */
+#define ML_CHAT_NO_THINKING 2 /* with ML_CHAT_ASSISTANT: the template's enable_thinking = false (Qwen3:
+                               * an empty "<think>\n\n</think>\n\n" after the header, so the model
+                               * answers without reasoning); formats without the switch ignore it */
 typedef struct ml_chat_message {
   const char *role;    /* "system" | "user" | "assistant" */
   const char *content; /* UTF-8, NUL-terminated */
 } ml_chat_message;
 /* The format of the context's tokenizer's chat template; ML_E_FORMAT with a message naming
- * --chat-template chatml|zephyr|llama2|llama3 when it is unknown or absent (llama2.c tokenizer.bin
+ * --chat-template chatml|zephyr|llama2|llama3|qwen3 when it is unknown or absent (llama2.c tokenizer.bin
  * files carry no template); ML_E_ARG without a tokenizer. */
 ml_status ml_chat_detect(const ml_ctx *ctx, ml_chat_format *format);
-/* "chatml", "zephyr", "llama2", "llama3" -> format; ML_E_ARG naming the choices otherwise. */
+/* "chatml", "zephyr", "llama2", "llama3", "qwen3" -> format; ML_E_ARG naming the choices otherwise. */
 ml_status ml_chat_parse_name(const char *name, ml_chat_format *format);
 /* "chatml", ...; "unknown" for ML_CHAT_UNKNOWN and values outside the enum. */
 const char *ml_chat_format_name(ml_chat_format f);
 /* Renders messages[0..n) (n >= 1) as the template does (Hugging Face's apply_chat_template with
- * add_generation_prompt = add_assistant), with bos_token/eos_token the tokenizer's BOS/EOS texts
+ * add_generation_prompt = add_assistant & ML_CHAT_ASSISTANT, enable_thinking = false when
+ * add_assistant & ML_CHAT_NO_THINKING as well; 1 is ML_CHAT_ASSISTANT), with bos_token/eos_token the tokenizer's BOS/EOS texts
  * ("<s>"/"</s>" for a llama2.c tokenizer.bin). Per format:
  *  chatml: a system message first as given; otherwise the default system prompt the context's
  *    template writes (Qwen2.5's "You are Qwen, ..."), none without one; no BOS in the text.
@@ -179,6 +187,11 @@ const char *ml_chat_format_name(ml_chat_format f);
  *    assistant header also when add_assistant is 0 if the context's template writes it always;
  *    Llama 3.1+ templates ("Cutting Knowledge Date") open with their dated system block (3.2+:
  *    today's UTC date, as strftime_now gives it to transformers).
+ *  qwen3: ChatML turns, no default system prompt; an assistant message's "<think>...</think>"
+ *    reasoning is dropped unless the message comes after the last user query (a user message
+ *    that is not a "<tool_response>...</tool_response>"), where it is written as
+ *    "<think>\nREASONING\n</think>\n\n" before the answer (an empty block for the last message);
+ *    ML_CHAT_NO_THINKING: see above (only when the context's template has enable_thinking).
  * Writes at most cap bytes including the NUL into out; *len = bytes needed excluding the NUL
  * (out = NULL, cap = 0 asks the size; a cap too small is ML_E_ARG with *len set). An invalid role,
  * NULL or invalid UTF-8 content, a conversation the template refuses, or format UNKNOWN: ML_E_ARG.
@@ -196,7 +209,7 @@ ml_status ml_chat_encode(ml_ctx *ctx, const char *text, int *tokens, int max_tok
 /* End-of-turn token ids of this format with this tokenizer (chatml <|im_end|>, zephyr and llama2
  * EOS </s>, llama3 <|eot_id|>), then the tokenizer's stop ids (ml_tokenizer_info.stop_ids), each
  * once. ML_E_FORMAT naming the token when the tokenizer lacks one the format needs (chatml on a
- * tokenizer without <|im_start|>/<|im_end|>, ...). *ids valid until ml_close. */
+ * tokenizer without <|im_start|>/<|im_end|>, ...). qwen3: as chatml. *ids valid until ml_close. */
 ml_status ml_chat_stop_ids(const ml_ctx *ctx, ml_chat_format format, const int **ids, int *n);
 
 /* Runs the model on `token` at position `pos` (0 <= pos <= number of positions evaluated so far,

@@ -45,11 +45,15 @@ ml_status check_range(const char *field, uint32_t v, uint32_t lo, uint32_t hi) {
 bool is_quantized(ml_type t) { return t == ML_TYPE_Q8_0 || t == ML_TYPE_Q4_0; }
 
 constexpr uint64_t kV2HeaderEnd = 88;  // version 2 fields are bytes 56..87; the rest is reserved
+constexpr uint64_t kV3HeaderEnd = 96;  // version 3 adds bytes 88..95
 
 // Version 2's fields (docs/mlb-format.md): architecture, q/k/v biases, RoPE scaling, tokenizer size.
 ml_status parse_v2_fields(const uint8_t *p, Config *c) {
   c->arch = rd_u32(p + 56);
-  if (c->arch > 1) return fail(ML_E_FORMAT, "header field arch = %u is not an architecture (0 = llama, 1 = qwen2)", c->arch);
+  if (c->arch > 2)
+    return fail(ML_E_FORMAT, "header field arch = %u is not an architecture (0 = llama, 1 = qwen2, 2 = qwen3)", c->arch);
+  if (c->arch == 2 && c->version < 3)
+    return fail(ML_E_FORMAT, "header field arch = 2 (qwen3) needs .mlb version 3, the file says %u", c->version);
   const uint32_t bias = rd_u32(p + 60);
   if (bias > 1) return fail(ML_E_FORMAT, "header field qkv_bias = %u must be 0 or 1", bias);
   c->qkv_bias = bias == 1;
@@ -84,6 +88,18 @@ ml_status parse_v2_fields(const uint8_t *p, Config *c) {
   if (n_tokens > uint32_t(c->vocab))
     return fail(ML_E_FORMAT, "header field n_tokens = %u is larger than vocab = %d", n_tokens, c->vocab);
   c->n_tokens = n_tokens == 0 ? c->vocab : static_cast<int>(n_tokens);
+  return ML_OK;
+}
+
+// Version 3's fields (docs/mlb-format.md): an explicit head size and Qwen3's per-head q/k RMSNorm.
+ml_status parse_v3_fields(const uint8_t *p, Config *c) {
+  const uint32_t head_size = rd_u32(p + 88);
+  if (head_size != 0)
+    if (const ml_status s = check_range("head_size", head_size, 2, kMaxDim)) return s;
+  c->head_size = static_cast<int>(head_size);
+  const uint32_t qk_norm = rd_u32(p + 92);
+  if (qk_norm > 1) return fail(ML_E_FORMAT, "header field qk_norm = %u must be 0 or 1", qk_norm);
+  c->qk_norm = qk_norm == 1;
   return ML_OK;
 }
 
@@ -152,7 +168,9 @@ class Cursor {
 
 }  // namespace
 
-const char *arch_name(uint32_t arch) { return arch == 1 ? "qwen2" : arch == 0 ? "llama" : "?"; }
+const char *arch_name(uint32_t arch) {
+  return arch == 2 ? "qwen3" : arch == 1 ? "qwen2" : arch == 0 ? "llama" : "?";
+}
 
 const char *type_name(ml_type t) {
   switch (t) {
@@ -224,17 +242,28 @@ ml_status parse_header(const uint8_t *p, uint64_t n, Config *c) {
                 c->layout);
   if (c->layout != ML_LAYOUT_ROWS && c->wtype == ML_TYPE_F32)
     return fail(ML_E_FORMAT, "header field layout = %u (16-row panels) needs a quantized wtype, not F32", c->layout);
+  c->head_size = 0;
+  c->qk_norm = false;
   if (version >= 2)
     if (const ml_status s = parse_v2_fields(p, c)) return s;
-  for (uint64_t i = version >= 2 ? kV2HeaderEnd : 56; i < kHeaderBytes; ++i)
+  if (version >= 3)
+    if (const ml_status s = parse_v3_fields(p, c)) return s;
+  for (uint64_t i = version >= 3 ? kV3HeaderEnd : version >= 2 ? kV2HeaderEnd : 56; i < kHeaderBytes; ++i)
     if (p[i] != 0)
       return fail(ML_E_FORMAT, "reserved header byte %llu is %u, must be 0", static_cast<unsigned long long>(i), p[i]);
 
   // Shapes.
-  if (c->dim % c->n_heads != 0)
-    return fail(ML_E_SHAPE, "dim = %d is not a multiple of n_heads = %d", c->dim, c->n_heads);
-  if (c->head_dim() % 2 != 0)
-    return fail(ML_E_SHAPE, "head_dim = dim / n_heads = %d must be even (RoPE rotates pairs)", c->head_dim());
+  if (c->head_size == 0) {
+    if (c->dim % c->n_heads != 0)
+      return fail(ML_E_SHAPE, "dim = %d is not a multiple of n_heads = %d", c->dim, c->n_heads);
+    if (c->head_dim() % 2 != 0)
+      return fail(ML_E_SHAPE, "head_dim = dim / n_heads = %d must be even (RoPE rotates pairs)", c->head_dim());
+  } else {
+    if (c->head_size % 2 != 0)
+      return fail(ML_E_SHAPE, "header field head_size = %d must be even (RoPE rotates pairs)", c->head_size);
+    if (uint64_t(c->head_size) * uint64_t(c->n_heads) > kMaxDim)
+      return fail(ML_E_SHAPE, "n_heads · head_size = %d · %d is larger than %u", c->n_heads, c->head_size, kMaxDim);
+  }
   if (c->n_kv_heads > c->n_heads || c->n_heads % c->n_kv_heads != 0)
     return fail(ML_E_SHAPE, "n_heads = %d is not a multiple of n_kv_heads = %d", c->n_heads, c->n_kv_heads);
   if (is_quantized(c->wtype)) {
@@ -244,6 +273,9 @@ ml_status parse_header(const uint8_t *p, uint64_t n, Config *c) {
     if (c->hidden_dim % ML_QK != 0)
       return fail(ML_E_SHAPE, "tensor w2: K = hidden_dim = %d is not a multiple of 32, which %s needs",
                   c->hidden_dim, type_name(c->wtype));
+    if (c->q_dim() % ML_QK != 0)
+      return fail(ML_E_SHAPE, "tensor wo: K = n_heads · head_size = %d is not a multiple of 32, which %s needs",
+                  c->q_dim(), type_name(c->wtype));
   }
   return ML_OK;
 }
@@ -259,20 +291,23 @@ ml_status validate_model(Model *m) {
 
   Cursor cur(base, size, c.layout);
   const ml_type t = c.wtype;
-  const int D = c.dim, KV = c.kv_dim(), H = c.hidden_dim;
+  const int D = c.dim, Q = c.q_dim(), KV = c.kv_dim(), H = c.hidden_dim, HD = c.head_dim();
   if (const ml_status s = cur.matrix("tok_emb", -1, t, c.vocab, D, &m->tok_emb)) return s;
   m->layers.resize(static_cast<size_t>(c.n_layers));
   for (int l = 0; l < c.n_layers; ++l) {
     LayerWeights &w = m->layers[static_cast<size_t>(l)];
     ml_status s;
-    if ((s = cur.vector("attn_norm", l, D, &w.attn_norm)) || (s = cur.matrix("wq", l, t, D, D, &w.wq)) ||
+    if ((s = cur.vector("attn_norm", l, D, &w.attn_norm)) || (s = cur.matrix("wq", l, t, Q, D, &w.wq)) ||
         (s = cur.matrix("wk", l, t, KV, D, &w.wk)) || (s = cur.matrix("wv", l, t, KV, D, &w.wv)))
       return s;
     w.bq = w.bk = w.bv = nullptr;
-    if (c.qkv_bias && ((s = cur.vector("bq", l, D, &w.bq)) || (s = cur.vector("bk", l, KV, &w.bk)) ||
+    if (c.qkv_bias && ((s = cur.vector("bq", l, Q, &w.bq)) || (s = cur.vector("bk", l, KV, &w.bk)) ||
                        (s = cur.vector("bv", l, KV, &w.bv))))
       return s;
-    if ((s = cur.matrix("wo", l, t, D, D, &w.wo)) || (s = cur.vector("ffn_norm", l, D, &w.ffn_norm)) ||
+    w.q_norm = w.k_norm = nullptr;
+    if (c.qk_norm && ((s = cur.vector("q_norm", l, HD, &w.q_norm)) || (s = cur.vector("k_norm", l, HD, &w.k_norm))))
+      return s;
+    if ((s = cur.matrix("wo", l, t, D, Q, &w.wo)) || (s = cur.vector("ffn_norm", l, D, &w.ffn_norm)) ||
         (s = cur.matrix("w1", l, t, H, D, &w.w1)) || (s = cur.matrix("w2", l, t, D, H, &w.w2)) ||
         (s = cur.matrix("w3", l, t, H, D, &w.w3)))
       return s;
@@ -409,7 +444,8 @@ uint64_t Model::weight_bytes_per_token() const {
   for (const LayerWeights &w : layers)
     total += bytes(w.wq) + bytes(w.wk) + bytes(w.wv) + bytes(w.wo) + bytes(w.w1) + bytes(w.w2) +
              bytes(w.w3) + 2 * uint64_t(cfg.dim) * 4 +
-             (cfg.qkv_bias ? (uint64_t(cfg.dim) + 2 * uint64_t(cfg.kv_dim())) * 4 : 0);
+             (cfg.qkv_bias ? (uint64_t(cfg.q_dim()) + 2 * uint64_t(cfg.kv_dim())) * 4 : 0) +
+             (cfg.qk_norm ? 2 * uint64_t(cfg.head_dim()) * 4 : 0);
   return total;
 }
 

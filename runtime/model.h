@@ -13,7 +13,7 @@ namespace ml {
 
 class ThreadPool;
 
-inline constexpr uint32_t kMlbVersion = 2;  // the newest version this build reads (1 and 2)
+inline constexpr uint32_t kMlbVersion = 3;  // the newest version this build reads (1 to 3)
 inline constexpr uint64_t kHeaderBytes = 256;
 inline constexpr uint64_t kAlign = 64;
 
@@ -25,22 +25,27 @@ struct Config {
   uint32_t layout = 0;
   // Version 2 (all zero / false in a version-1 file):
   uint32_t version = 1;
-  uint32_t arch = 0;           // 0 llama, 1 qwen2 (descriptive)
+  uint32_t arch = 0;           // 0 llama, 1 qwen2, 2 qwen3 (descriptive)
   bool qkv_bias = false;       // per layer bq (dim), bk, bv (kv_dim) after wv
   uint32_t rope_scaling = 0;   // 0 none, 1 llama3 (applied in the RoPE tables)
   float rope_factor = 0, rope_low_freq_factor = 0, rope_high_freq_factor = 0;
   uint32_t rope_original_max_seq = 0;
   int n_tokens = 0;            // the tokenizer's size (== vocab when the header says 0)
+  // Version 3 (0 / false in older files):
+  int head_size = 0;           // explicit head_dim (Qwen3: need not be dim / n_heads); 0 = dim / n_heads
+  bool qk_norm = false;        // per layer q_norm, k_norm (head_dim each): per-head RMSNorm of q, k before RoPE
 
-  int head_dim() const { return dim / n_heads; }
+  int head_dim() const { return head_size > 0 ? head_size : dim / n_heads; }
+  int q_dim() const { return head_dim() * n_heads; }  // rows of wq, cols of wo (== dim unless head_size says otherwise)
   int kv_dim() const { return head_dim() * n_kv_heads; }
   int kv_mul() const { return n_heads / n_kv_heads; }
 };
 
 struct LayerWeights {
   const float *attn_norm;      // (dim)
-  ml_qtensor wq, wk, wv, wo;   // (dim, dim) (kv_dim, dim) (kv_dim, dim) (dim, dim)
-  const float *bq, *bk, *bv;   // (dim) (kv_dim) (kv_dim), or all nullptr without qkv_bias
+  ml_qtensor wq, wk, wv, wo;   // (q_dim, dim) (kv_dim, dim) (kv_dim, dim) (dim, q_dim); q_dim = n_heads·head_dim
+  const float *bq, *bk, *bv;   // (q_dim) (kv_dim) (kv_dim), or all nullptr without qkv_bias
+  const float *q_norm = nullptr, *k_norm = nullptr;  // (head_dim) each, shared by all heads; nullptr without qk_norm
   const float *ffn_norm;       // (dim)
   ml_qtensor w1, w2, w3;       // (hidden, dim) (dim, hidden) (hidden, dim)
 };
@@ -97,6 +102,6 @@ uint64_t tensor_d_bytes(ml_type t, uint64_t rows, uint64_t cols, uint32_t layout
 uint64_t tensor_bytes(const ml_qtensor &w);
 
 const char *type_name(ml_type t);
-const char *arch_name(uint32_t arch);  // "llama", "qwen2"
+const char *arch_name(uint32_t arch);  // "llama", "qwen2", "qwen3"
 
 }  // namespace ml

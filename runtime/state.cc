@@ -20,12 +20,13 @@ void layout_state(Arena &a, State &s, const Config &c, int max_seq, int batch, i
   s.threads = threads;
   s.kv_type = kv_type;
   s.kv_hdq = int(hdq);
+  const uint64_t xb = uint64_t(std::max(c.dim, c.q_dim()));  // normed input (dim) or attention output (q_dim)
   a.reserve(&s.x, B * c.dim);
-  a.reserve(&s.xb, B * c.dim);
+  a.reserve(&s.xb, B * xb);
   a.reserve(&s.xb2, B * c.dim);
   a.reserve(&s.hb, B * c.hidden_dim);
   a.reserve(&s.hb2, B * c.hidden_dim);
-  a.reserve(&s.q, B * c.dim);
+  a.reserve(&s.q, B * uint64_t(c.q_dim()));
   a.reserve(&s.att, uint64_t(threads) * uint64_t(c.kv_mul()) * S);
   a.reserve(&s.kv_row, uint64_t(threads) * kKvBlock * (f16 ? hd : hdq));
   a.reserve(&s.kv_new, 2 * B * kv);
@@ -46,7 +47,7 @@ void layout_state(Arena &a, State &s, const Config &c, int max_seq, int batch, i
   a.reserve(&s.att_qf, T * hdq);
   a.reserve(&s.rope_cos, S * uint64_t(c.head_dim() / 2));
   a.reserve(&s.rope_sin, S * uint64_t(c.head_dim() / 2));
-  const uint64_t qn = uint64_t(std::max(c.dim, c.hidden_dim));
+  const uint64_t qn = uint64_t(std::max({c.dim, c.hidden_dim, c.q_dim()}));
   a.reserve(&s.xq, B);
   a.reserve(&s.xq_q, B * qn);
   a.reserve(&s.xq_d, B * (qn / ML_QK + 1));
@@ -56,7 +57,7 @@ void layout_state(Arena &a, State &s, const Config &c, int max_seq, int batch, i
 }
 
 void bind_activations(State &s, const Config &c) {
-  const size_t qn = size_t(std::max(c.dim, c.hidden_dim)), nb = qn / ML_QK + 1;
+  const size_t qn = size_t(std::max({c.dim, c.hidden_dim, c.q_dim()})), nb = qn / ML_QK + 1;
   for (int t = 0; t < s.batch; ++t)
     s.xq[t] = ml_qact{s.xq_q + size_t(t) * qn, s.xq_d + size_t(t) * nb, s.xq_s + size_t(t) * nb, 0};
   if (s.kv_type == ML_KV_Q8_0) {

@@ -23,10 +23,10 @@ struct State {
   int kv_type = 0;      // ML_KV_F32, ML_KV_F16 or ML_KV_Q8_0 (runtime/ml.h)
   int kv_hdq = 0;       // Q8_0 cache: head_dim rounded up to a block (32), the elements of a cached row
   float *x;             // (batch, dim)          residual stream
-  float *xb;            // (batch, dim)          normed input / attention output
+  float *xb;            // (batch, max(dim, q_dim)) normed input (dim) / attention output (q_dim = n_heads·head_dim)
   float *xb2;           // (batch, dim)          projection output
   float *hb, *hb2;      // (batch, hidden_dim)   FFN gate, up
-  float *q;             // (batch, dim)          queries
+  float *q;             // (batch, q_dim)        queries
   float *att;           // (threads, kv_mul, max_seq) attention scores of one worker's query heads
   float *kv_row;        // (threads, kKvBlock, head_dim) F16 cache: a block of K or V as F32;
                         // (threads, kKvBlock, kv_hdq) Q8_0 cache: a block of V as F32
@@ -50,10 +50,10 @@ struct State {
   float *att_qf;        // (threads, kv_hdq) one query head's q/√hd, zero-padded, before quantization
   float *rope_cos;      // (max_seq, head_dim/2)
   float *rope_sin;      // (max_seq, head_dim/2)
-  ml_qact *xq;          // (batch) Q8_0 activations, each of max(dim, hidden_dim) elements:
-  int8_t *xq_q;         //   (batch, max(dim, hidden))      their quants
-  float *xq_d;          //   (batch, max(dim, hidden)/32)   scales
-  int32_t *xq_s;        //   (batch, max(dim, hidden)/32)   block sums
+  ml_qact *xq;          // (batch) Q8_0 activations, each of qn = max(dim, hidden_dim, q_dim) elements:
+  int8_t *xq_q;         //   (batch, qn)      their quants
+  float *xq_d;          //   (batch, qn/32)   scales
+  int32_t *xq_s;        //   (batch, qn/32)   block sums
   float *probs;         // (vocab)               sampler
   uint64_t *cand;       // (2 * vocab)           sampler: top-p candidates, radix-sort buffer
 };

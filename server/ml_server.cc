@@ -69,7 +69,7 @@ const char kUsage[] =
     "      --api-key KEY     every request except GET /health needs \"Authorization: Bearer KEY\"\n"
     "                        (default: the ML_API_KEY environment variable; none when unset)\n"
     "      --max-body BYTES  largest request body accepted (default 1048576)\n"
-    "      --chat-template NAME  chatml|zephyr|llama2|llama3 (default: detected from the tokenizer)\n"
+    "      --chat-template NAME  chatml|zephyr|llama2|llama3|qwen3 (default: detected from the tokenizer)\n"
     "  -h, --help            this text\n"
     "\n"
     "Defaults as llama.cpp's llama-server: temperature 0.8, top_p 0.95, max_tokens until the\n"
@@ -577,7 +577,7 @@ std::shared_ptr<Job> Server::make_job(const json &body, bool chat) {
     }
     if (chat_format_ == 0)
       throw bad("the model has no chat template this server recognises; start it with --chat-template "
-                "chatml|zephyr|llama2|llama3");
+                "chatml|zephyr|llama2|llama3|qwen3");
     std::vector<ml_chat_message> cm;
     for (size_t i = 0; i < roles.size(); ++i) cm.push_back(ml_chat_message{roles[i].c_str(), contents[i].c_str()});
     size_t len = 0;

@@ -30,9 +30,10 @@ GPT-2's encoder.json (+ vocab.bpe), or a GGUF ('gpt2' -> MLTK, 'llama' -> llama2
 A reader is an object with
   - `hparams`: dict with dim, n_layers, n_heads, n_kv_heads, hidden_dim (unpadded), vocab,
     max_seq, rope_theta, norm_eps, shared_classifier, optionally the .mlb version-2 fields
-    (mlb.V2_FIELDS: arch, qkv_bias, rope_scaling + parameters, n_tokens), and `description`;
+    (mlb.V2_FIELDS: arch, qkv_bias, rope_scaling + parameters, n_tokens) and version-3 fields
+    (mlb.V3_FIELDS: head_size, qk_norm), and `description`;
   - `tensors()`: yields (name, data) in .mlb order (mlb.tensor_plan names: "tok_emb",
-    "layers.<l>.<attn_norm|wq|wk|wv|[bq|bk|bv]|wo|ffn_norm|w1|w2|w3>", "final_norm", "wcls"), with the
+    "layers.<l>.<attn_norm|wq|wk|wv|[bq|bk|bv]|[q_norm|k_norm]|wo|ffn_norm|w1|w2|w3>", "final_norm", "wcls"), with the
     source's own hidden_dim; data is a float32-convertible array, an iterable of row chunks,
     or a rawtensor.RawTensor (whose Q8_0/Q4_0 blocks are copied when the output type matches);
     `convert()` zero-pads hidden_dim to a multiple of 32;
@@ -234,7 +235,7 @@ def header_for(hparams, wtype, max_seq=None, layout=mlb.LAYOUT_ROWS):
                    max_seq if max_seq else hparams["max_seq"],
                    hparams["rope_theta"], hparams["norm_eps"], wtype,
                    hparams["shared_classifier"], layout,
-                   **{f: hparams[f] for f in mlb.V2_FIELDS if f in hparams})
+                   **{f: hparams[f] for f in mlb.V2_FIELDS + mlb.V3_FIELDS if f in hparams})
     return h.validate()
 
 

@@ -60,7 +60,7 @@ class MlbReader:
                             n_kv_heads=h.n_kv_heads, hidden_dim=h.hidden_dim, vocab=h.vocab,
                             max_seq=h.max_seq, rope_theta=h.rope_theta, norm_eps=h.norm_eps,
                             shared_classifier=h.shared_classifier,
-                            **{f: getattr(h, f) for f in mlb.V2_FIELDS})
+                            **{f: getattr(h, f) for f in mlb.V2_FIELDS + mlb.V3_FIELDS})
         self.description = ".mlb %s" % mlb.WTYPE_NAMES[h.wtype]
 
     def tensors(self):

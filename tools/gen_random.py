@@ -7,13 +7,15 @@
                   [--shared-classifier | --no-shared-classifier] [--rope-theta 10000]
                   [--norm-eps 1e-5] [--arch llama|qwen2] [--qkv-bias] [--rope-scaling llama3
                   --rope-factor F --rope-low-freq-factor L --rope-high-freq-factor H
-                  --rope-original-max-seq N] [--n-tokens N] [-v | -q]
+                  --rope-original-max-seq N] [--n-tokens N] [--head-size N] [--qk-norm] [-v | -q]
 
 Presets: llama2.c's stories*, tinyllama, and the issue-14 shapes smollm2-135m, smollm2-360m,
 qwen2.5-0.5b (q/k/v biases, 151665 tokens of 151936 rows), llama3.2-1b (llama3 RoPE scaling
-32/1/4/8192), each with its model's rope_theta and norm_eps and context 2048; qwen2-tiny and
-llama3-tiny are small shapes with the same features, for tests. The q/k/v biases and llama3
-scaling need .mlb version 2 (written only then).
+32/1/4/8192), qwen3-0.6b (head_dim 128 with dim 1024 and 16 heads, per-head q/k RMSNorm), each
+with its model's rope_theta and norm_eps and context 2048; qwen2-tiny, llama3-tiny and
+qwen3-tiny are small shapes with the same features, for tests. The q/k/v biases and llama3
+scaling need .mlb version 2, an explicit head size and the q/k norm version 3 (written only
+then).
 
 Deterministic: tensor i of the file is drawn from its own numpy Generator,
 PCG64(SeedSequence(seed).spawn(n)[i]), in fixed row chunks, as float32. The float weights
@@ -25,7 +27,8 @@ scales, each scale rounded to binary16 after the quants were computed. --f16-sca
 scales the same way in layouts 0 and 1 but keeps them float32 (q8_0/q4_0 only), so the layout-1
 file with --f16-scales and the layout-2 file of one seed hold the same values.
 Matrices ~ N(0, 1/fan_in) (std 1/sqrt(cols)), norm weights ~ 1 + N(0, 0.05^2), q/k/v biases
-~ N(0, 0.5^2). hidden_dim is zero-padded to a multiple of 32 exactly as convert.py does (the
+~ N(0, 0.5^2), q/k norm weights (Qwen3) ~ 1 + N(0, 0.5^2) (as uneven as real ones, so a wrong
+order of their entries shows). hidden_dim is zero-padded to a multiple of 32 exactly as convert.py does (the
 padding is zeros, not random).
 """
 import sys
@@ -60,9 +63,13 @@ PRESETS = {  # dim, hidden, layers, heads, kv_heads, vocab, seq, shared
     "smollm2-360m": (960, 2560, 32, 15, 5, 49152, 2048, True),
     "qwen2.5-0.5b": (896, 4864, 24, 14, 2, 151936, 2048, True),
     "llama3.2-1b": (2048, 8192, 16, 32, 8, 128256, 2048, True),
+    "qwen3-0.6b": (1024, 3072, 28, 16, 8, 151936, 2048, True),
     # small test shapes with the same features (verify/make_fixtures.py, verify/hf_forward.py)
     "qwen2-tiny": (256, 704, 2, 4, 1, 544, 64, True),
     "llama3-tiny": (256, 768, 2, 8, 2, 512, 64, True),
+    # head_dim 24 != dim / heads = 16: q_dim 96 (a multiple of 32, so Q8_0/Q4_0 store wo),
+    # kv_dim 48; a Q8_0 KV cache pads each 24-element row to a 32-element block
+    "qwen3-tiny": (64, 192, 2, 4, 2, 384, 64, True),
 }
 _KEYS = ("dim", "hidden", "layers", "heads", "kv_heads", "vocab", "seq", "shared")
 
@@ -75,6 +82,10 @@ PRESET_EXTRAS = {
     "qwen2.5-0.5b": dict(arch="qwen2", qkv_bias=True, rope_theta=1e6, norm_eps=1e-6,
                          n_tokens=151665),
     "llama3.2-1b": dict(rope_theta=500000.0, norm_eps=1e-5, **_LLAMA3_ROPE),
+    # Qwen3-0.6B's config.json: head_dim 128 (dim / heads = 64), q/k norm, no biases, theta 1e6,
+    # eps 1e-6, tied embeddings; its context (40960) cut to 2048 like the other presets
+    "qwen3-0.6b": dict(arch="qwen3", head_size=128, qk_norm=True, rope_theta=1e6, norm_eps=1e-6),
+    "qwen3-tiny": dict(arch="qwen3", head_size=24, qk_norm=True, rope_theta=1e6, norm_eps=1e-6),
     "qwen2-tiny": dict(arch="qwen2", qkv_bias=True, rope_theta=1e6, norm_eps=1e-6, n_tokens=500),
     # original context 64 (not 8192) so that all three frequency bands of the scaling occur within
     # a short test (head_dim 32: wavelengths 6.3, 14, 32, 74, ...: kept, kept, blended, divided)
@@ -82,6 +93,7 @@ PRESET_EXTRAS = {
                         **dict(_LLAMA3_ROPE, rope_original_max_seq=64)),
 }
 BIAS_STD = 0.5  # q/k/v biases ~ N(0, 0.5^2): as large as a fair share of q, k, v themselves
+QK_NORM_STD = 0.5  # Qwen3's q/k norm weights ~ 1 + N(0, 0.5^2)
 
 
 def preset_args(name):
@@ -97,7 +109,8 @@ class RandomReader:
     def __init__(self, dim, hidden, layers, heads, kv_heads, vocab, seq, shared=True, seed=0,
                  rope_theta=10000.0, norm_eps=1e-5, arch="llama", qkv_bias=False,
                  rope_scaling="none", rope_factor=0.0, rope_low_freq_factor=0.0,
-                 rope_high_freq_factor=0.0, rope_original_max_seq=0, n_tokens=0):
+                 rope_high_freq_factor=0.0, rope_original_max_seq=0, n_tokens=0, head_size=0,
+                 qk_norm=False):
         if not isinstance(seed, int) or seed < 0:
             raise mlb.MlbError("seed %r: must be a non-negative integer" % (seed,))
         if arch not in mlb.ARCHS:
@@ -109,7 +122,8 @@ class RandomReader:
                   rope_scaling=mlb.ROPE_SCALINGS[rope_scaling], rope_factor=rope_factor,
                   rope_low_freq_factor=rope_low_freq_factor,
                   rope_high_freq_factor=rope_high_freq_factor,
-                  rope_original_max_seq=rope_original_max_seq, n_tokens=n_tokens)
+                  rope_original_max_seq=rope_original_max_seq, n_tokens=n_tokens,
+                  head_size=head_size or 0, qk_norm=1 if qk_norm else 0)
         self.hparams = dict(dim=dim, n_layers=layers, n_heads=heads, n_kv_heads=kv_heads,
                             hidden_dim=hidden, vocab=vocab, max_seq=seq, rope_theta=rope_theta,
                             norm_eps=norm_eps, shared_classifier=1 if shared else 0, **v2)
@@ -120,6 +134,10 @@ class RandomReader:
             extras.append("%s RoPE scaling x%g" % (rope_scaling, rope_factor))
         if n_tokens:
             extras.append("%d tokens" % n_tokens)
+        if head_size:
+            extras.append("head_dim %d" % head_size)
+        if qk_norm:
+            extras.append("q/k norm")
         self.description = ("random seed %d: dim %d, hidden %d, layers %d, heads %d, kv heads %d, "
                             "vocab %d%s, seq %d%s" % (seed, dim, hidden, layers, heads, kv_heads,
                                                       vocab, "" if shared else " (separate classifier)",
@@ -142,7 +160,7 @@ class RandomReader:
             return
         if len(spec.shape) == 1:  # norm weights
             v = rng.standard_normal(spec.shape, dtype=np.float32)
-            v *= np.float32(NORM_STD)
+            v *= np.float32(QK_NORM_STD if spec.base in mlb.QK_NORM_TENSORS else NORM_STD)
             v += np.float32(1)
             yield v.reshape(1, -1)
             return
@@ -230,6 +248,11 @@ def main(argv=None):
     ap.add_argument("--rope-high-freq-factor", type=float)
     ap.add_argument("--rope-original-max-seq", type=int)
     ap.add_argument("--n-tokens", type=int, help="tokenizer size when smaller than the vocab")
+    ap.add_argument("--head-size", type=int, help="head_dim when it is not dim / heads (Qwen3; "
+                    ".mlb version 3)")
+    ap.add_argument("--qk-norm", dest="qk_norm", action="store_true", default=None,
+                    help="per-head RMSNorm of q and k before RoPE (Qwen3; .mlb version 3)")
+    ap.add_argument("--no-qk-norm", dest="qk_norm", action="store_false")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("-v", "--verbose", action="store_true", help="always show progress")
     g.add_argument("-q", "--quiet", action="store_true", help="never show progress")
@@ -245,7 +268,8 @@ def main(argv=None):
 
 
 _OPTIONAL = ("rope_theta", "norm_eps", "arch", "qkv_bias", "rope_scaling", "rope_factor",
-             "rope_low_freq_factor", "rope_high_freq_factor", "rope_original_max_seq", "n_tokens")
+             "rope_low_freq_factor", "rope_high_freq_factor", "rope_original_max_seq", "n_tokens",
+             "head_size", "qk_norm")
 
 
 if __name__ == "__main__":

@@ -268,6 +268,7 @@ LAYER_NAMES = {"attn_norm": "attn_norm", "attn_q": "wq", "attn_k": "wk", "attn_v
                "ffn_up": "w3"}
 GLOBAL_NAMES = {"token_embd": "tok_emb", "output_norm": "final_norm", "output": "wcls"}
 BIAS_NAMES = {"attn_q": "bq", "attn_k": "bk", "attn_v": "bv"}
+QK_NORM_NAMES = {"attn_q_norm": "q_norm", "attn_k_norm": "k_norm"}  # qwen3 (weights)
 ROPE_FREQS = "rope_freqs.weight"
 # Llama 3's RoPE scaling: llama.cpp's converter stores only the resulting per-frequency divisors
 # (tensor rope_freqs.weight, head_dim/2 float32s) and no metadata; the exporter also writes the
@@ -307,7 +308,7 @@ def gguf_name(mlb_name):
         if base in BIAS_NAMES.values():
             inv = {v: k for k, v in BIAS_NAMES.items()}
             return "blk.%s.%s.bias" % (layer, inv[base])
-        inv = {v: k for k, v in LAYER_NAMES.items()}
+        inv = {v: k for k, v in dict(LAYER_NAMES, **QK_NORM_NAMES).items()}
         return "blk.%s.%s.weight" % (layer, inv[base])
     inv = {v: k for k, v in GLOBAL_NAMES.items()}
     return inv[mlb_name] + ".weight"
@@ -319,8 +320,10 @@ class TokenizerUnavailable(Exception):
 
 class GgufReader:
     """convert.py reader for a GGUF file of architecture llama (Llama 1-3, SmolLM2; Llama 3's
-    rope_freqs.weight) or qwen2 (q/k/v biases; q/k rows and biases in Hugging Face's half-split
-    RoPE order, which llama.cpp's qwen2 conversion keeps: permuted here)."""
+    rope_freqs.weight), qwen2 (q/k/v biases; q/k rows and biases in Hugging Face's half-split
+    RoPE order, which llama.cpp's qwen2 conversion keeps: permuted here) or qwen3 (head size
+    qwen3.attention.key_length, per-head attn_q_norm/attn_k_norm weights; q/k rows and the norm
+    weights in Hugging Face's order as for qwen2: permuted here)."""
 
     kind = "GGUF"
 
@@ -334,13 +337,14 @@ class GgufReader:
             raise GgufError("%s: missing metadata key general.architecture" % path)
         if not isinstance(arch, str):
             raise GgufError("%s: metadata general.architecture is not a string" % path)
-        if arch in ("qwen3", "qwen3moe"):
-            raise GgufError("%s: general.architecture = '%s': Qwen3's q/k norm is not supported"
-                            % (path, arch))
-        if arch not in ("llama", "qwen2"):
+        if arch == "qwen3moe":
+            raise GgufError("%s: general.architecture = '%s': mixture-of-experts models are not "
+                            "supported" % (path, arch))
+        if arch not in ("llama", "qwen2", "qwen3"):
             raise GgufError("%s: architecture '%s' is not supported (general.architecture: "
-                            "llama or qwen2)" % (path, arch))
-        qwen2 = arch == "qwen2"
+                            "llama, qwen2 or qwen3)" % (path, arch))
+        qwen2, qwen3 = arch == "qwen2", arch == "qwen3"
+        half_split = qwen2 or qwen3  # llama.cpp keeps HF's q/k row order (NEOX RoPE)
 
         def key(name, default=None, kind="int"):
             k = arch + "." + name
@@ -369,16 +373,25 @@ class GgufReader:
                      ("feed_forward_length", hidden), ("context_length", max_seq)):
             if not 1 <= v < 1 << 31:
                 raise GgufError("%s: metadata %s.%s = %d is out of range" % (path, arch, k, v))
-        if dim % n_heads:
-            raise GgufError("%s: %s.attention.head_count = %d does not divide "
-                            "%s.embedding_length = %d" % (path, arch, n_heads, arch, dim))
-        head_dim = dim // n_heads
+        if qwen3 and arch + ".attention.key_length" in md:
+            head_dim = key("attention.key_length")  # need not be embedding_length / head_count
+            if not 2 <= head_dim < 1 << 20 or head_dim % 2:
+                raise GgufError("%s: metadata %s.attention.key_length = %d: the head size must be "
+                                "even and in [2, 2^20)" % (path, arch, head_dim))
+            what = "attention.key_length"
+        else:
+            if dim % n_heads:
+                raise GgufError("%s: %s.attention.head_count = %d does not divide "
+                                "%s.embedding_length = %d" % (path, arch, n_heads, arch, dim))
+            head_dim = dim // n_heads
+            what = "embedding_length / head_count"
         for k in ("rope.dimension_count", "attention.key_length", "attention.value_length"):
             v = key(k, head_dim)
             if v != head_dim:
                 raise GgufError("%s: metadata %s.%s = %d differs from the head size %d "
-                                "(embedding_length / head_count); not supported"
-                                % (path, arch, k, v, head_dim))
+                                "(%s); not supported" % (path, arch, k, v, head_dim, what))
+        # .mlb head_size: 0 when it is dim / n_heads (the file then reads as before)
+        head_size = 0 if dim % n_heads == 0 and head_dim == dim // n_heads else head_dim
         scaling = md.get(arch + ".rope.scaling.type")
         if scaling == "llama3" and arch == "llama" and ROPE_FREQS in g.tensors:
             scaling = None  # named as well as given by rope_freqs.weight (read below)
@@ -412,9 +425,13 @@ class GgufReader:
                   and parts[3] == "bias" and parts[2] in BIAS_NAMES
                   and int(parts[1]) < n_layers):
                 mname = "layers.%d.%s" % (int(parts[1]), BIAS_NAMES[parts[2]])
+            elif (qwen3 and len(parts) == 4 and parts[0] == "blk" and parts[1].isdigit()
+                  and parts[3] == "weight" and parts[2] in QK_NORM_NAMES
+                  and int(parts[1]) < n_layers):
+                mname = "layers.%d.%s" % (int(parts[1]), QK_NORM_NAMES[parts[2]])
             if mname is None:
-                hint = (" (Qwen3's q/k norm)" if parts[-2:-1] in (["attn_q_norm"], ["attn_k_norm"])
-                        else "")
+                hint = (" (Qwen3's q/k norm; architecture qwen3 has it)"
+                        if parts[-2:-1] in (["attn_q_norm"], ["attn_k_norm"]) else "")
                 raise GgufError("%s: tensor %s (%s) is not part of the %s architecture this "
                                 "converter supports%s"
                                 % (path, gname, g.tensors[gname].type_name, arch, hint))
@@ -423,12 +440,14 @@ class GgufReader:
         if "tok_emb" not in names:
             raise GgufError("%s: missing tensor token_embd.weight" % path)
         vocab = g.tensors[names["tok_emb"]].shape[0]
-        kv_dim = n_kv * head_dim
-        per_layer = {"attn_norm": (dim,), "wq": (dim, dim), "wk": (kv_dim, dim),
-                     "wv": (kv_dim, dim), "wo": (dim, dim), "ffn_norm": (dim,),
+        kv_dim, q_dim = n_kv * head_dim, n_heads * head_dim
+        per_layer = {"attn_norm": (dim,), "wq": (q_dim, dim), "wk": (kv_dim, dim),
+                     "wv": (kv_dim, dim), "wo": (dim, q_dim), "ffn_norm": (dim,),
                      "w1": (hidden, dim), "w2": (dim, hidden), "w3": (hidden, dim)}
         if qwen2:
-            per_layer.update(bq=(dim,), bk=(kv_dim,), bv=(kv_dim,))
+            per_layer.update(bq=(q_dim,), bk=(kv_dim,), bv=(kv_dim,))
+        if qwen3:
+            per_layer.update(q_norm=(head_dim,), k_norm=(head_dim,))
 
         def expect():  # generated, not listed: llama.block_count may say 2^31 - 1
             yield "tok_emb", (vocab, dim)
@@ -454,8 +473,11 @@ class GgufReader:
                 t = rt.RawTensor(t.raw.reshape(1, -1), t.type, shape, t.name)
             t.where = path + ": "
             base = mname.rsplit(".", 1)[-1]
-            if qwen2 and base in ("wq", "wk"):  # half-split -> interleaved
+            if half_split and base in ("wq", "wk"):  # half-split -> interleaved
                 t = t.permuted(_rope_rows_from_hf(n_heads if base == "wq" else n_kv, head_dim))
+            elif base in ("q_norm", "k_norm"):  # F32 in .mlb; one head's entries, permuted likewise
+                t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
+                t = t[_rope_rows_from_hf(1, head_dim)].reshape(1, -1)
             elif base in ("bq", "bk", "bv"):  # F32 in .mlb (widened exactly), permuted
                 t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
                 if base != "bv":
@@ -479,12 +501,16 @@ class GgufReader:
                             hidden_dim=hidden, vocab=vocab, max_seq=max_seq, rope_theta=theta,
                             norm_eps=eps, shared_classifier=shared, arch=mlb.ARCHS[arch],
                             qkv_bias=1 if qwen2 else 0, **rope)
+        if qwen3:
+            self.hparams.update(head_size=head_size, qk_norm=1)
         n_tokens = self._gpt2_tokens()
         if n_tokens and n_tokens < vocab:
             self.hparams["n_tokens"] = n_tokens
         types = sorted({t.type for t in self.raw.values()
                         if isinstance(t, rt.RawTensor) and len(t.shape) == 2})
         extras = ["q/k/v biases"] if qwen2 else []
+        if qwen3:
+            extras.append("head_dim %d, q/k norm" % head_dim)
         if rope:
             extras.append("llama3 RoPE scaling x%g" % rope["rope_factor"])
         if self.hparams.get("n_tokens"):
@@ -588,7 +614,8 @@ def _plan(hp):
     return mlb.tensor_plan(mlb.Header(hp["dim"], hp["n_layers"], hp["n_heads"], hp["n_kv_heads"],
                                       hp["hidden_dim"], hp["vocab"], hp["max_seq"], 10000.0, 1e-5,
                                       mlb.F32, hp["shared_classifier"],
-                                      qkv_bias=hp.get("qkv_bias", 0)))
+                                      qkv_bias=hp.get("qkv_bias", 0),
+                                      head_size=hp.get("head_size", 0), qk_norm=hp.get("qk_norm", 0)))
 
 
 def _plan_names(hp):
@@ -897,8 +924,10 @@ class _AtomicFile:
 
 def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=False,
                alignment=DEFAULT_ALIGNMENT, name="legacy-ml export", tensor_types=None):
-    """Write a convert.py reader's model as a GGUF llama or qwen2 model (qwen2: q/k rows and
-    biases in HF's order; llama3 RoPE scaling: rope_freqs.weight + mlb.rope.llama3.* keys). Matrices get type ftype (F32,
+    """Write a convert.py reader's model as a GGUF llama, qwen2 or qwen3 model (qwen2: q/k rows and
+    biases in HF's order; qwen3: q/k rows and q/k norm weights in HF's order, the head size as
+    qwen3.attention.key_length/value_length, as llama.cpp's converter writes them; llama3 RoPE
+    scaling: rope_freqs.weight + mlb.rope.llama3.* keys). Matrices get type ftype (F32,
     F16, BF16, Q8_0, Q4_0, or for test fixtures another of GGML_IDS: Q4_K, Q6_K, ...; a matrix
     whose columns are not a multiple of the type's block falls back to F16), norms F32.
     tensor_types: {GGUF tensor name: type} overriding ftype (e.g. {"output.weight": "Q6_K"} with
@@ -911,18 +940,28 @@ def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=Fals
         raise mlb.MlbError("a %s model %s q/k/v biases cannot be written as GGUF (GGUF llama has "
                            "none, qwen2 always has them)"
                            % (arch, "with" if hp.get("qkv_bias") else "without"))
+    if bool(hp.get("qk_norm")) != (arch == "qwen3"):
+        raise mlb.MlbError("a %s model %s q/k norm cannot be written as GGUF (only qwen3 has it, "
+                           "always)" % (arch, "with" if hp.get("qk_norm") else "without"))
+    if hp.get("head_size") and arch != "qwen3":
+        raise mlb.MlbError("a head size other than dim / heads is written for GGUF qwen3 only, "
+                           "not %s" % arch)
     llama3 = hp.get("rope_scaling") == mlb.ROPE_LLAMA3
     if llama3 and arch != "llama":
         raise mlb.MlbError("llama3 RoPE scaling is written for GGUF llama only, not %s" % arch)
-    hd = hp["dim"] // hp["n_heads"]
+    hd = hp.get("head_size") or hp["dim"] // hp["n_heads"]
     w = GgufWriter(path, version, alignment)
     w.add("general.architecture", T_STRING, arch)
     w.add("general.name", T_STRING, name)
     if alignment != DEFAULT_ALIGNMENT:
         w.add("general.alignment", T_U32, alignment)
+    # llama.cpp's converter: rope.dimension_count for llama; attention.key_length/value_length
+    # for qwen3 (config.json's head_dim)
+    head_keys = ((("attention.key_length", hd), ("attention.value_length", hd)) if arch == "qwen3"
+                 else (("rope.dimension_count", hd),))
     for k, v in (("context_length", hp["max_seq"]), ("embedding_length", hp["dim"]),
                  ("block_count", hp["n_layers"]), ("feed_forward_length", hp["hidden_dim"]),
-                 ("rope.dimension_count", hd),
+                 *head_keys,
                  ("attention.head_count", hp["n_heads"]),
                  ("attention.head_count_kv", hp["n_kv_heads"])):
         w.add(arch + "." + k, T_U32, v)
@@ -966,9 +1005,11 @@ def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=Fals
             raise mlb.MlbError("internal: reader gave %s, expected %s" % (name, want))
         chunks = _float_chunks(arr)
         base = name.rsplit(".", 1)[-1]
-        if arch == "qwen2" and base in ("wq", "wk", "bq", "bk"):  # interleaved -> half-split
-            rows = _rope_rows_to_hf(hp["n_heads"] if base in ("wq", "bq") else hp["n_kv_heads"], hd)
-            if base in ("bq", "bk"):
+        if arch in ("qwen2", "qwen3") and base in ("wq", "wk", "bq", "bk", "q_norm", "k_norm"):
+            # interleaved -> half-split
+            rows = _rope_rows_to_hf(1 if base in ("q_norm", "k_norm") else
+                                    hp["n_heads"] if base in ("wq", "bq") else hp["n_kv_heads"], hd)
+            if base in ("bq", "bk", "q_norm", "k_norm"):
                 full = np.concatenate([np.asarray(c).reshape(-1) for c in chunks])
                 chunks = [full[rows].reshape(1, -1)]
             else:

@@ -137,9 +137,11 @@ LAYER_NAMES = {"input_layernorm": "attn_norm", "self_attn.q_proj": "wq",
                "post_attention_layernorm": "ffn_norm", "mlp.gate_proj": "w1",
                "mlp.down_proj": "w2", "mlp.up_proj": "w3"}
 BIAS_NAMES = {"self_attn.q_proj": "bq", "self_attn.k_proj": "bk", "self_attn.v_proj": "bv"}
+QK_NORM_NAMES = {"self_attn.q_norm": "q_norm", "self_attn.k_norm": "k_norm"}  # Qwen3 (weights)
 GLOBAL_NAMES = {"model.embed_tokens.weight": "tok_emb", "model.norm.weight": "final_norm",
                 "lm_head.weight": "wcls"}
-ARCH_CLASSES = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM"}
+ARCH_CLASSES = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
+ARCH_TITLES = {"llama": "Llama", "qwen2": "Qwen2", "qwen3": "Qwen3"}
 
 
 def hf_name(mlb_name):
@@ -148,7 +150,7 @@ def hf_name(mlb_name):
         if base in BIAS_NAMES.values():
             inv = {v: k for k, v in BIAS_NAMES.items()}
             return "model.layers.%s.%s.bias" % (layer, inv[base])
-        inv = {v: k for k, v in LAYER_NAMES.items()}
+        inv = {v: k for k, v in dict(LAYER_NAMES, **QK_NORM_NAMES).items()}
         return "model.layers.%s.%s.weight" % (layer, inv[base])
     return {v: k for k, v in GLOBAL_NAMES.items()}[mlb_name]
 
@@ -185,15 +187,16 @@ def llama3_rope(rs, where):
     return out
 
 
-def mlb_name(name, n_layers, biases=False):
-    """.mlb name of an HF tensor name, None for an unknown one (q/k/v biases only if biases)."""
+def mlb_name(name, n_layers, biases=False, qk_norm=False):
+    """.mlb name of an HF tensor name, None for an unknown one (q/k/v biases only if biases,
+    Qwen3's q_norm/k_norm only if qk_norm)."""
     if name in GLOBAL_NAMES:
         return GLOBAL_NAMES[name]
     p = name.split(".")
     if len(p) >= 5 and p[0] == "model" and p[1] == "layers" and p[2].isdigit() \
             and int(p[2]) < n_layers:
-        names = LAYER_NAMES if p[-1] == "weight" else \
-            (BIAS_NAMES if p[-1] == "bias" and biases else {})
+        names = (dict(LAYER_NAMES, **QK_NORM_NAMES) if qk_norm else LAYER_NAMES) \
+            if p[-1] == "weight" else (BIAS_NAMES if p[-1] == "bias" and biases else {})
         mid = ".".join(p[3:-1])
         return "layers.%d.%s" % (int(p[2]), names[mid]) if mid in names else None
     return None
@@ -243,8 +246,9 @@ def find_model(path):
 
 
 class HfReader:
-    """convert.py reader for a Hugging Face LlamaForCausalLM (Llama 1-3, SmolLM2, TinyLlama) or
-    Qwen2ForCausalLM (Qwen2, Qwen2.5) checkpoint."""
+    """convert.py reader for a Hugging Face LlamaForCausalLM (Llama 1-3, SmolLM2, TinyLlama),
+    Qwen2ForCausalLM (Qwen2, Qwen2.5) or Qwen3ForCausalLM (Qwen3: config.json head_dim, per-head
+    q_norm/k_norm, no biases) checkpoint."""
 
     kind = "Hugging Face"
 
@@ -266,12 +270,13 @@ class HfReader:
             raise HfError("%s: not a JSON object" % cfg_path)
         self.config = cfg
         mt, archs = cfg.get("model_type"), cfg.get("architectures") or []
-        if mt in ("qwen3", "qwen3_moe"):
-            raise HfError("%s: model_type = %r: Qwen3's q/k norm (q_norm/k_norm) is not supported"
+        if mt == "qwen3_moe":
+            raise HfError("%s: model_type = %r: mixture-of-experts models are not supported"
                           % (cfg_path, mt))
         if not isinstance(mt, str) or mt not in ARCH_CLASSES:
             raise HfError("%s: architecture %s (model_type %r) is not supported (model_type "
-                          "'llama' or 'qwen2')" % (cfg_path, "/".join(map(str, archs)) or "?", mt))
+                          "'llama', 'qwen2' or 'qwen3')"
+                          % (cfg_path, "/".join(map(str, archs)) or "?", mt))
         self.arch = mt
 
         def key(k, default=None, kind=int):
@@ -297,13 +302,22 @@ class HfReader:
         max_seq = key("max_position_embeddings")
         eps = key("rms_norm_eps", kind=float)
         theta = key("rope_theta", 10000.0, kind=float)
-        if dim % n_heads:
-            raise HfError("%s: num_attention_heads = %d does not divide hidden_size = %d"
-                          % (cfg_path, n_heads, dim))
-        head_dim = dim // n_heads
-        if cfg.get("head_dim") not in (None, head_dim):
-            raise HfError("%s: head_dim = %r differs from hidden_size / num_attention_heads = %d; "
-                          "not supported" % (cfg_path, cfg["head_dim"], head_dim))
+        qwen3 = mt == "qwen3"
+        if qwen3 and cfg.get("head_dim") is not None:
+            head_dim = key("head_dim")  # Qwen3: need not be hidden_size / num_attention_heads
+            if head_dim % 2:
+                raise HfError("%s: head_dim = %d must be even (RoPE rotates pairs)" % (cfg_path, head_dim))
+        else:
+            if dim % n_heads:
+                raise HfError("%s: num_attention_heads = %d does not divide hidden_size = %d"
+                              % (cfg_path, n_heads, dim))
+            head_dim = dim // n_heads
+            if cfg.get("head_dim") not in (None, head_dim):
+                raise HfError("%s: head_dim = %r differs from hidden_size / num_attention_heads = "
+                              "%d; not supported for model_type %r (Qwen3's is)"
+                              % (cfg_path, cfg["head_dim"], head_dim, mt))
+        # .mlb head_size: 0 when it is dim / n_heads (the file then reads as before)
+        head_size = 0 if dim % n_heads == 0 and head_dim == dim // n_heads else head_dim
         rope = llama3_rope(cfg.get("rope_scaling"), cfg_path)
         if cfg.get("use_sliding_window"):
             raise HfError("%s: use_sliding_window = true: sliding-window attention is not "
@@ -333,23 +347,25 @@ class HfReader:
         self.notes = []
         found = {}
         for name in where:
-            m = mlb_name(name, n_layers, biases)
+            m = mlb_name(name, n_layers, biases, qwen3)
             if m is None:
                 if name.endswith("rotary_emb.inv_freq"):
                     continue  # a buffer older exports saved; recomputed from rope_theta
                 dtype = where[name].tensors[name][0]
-                hint = (" (Qwen3's q/k norm)" if name.endswith(("q_norm.weight", "k_norm.weight"))
-                        else "")
+                hint = (" (Qwen3's q/k norm; model_type 'qwen3' has it)"
+                        if name.endswith(("q_norm.weight", "k_norm.weight")) else "")
                 raise HfError("%s: tensor %s (%s) is not part of the %s architecture this "
                               "converter supports%s" % (where[name].path, name, dtype,
-                                                        "Qwen2" if biases else "Llama", hint))
+                                                        ARCH_TITLES[mt], hint))
             found[m] = name
-        kv_dim = n_kv * head_dim
-        per_layer = {"attn_norm": (dim,), "wq": (dim, dim), "wk": (kv_dim, dim),
-                     "wv": (kv_dim, dim), "wo": (dim, dim), "ffn_norm": (dim,),
+        kv_dim, q_dim = n_kv * head_dim, n_heads * head_dim
+        per_layer = {"attn_norm": (dim,), "wq": (q_dim, dim), "wk": (kv_dim, dim),
+                     "wv": (kv_dim, dim), "wo": (dim, q_dim), "ffn_norm": (dim,),
                      "w1": (hidden, dim), "w2": (dim, hidden), "w3": (hidden, dim)}
         if biases:
-            per_layer.update(bq=(dim,), bk=(kv_dim,), bv=(kv_dim,))
+            per_layer.update(bq=(q_dim,), bk=(kv_dim,), bv=(kv_dim,))
+        if qwen3:
+            per_layer.update(q_norm=(head_dim,), k_norm=(head_dim,))
 
         def expect():  # generated, not listed: num_hidden_layers may say 2^31 - 1
             yield "tok_emb", (vocab, dim)
@@ -387,6 +403,9 @@ class HfReader:
                 if not m.endswith(".bv"):
                     t = t[rope_rows_from_hf(n_heads if m.endswith(".bq") else n_kv, head_dim)]
                 t = t.reshape(1, -1)
+            elif m.endswith((".q_norm", ".k_norm")):  # F32, one head's entries permuted like its rows
+                t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
+                t = t[rope_rows_from_hf(1, head_dim)].reshape(1, -1)
             self.raw[m] = t
         shared = 0 if "wcls" in self.raw else 1
         if not shared and self.raw["wcls"].tobytes_equal(self.raw["tok_emb"]):
@@ -398,6 +417,8 @@ class HfReader:
                             hidden_dim=hidden, vocab=vocab, max_seq=max_seq, rope_theta=theta,
                             norm_eps=eps, shared_classifier=shared,
                             arch=mlb.ARCHS[mt], qkv_bias=1 if biases else 0, **rope)
+        if qwen3:
+            self.hparams.update(head_size=head_size, qk_norm=1)
         self._vocab_obj, self._tok_error = None, None
         n_tokens = self._tokenizer_size()
         if n_tokens and n_tokens < vocab:
@@ -405,13 +426,15 @@ class HfReader:
         types = sorted({t.type for t in self.raw.values()
                         if isinstance(t, rt.RawTensor) and len(t.shape) == 2})
         extras = ["q/k/v biases"] if biases else []
+        if qwen3:
+            extras.append("head_dim %d, q/k norm" % head_dim)
         if rope:
             extras.append("llama3 RoPE scaling x%g" % rope["rope_factor"])
         if self.hparams.get("n_tokens"):
             extras.append("%d tokens" % n_tokens)
         self.description = ("Hugging Face %s (%d file%s): dim %d, hidden %d, layers %d, "
                             "heads %d, kv heads %d, vocab %d%s, context %d, %s%s"
-                            % ("Qwen2" if biases else "Llama", len(self.files),
+                            % (ARCH_TITLES[mt], len(self.files),
                                "" if len(self.files) == 1 else "s", dim, hidden,
                                n_layers, n_heads, n_kv, vocab,
                                "" if shared else " (separate classifier)", max_seq,
@@ -466,7 +489,7 @@ def _st_bytes(chunk, dtype):
 
 
 def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None, vocab=None):
-    """Write a convert.py reader's model as a Hugging Face Llama or Qwen2 folder (config.json and
+    """Write a convert.py reader's model as a Hugging Face Llama, Qwen2 or Qwen3 folder (config.json and
     model.safetensors, or `shards` files plus model.safetensors.index.json), in dtype F32, F16
     or BF16, with q_proj/k_proj rows permuted into HF's order. A shared classifier is written as
     tie_word_embeddings = true without lm_head.weight, unless untie (then lm_head.weight is a
@@ -476,7 +499,7 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None, vocab
     import gguf
     hp = reader.hparams
     D, nh, nkv = hp["dim"], hp["n_heads"], hp["n_kv_heads"]
-    hd = D // nh
+    hd = hp.get("head_size") or D // nh
     shared = bool(hp["shared_classifier"])
     write_tied = shared and not untie
     arch = mlb.ARCH_NAMES[hp.get("arch", mlb.ARCH_LLAMA)]
@@ -500,7 +523,12 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None, vocab
                 cfg[k] = i
             else:
                 del cfg[k]
-    if arch == "qwen2":
+    if bool(hp.get("qk_norm")) != (arch == "qwen3"):
+        raise HfError("a %s model %s q/k norm cannot be written as a Hugging Face folder (only "
+                      "Qwen3 has it, always)" % (arch, "with" if hp.get("qk_norm") else "without"))
+    if arch == "qwen3":
+        cfg.update(head_dim=hd, attention_bias=False)
+    if arch in ("qwen2", "qwen3"):
         cfg.update(use_sliding_window=False, sliding_window=None)
     if hp.get("rope_scaling") == mlb.ROPE_LLAMA3:
         f32 = lambda v: float(np.float32(v))  # noqa: E731  (the values the header stores)
@@ -561,6 +589,8 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None, vocab
                     rows = rope_rows_to_hf(nh, hd)
                 elif n.endswith((".wk", ".bk")):
                     rows = rope_rows_to_hf(nkv, hd)
+                elif n.endswith((".q_norm", ".k_norm")):
+                    rows = rope_rows_to_hf(1, hd)
                 if rows is not None and len(s) == 1:  # a bias: permute its entries
                     full = np.concatenate([np.asarray(c).reshape(-1) for c in chunks])
                     chunks = [full[rows]]

@@ -34,8 +34,8 @@ import numpy as np
 from errors import OneLineError  # noqa: E402 (tools/ is on sys.path for every tool)
 
 MAGIC = b"MLB1"
-VERSION = 2        # the newest version this module reads and writes
-VERSIONS = (1, 2)  # a file is written as version 1 unless it uses a version-2 field
+VERSION = 3           # the newest version this module reads and writes
+VERSIONS = (1, 2, 3)  # a file is written as version 1 unless it uses a version-2 (or 3) field
 HEADER_SIZE = 256
 ALIGN = 64
 QK = 32  # elements per quantization block
@@ -54,19 +54,22 @@ F16_SCALE_LIMIT = 65520.0  # |d| >= this rounds to an infinite binary16 (the lar
 # magic, version, dim, n_layers, n_heads, n_kv_heads, hidden_dim, vocab, max_seq,
 # rope_theta, norm_eps, wtype, shared_classifier, layout (56 bytes, version 1); then, version 2:
 # arch, qkv_bias, rope_scaling, rope_factor, rope_low_freq_factor, rope_high_freq_factor,
-# rope_original_max_seq, n_tokens (88 bytes); then reserved zero bytes.
-_HEADER_STRUCT = struct.Struct("<4s8I2f3I3I3f2I")
+# rope_original_max_seq, n_tokens (88 bytes); then, version 3: head_size, qk_norm (96 bytes);
+# then reserved zero bytes.
+_HEADER_STRUCT = struct.Struct("<4s8I2f3I3I3f2I2I")
 _V1_SIZE = 56
+_V2_SIZE = 88
 _RESERVED = HEADER_SIZE - _HEADER_STRUCT.size
-assert _RESERVED == 168
+assert _RESERVED == 160
 
-ARCH_LLAMA, ARCH_QWEN2 = 0, 1  # header field `arch` (version 2)
-ARCHS = {"llama": ARCH_LLAMA, "qwen2": ARCH_QWEN2}
+ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3 = 0, 1, 2  # header field `arch` (version 2; qwen3: version 3)
+ARCHS = {"llama": ARCH_LLAMA, "qwen2": ARCH_QWEN2, "qwen3": ARCH_QWEN3}
 ARCH_NAMES = {v: k for k, v in ARCHS.items()}
 ROPE_NONE, ROPE_LLAMA3 = 0, 1  # header field `rope_scaling` (version 2)
 ROPE_SCALINGS = {"none": ROPE_NONE, "llama3": ROPE_LLAMA3}
 V2_FIELDS = ("arch", "qkv_bias", "rope_scaling", "rope_factor", "rope_low_freq_factor",
               "rope_high_freq_factor", "rope_original_max_seq", "n_tokens")
+V3_FIELDS = ("head_size", "qk_norm")  # version 3: explicit head size, Qwen3's per-head q/k RMSNorm
 _ROPE_PARAMS = ("rope_factor", "rope_low_freq_factor", "rope_high_freq_factor",
                 "rope_original_max_seq")
 
@@ -101,13 +104,13 @@ class Header:
     """The fixed header. Field names follow docs/mlb-format.md."""
 
     FIELDS = _U32_FIELDS + ("rope_theta", "norm_eps", "wtype", "shared_classifier",
-                            "layout") + V2_FIELDS
+                            "layout") + V2_FIELDS + V3_FIELDS
 
     def __init__(self, dim, n_layers, n_heads, n_kv_heads, hidden_dim, vocab, max_seq,
                  rope_theta=10000.0, norm_eps=1e-5, wtype=F32, shared_classifier=1, layout=0,
                  version=None, arch=ARCH_LLAMA, qkv_bias=0, rope_scaling=ROPE_NONE,
                  rope_factor=0.0, rope_low_freq_factor=0.0, rope_high_freq_factor=0.0,
-                 rope_original_max_seq=0, n_tokens=0):
+                 rope_original_max_seq=0, n_tokens=0, head_size=0, qk_norm=0):
         self.dim, self.n_layers, self.n_heads, self.n_kv_heads = dim, n_layers, n_heads, n_kv_heads
         self.hidden_dim, self.vocab, self.max_seq = hidden_dim, vocab, max_seq
         self.rope_theta, self.norm_eps = float(rope_theta), float(norm_eps)
@@ -116,15 +119,28 @@ class Header:
         self.rope_factor, self.rope_low_freq_factor = float(rope_factor), float(rope_low_freq_factor)
         self.rope_high_freq_factor = float(rope_high_freq_factor)
         self.rope_original_max_seq, self.n_tokens = rope_original_max_seq, n_tokens
-        # version 1 unless a version-2 field is used, so older files are rewritten byte-identical
-        self.version = version if version is not None else (2 if self.uses_v2() else 1)
+        self.head_size, self.qk_norm = head_size, qk_norm
+        # version 1 unless a version-2 field is used (3 for a version-3 one), so older files are
+        # rewritten byte-identical
+        if version is None:
+            version = 3 if self.uses_v3() else 2 if self.uses_v2() else 1
+        self.version = version
 
     def uses_v2(self):
         return any(getattr(self, f) for f in V2_FIELDS)
 
+    def uses_v3(self):
+        return any(getattr(self, f) for f in V3_FIELDS) or self.arch == ARCH_QWEN3
+
     @property
     def head_dim(self):
-        return self.dim // self.n_heads
+        """head_size when the header states one (version 3), else dim / n_heads."""
+        return self.head_size if self.head_size else self.dim // self.n_heads
+
+    @property
+    def q_dim(self):
+        """Rows of wq, columns of wo: n_heads * head_dim (dim unless head_size says otherwise)."""
+        return self.n_heads * self.head_dim
 
     @property
     def kv_dim(self):
@@ -147,6 +163,11 @@ class Header:
         if self.version == 1 and self.uses_v2():
             raise MlbError("version 1 header with version-2 fields (%s) set"
                            % ", ".join(f for f in V2_FIELDS if getattr(self, f)))
+        if self.version < 3 and self.uses_v3():
+            raise MlbError("version %d header with version-3 fields (%s) set"
+                           % (self.version, ", ".join(
+                               [f for f in V3_FIELDS if getattr(self, f)]
+                               + (["arch = 2 (qwen3)"] if self.arch == ARCH_QWEN3 else []))))
         for f in _U32_FIELDS:
             v = getattr(self, f)
             if not isinstance(v, (int, np.integer)) or not 1 <= v <= 0xFFFFFFFF:
@@ -169,15 +190,22 @@ class Header:
                 raise MlbError("%s = %r: must be finite and > 0 as a float32" % (f, v))
         if self.dim % 2:
             raise ShapeError("dim = %d: must be even" % self.dim)
-        if self.dim % self.n_heads:
+        hs = self.head_size
+        if not isinstance(hs, (int, np.integer)) or not 0 <= hs <= 0xFFFFFFFF:
+            raise ShapeError("head_size = %r: must be an integer in [0, 2^32) (0 = dim / n_heads)"
+                             % (hs,))
+        if hs == 0 and self.dim % self.n_heads:
             raise ShapeError("n_heads = %d does not divide dim = %d" % (self.n_heads, self.dim))
         if self.head_dim % 2:
-            raise ShapeError("head_dim = dim / n_heads = %d: must be even" % self.head_dim)
+            raise ShapeError("head_dim = %s = %d: must be even"
+                             % ("head_size" if hs else "dim / n_heads", self.head_dim))
+        if self.qk_norm not in (0, 1):
+            raise MlbError("qk_norm = %r: must be 0 or 1" % (self.qk_norm,))
         if self.n_heads % self.n_kv_heads:
             raise ShapeError("n_kv_heads = %d does not divide n_heads = %d"
                              % (self.n_kv_heads, self.n_heads))
         if self.arch not in ARCH_NAMES:
-            raise MlbError("arch = %r: must be 0 (llama) or 1 (qwen2)" % (self.arch,))
+            raise MlbError("arch = %r: must be 0 (llama), 1 (qwen2) or 2 (qwen3)" % (self.arch,))
         if self.qkv_bias not in (0, 1):
             raise MlbError("qkv_bias = %r: must be 0 or 1" % (self.qkv_bias,))
         if self.rope_scaling == ROPE_NONE:
@@ -212,7 +240,7 @@ class Header:
             self.rope_theta, self.norm_eps, self.wtype, self.shared_classifier,
             self.layout, self.arch, self.qkv_bias, self.rope_scaling, self.rope_factor,
             self.rope_low_freq_factor, self.rope_high_freq_factor, self.rope_original_max_seq,
-            self.n_tokens) + bytes(_RESERVED)
+            self.n_tokens, self.head_size, self.qk_norm) + bytes(_RESERVED)
 
     @classmethod
     def unpack(cls, buf):
@@ -221,19 +249,23 @@ class Header:
             raise MlbError("file is %d bytes, shorter than the %d-byte header"
                            % (len(buf), HEADER_SIZE))
         (magic, version, dim, n_layers, n_heads, n_kv_heads, hidden_dim, vocab, max_seq,
-         rope_theta, norm_eps, wtype, shared, layout, *v2) = _HEADER_STRUCT.unpack_from(buf)
+         rope_theta, norm_eps, wtype, shared, layout, *v23) = _HEADER_STRUCT.unpack_from(buf)
         if magic != MAGIC:
             raise MlbError("magic %r: not an .mlb file (expected %r)" % (magic, MAGIC))
         if version not in VERSIONS:
             raise MlbError("version %r: only versions %s are known"
                            % (version, ", ".join(map(str, VERSIONS))))
-        first = _V1_SIZE if version == 1 else _HEADER_STRUCT.size
+        first = {1: _V1_SIZE, 2: _V2_SIZE}.get(version, _HEADER_STRUCT.size)
         if any(buf[first:HEADER_SIZE]):
             raise MlbError("reserved header bytes %d..255 are not all zero" % first)
+        v2, v3 = v23[:len(V2_FIELDS)], v23[len(V2_FIELDS):]
         if version == 1:
             v2 = [0] * len(V2_FIELDS)
+        if version < 3:
+            v3 = [0] * len(V3_FIELDS)
         h = cls(dim, n_layers, n_heads, n_kv_heads, hidden_dim, vocab, max_seq, rope_theta,
-                norm_eps, wtype, shared, layout, version, **dict(zip(V2_FIELDS, v2)))
+                norm_eps, wtype, shared, layout, version, **dict(zip(V2_FIELDS, v2)),
+                **dict(zip(V3_FIELDS, v3)))
         return h.validate()
 
 
@@ -308,23 +340,26 @@ class TensorSpec:
 
 LAYER_TENSORS = ("attn_norm", "wq", "wk", "wv", "wo", "ffn_norm", "w1", "w2", "w3")
 BIAS_TENSORS = ("bq", "bk", "bv")  # F32, right after wv when qkv_bias = 1 (version 2)
+QK_NORM_TENSORS = ("q_norm", "k_norm")  # F32 (head_dim), after wv and the biases when qk_norm = 1 (version 3)
 
 
 def layer_tensors(h):
     """The per-layer tensor names of a file with header h, in file order."""
-    if not getattr(h, "qkv_bias", 0):
-        return LAYER_TENSORS
     i = LAYER_TENSORS.index("wv") + 1
-    return LAYER_TENSORS[:i] + BIAS_TENSORS + LAYER_TENSORS[i:]
+    extra = (BIAS_TENSORS if getattr(h, "qkv_bias", 0) else ()) + \
+        (QK_NORM_TENSORS if getattr(h, "qk_norm", 0) else ())
+    return LAYER_TENSORS[:i] + extra + LAYER_TENSORS[i:]
 
 
 def tensor_plan(h):
     """Every tensor of a file with header h, in file order."""
     D, H, KV, wt, lay = h.dim, h.hidden_dim, h.kv_dim, h.wtype, h.layout
-    shapes = {"attn_norm": ((D,), F32), "wq": ((D, D), wt), "wk": ((KV, D), wt),
-              "wv": ((KV, D), wt), "wo": ((D, D), wt), "ffn_norm": ((D,), F32),
+    Q, HD = h.q_dim, h.head_dim
+    shapes = {"attn_norm": ((D,), F32), "wq": ((Q, D), wt), "wk": ((KV, D), wt),
+              "wv": ((KV, D), wt), "wo": ((D, Q), wt), "ffn_norm": ((D,), F32),
               "w1": ((H, D), wt), "w2": ((D, H), wt), "w3": ((H, D), wt),
-              "bq": ((D,), F32), "bk": ((KV,), F32), "bv": ((KV,), F32)}
+              "bq": ((Q,), F32), "bk": ((KV,), F32), "bv": ((KV,), F32),
+              "q_norm": ((HD,), F32), "k_norm": ((HD,), F32)}
     plan = [TensorSpec("tok_emb", None, (h.vocab, D), wt, lay)]
     for layer in range(h.n_layers):
         for base in layer_tensors(h):

@@ -56,6 +56,8 @@ MUTANTS=(
   "pretok_contraction runtime/pretokenize.cc  Llama 3/Qwen2 pre-tokenizer matches contractions ('s 't ...) case-sensitively"
   # architectures (.mlb version 2)
   "qkv_bias      runtime/forward.cc          the k bias of Qwen2-style q/k/v biases is skipped"
+  # .mlb version 3 (Qwen3)
+  "qk_norm       runtime/forward.cc          Qwen3's per-head RMSNorm of k is skipped (q is still normed)"
   # beyond the kernels (issue 40): byte-level BPE, pre-tokenizer, normalization, special tokens
   "pretok_qwen_digits runtime/pretokenize.cc  Qwen2's pre-tokenizer takes up to 3 digits a piece (Llama 3's rule)"
   "bpe_leftmost  runtime/bpe_tokenizer.cc    byte-level BPE merges the rightmost of equal-rank pairs first"

@@ -3,9 +3,12 @@
 Python's jinja2 the way Hugging Face transformers' apply_chat_template does (an immutable sandboxed
 environment with trim_blocks and lstrip_blocks, raise_exception, the tojson filter, strftime_now
 fixed to the file's `today`), for every template whose format is known, conversation and
-add_generation_prompt, and checks that verify/data/chat_expected.txt (what the Catch2 cases
+add_generation_prompt (0, 1, and 2 = add_generation_prompt with enable_thinking = false for templates
+that have that switch: Qwen3), and checks that verify/data/chat_expected.txt (what the Catch2 cases
 chat.render compare ml::chat_render with; written from @huggingface/jinja by verify/chat_oracle.js)
-holds exactly these texts: a second outside witness (ctest chat.jinja2).
+holds exactly these texts: a second outside witness (ctest chat.jinja2). For a template that
+@huggingface/jinja cannot parse (`js_engine_fails` in chat_templates.json: Qwen3's), chat_oracle.js
+writes this script's renderings (--print), so jinja2 is the one witness there.
 
   chat_jinja2.py          check, one line of result (exit 1 naming the first difference)
   chat_jinja2.py --print  print one JSON line per rendering instead
@@ -99,11 +102,12 @@ def render(here):
         tmpl = env.from_string(t["source"])
         for conv in doc["conversations"]:
             messages = [{"role": r, "content": c} for r, c in conv["messages"]]
-            for gen in (0, 1):
+            for gen in (0, 1, 2) if "enable_thinking" in t["source"] else (0, 1):
                 row = {"template": name, "conversation": conv["name"], "gen": gen}
+                extra = {"enable_thinking": False} if gen == 2 else {}
                 try:
                     row["want"] = tmpl.render(messages=messages, add_generation_prompt=bool(gen),
-                                              bos_token=t["bos"], eos_token=t["eos"])
+                                              bos_token=t["bos"], eos_token=t["eos"], **extra)
                 except jinja2.exceptions.TemplateError as e:
                     row["error"] = str(e)
                 yield row

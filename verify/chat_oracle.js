@@ -19,6 +19,10 @@
 //   want TEXT | error TEXT          the rendering, or the template's exception (raise_exception)
 //   note TEXT                       before a want taken from the file's js_engine_differences: where
 //                                   this engine differs from Python's jinja2, jinja2's text is expected
+// Cases "case 2 ..." (templates with an enable_thinking switch: Qwen3): add_generation_prompt with
+// enable_thinking = false. A template marked js_engine_fails in chat_templates.json (Qwen3's: this
+// engine cannot parse it) must still fail here; its renderings are Python jinja2's
+// (verify/chat_jinja2.py --print, run with python3), after a note line saying so.
 // Exit 77 when tools/npm/node_modules is missing (tools/setup.sh --all installs it).
 'use strict';
 const fs = require('fs');
@@ -44,22 +48,54 @@ function render() {
   const out = ['# Written by verify/chat_oracle.js --write from verify/data/chat_templates.json: do not edit.',
                'today ' + esc(doc.today)];
   let rendered = 0;
+  let jinja2 = null;  // verify/chat_jinja2.py --print rows, read once when a template needs them
+  const jinja2Row = (name, conv, gen) => {
+    if (jinja2 === null) {
+      const { execFileSync } = require('child_process');
+      const py = process.env.PYTHON || 'python3';
+      jinja2 = execFileSync(py, [path.join(__dirname, 'chat_jinja2.py'), '--print'], { encoding: 'utf8' })
+        .split('\n').filter((l) => l).map((l) => JSON.parse(l));
+    }
+    const row = jinja2.find((r) => r.template === name && r.conversation === conv && r.gen === gen);
+    if (!row) die('chat_jinja2.py --print has no rendering of ' + name + ' / ' + conv + ' / ' + gen);
+    return row;
+  };
   for (const [name, t] of Object.entries(doc.templates)) {
     out.push('template ' + name + ' ' + t.format);
     out.push('vars ' + (t.bos ? esc(t.bos) : '-') + ' ' + (t.eos ? esc(t.eos) : '-'));
     out.push('source ' + esc(t.source));
     if (t.format === 'unknown') continue;  // only detection is checked
     for (const conv of doc.conversations) {
-      for (const gen of [0, 1]) {
+      for (const gen of t.source.includes('enable_thinking') ? [0, 1, 2] : [0, 1]) {
         out.push('case ' + gen + ' ' + conv.messages.length + ' ' + conv.name);
         const messages = conv.messages.map(([role, content]) => ({ role, content }));
         for (const m of messages) out.push('msg ' + m.role + ' ' + esc(m.content));
         const known = (doc.js_engine_differences || []).find((d) => d.template === name && d.conversation === conv.name);
+        let text, failed = null;
         try {
-          const text = tok.apply_chat_template(messages, {
-            tokenize: false, add_generation_prompt: gen === 1, chat_template: t.source,
+          text = tok.apply_chat_template(messages, {
+            tokenize: false, add_generation_prompt: gen >= 1, chat_template: t.source,
             bos_token: t.bos, eos_token: t.eos, strftime_now: () => doc.today,  // transformers' clock, fixed
+            ...(gen === 2 ? { enable_thinking: false } : {}),
           });
+        } catch (e) {
+          failed = e;
+        }
+        if (t.js_engine_fails) {  // this engine cannot render the template: jinja2's text
+          if (!failed) die('template ' + name + ' is marked js_engine_fails but @huggingface/jinja renders it now');
+          const row = jinja2Row(name, conv.name, gen);
+          out.push('note @huggingface/jinja fails (' + esc(String(failed.message || failed).split('\n')[0]) +
+                   "); jinja2's rendering");
+          if ('want' in row) {
+            out.push('want ' + esc(row.want));
+            ++rendered;
+          } else {
+            out.push('error ' + esc(row.error.split('\n')[0]));
+          }
+          continue;
+        }
+        try {
+          if (failed) throw failed;
           if (known) {  // jinja2's text (transformers' engine) where this engine differs from it
             out.push('note @huggingface/jinja renders ' + esc(text) + ' here; jinja2: ' + esc(known.why));
             out.push('want ' + esc(known.want));

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """A float64 NumPy forward pass written from Hugging Face transformers' modeling equations for
-Qwen2 (`modeling_qwen2.py`) and Llama / Llama 3 (`modeling_llama.py`), as an outside formulation
+Qwen2 (`modeling_qwen2.py`), Qwen3 (`modeling_qwen3.py`: an explicit `head_dim`, per-head RMSNorm of
+q and k before RoPE) and Llama / Llama 3 (`modeling_llama.py`), as an outside formulation
 to check runtime/forward.cc against. It is NOT a port of forward.cc: it works on the weights in
 Hugging Face's layout (q/k rows and biases in HF's half-split RoPE order, recovered from the
-.mlb's interleaved order), uses `rotate_half` RoPE with cos/sin of the duplicated frequencies,
+.mlb's interleaved order, Qwen3's q_norm/k_norm weights likewise), uses `rotate_half` RoPE with cos/sin of the duplicated frequencies,
 repeats k/v heads for GQA (`repeat_kv`), a causal mask on a full attention matrix, and the rope
 frequencies of `_compute_default_rope_parameters` / `_compute_llama3_parameters`.
 
@@ -54,12 +55,16 @@ def load_hf(path):
         "rope_theta": float(np.float32(h.rope_theta)), "tie_word_embeddings": bool(h.shared_classifier),
         "rope_scaling": None,
     }
+    if h.head_size:
+        config["head_dim"] = h.head_size
     if h.rope_scaling == mlb.ROPE_LLAMA3:
         config["rope_scaling"] = {"rope_type": "llama3", "factor": h.rope_factor,
                                   "low_freq_factor": h.rope_low_freq_factor,
                                   "high_freq_factor": h.rope_high_freq_factor,
                                   "original_max_position_embeddings": h.rope_original_max_seq}
     nh, nkv = h.n_heads, h.n_kv_heads
+    if h.qk_norm:  # one head's entries: the same within-head permutation as the q/k rows
+        config["model_type"] = "qwen3"
     w = {"model.embed_tokens.weight": t["tok_emb"], "model.norm.weight": t["final_norm"],
          "lm_head.weight": t["tok_emb"] if h.shared_classifier else t["wcls"]}
     for i in range(h.n_layers):
@@ -72,6 +77,9 @@ def load_hf(path):
             w[p + "self_attn.q_proj.bias"] = interleaved_to_half_split(t[L + "bq"], nh)
             w[p + "self_attn.k_proj.bias"] = interleaved_to_half_split(t[L + "bk"], nkv)
             w[p + "self_attn.v_proj.bias"] = t[L + "bv"]
+        if h.qk_norm:
+            w[p + "self_attn.q_norm.weight"] = interleaved_to_half_split(t[L + "q_norm"], 1)
+            w[p + "self_attn.k_norm.weight"] = interleaved_to_half_split(t[L + "k_norm"], 1)
         w[p + "self_attn.o_proj.weight"] = t[L + "wo"]
         w[p + "post_attention_layernorm.weight"] = t[L + "ffn_norm"]
         w[p + "mlp.gate_proj.weight"] = t[L + "w1"]
@@ -80,9 +88,14 @@ def load_hf(path):
     return HfModel(config, w)
 
 
+def head_dim(config):
+    """config.head_dim when given (Qwen3), else hidden_size / num_attention_heads."""
+    return config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+
+
 def rope_inv_freq(config):
     """inv_freq (head_dim/2,): base^(-arange(0, d, 2)/d), then `llama3` scaling when configured."""
-    d = config["hidden_size"] // config["num_attention_heads"]
+    d = head_dim(config)
     inv_freq = 1.0 / (config["rope_theta"] ** (np.arange(0, d, 2, dtype=np.float64) / d))
     rs = config.get("rope_scaling")
     if not rs:
@@ -126,7 +139,7 @@ def forward(model, ids, inv_freq=None):
     """Logits (seq, vocab) of token ids at positions 0..seq-1 (one causal sequence)."""
     c, w = model.config, model.weights
     D, nh, nkv = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
-    hd, eps = D // nh, c["rms_norm_eps"]
+    hd, eps = head_dim(c), c["rms_norm_eps"]
     S = len(ids)
     if inv_freq is None:
         inv_freq = rope_inv_freq(c)
@@ -143,8 +156,14 @@ def forward(model, ids, inv_freq=None):
         q = linear(h, w[p + "self_attn.q_proj.weight"], w.get(p + "self_attn.q_proj.bias"))
         k = linear(h, w[p + "self_attn.k_proj.weight"], w.get(p + "self_attn.k_proj.bias"))
         v = linear(h, w[p + "self_attn.v_proj.weight"], w.get(p + "self_attn.v_proj.bias"))
-        q = q.reshape(S, nh, hd).transpose(1, 0, 2)    # (nh, S, hd)
-        k = k.reshape(S, nkv, hd).transpose(1, 0, 2)   # (nkv, S, hd)
+        q = q.reshape(S, nh, hd)
+        k = k.reshape(S, nkv, hd)
+        if p + "self_attn.q_norm.weight" in w:         # Qwen3: RMSNorm over each head's hd entries
+            q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
+        if p + "self_attn.k_norm.weight" in w:
+            k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
+        q = q.transpose(1, 0, 2)                       # (nh, S, hd)
+        k = k.transpose(1, 0, 2)                       # (nkv, S, hd)
         v = v.reshape(S, nkv, hd).transpose(1, 0, 2)
         q = q * cos + rotate_half(q) * sin             # apply_rotary_pos_emb
         k = k * cos + rotate_half(k) * sin
@@ -153,13 +172,15 @@ def forward(model, ids, inv_freq=None):
         scores = q @ k.transpose(0, 2, 1) / math.sqrt(hd) + mask
         scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
         probs = scores / scores.sum(axis=-1, keepdims=True)
-        attn = (probs @ v).transpose(1, 0, 2).reshape(S, D)
+        attn = (probs @ v).transpose(1, 0, 2).reshape(S, nh * hd)
         x = x + linear(attn, w[p + "self_attn.o_proj.weight"])
         h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
         mlp = linear(silu(linear(h, w[p + "mlp.gate_proj.weight"])) * linear(h, w[p + "mlp.up_proj.weight"]),
                      w[p + "mlp.down_proj.weight"])
         x = x + mlp
     x = rms_norm(x, w["model.norm.weight"], eps)
+    if "lm_head.weight" not in w and c.get("tie_word_embeddings"):  # tied: the embedding is the classifier
+        return linear(x, w["model.embed_tokens.weight"])
     return linear(x, w["lm_head.weight"])
 
 

@@ -12,7 +12,9 @@
                                                rows), random_shared_f32.mlb (shared
                                                classifier, for verify/ref_forward.py),
                                                {qwen2,llama3}_tiny_{f32,q8_0,q4_0}.mlb
-                                               (+ _panel16 twins; .mlb version 2), tiny_q8_0.mlb
+                                               (+ _panel16 twins; .mlb version 2),
+                                               qwen3_tiny_* (the same; .mlb version 3: head_dim 24
+                                               != dim / heads, q/k norm), tiny_q8_0.mlb
                                                and ggml_blocks.bin (tools/ggml_quants.py: blocks of
                                                every ggml type with NumPy's dequantized values)
 Exits 77 (CTest: skipped) with a loud message when the shared folder is absent.
@@ -76,7 +78,9 @@ def main():
             "--rope-theta", "1000", "--norm-eps", "1e-3", "--wtype", "f32", "--layout", "rows", "-q")
         # .mlb version 2: Qwen2 (q/k/v biases, n_tokens < vocab) and Llama 3 (llama3 RoPE scaling)
         # shapes; F32 for verify/hf_forward.py, Q8_0/Q4_0 in both layouts for the bit-identity tests.
-        for preset, stem in (("qwen2-tiny", "qwen2_tiny"), ("llama3-tiny", "llama3_tiny")):
+        # .mlb version 3: Qwen3 (head_dim 24 with dim 64 and 4 heads, per-head q/k RMSNorm).
+        for preset, stem in (("qwen2-tiny", "qwen2_tiny"), ("llama3-tiny", "llama3_tiny"),
+                             ("qwen3-tiny", "qwen3_tiny")):
             run(gen, os.path.join(models, stem + "_f32.mlb"), "--preset", preset, "--seed", "5", "-q")
             for w in ("q8_0", "q4_0"):
                 for lay, suffix in (("rows", ""), ("panel16", "_panel16")):

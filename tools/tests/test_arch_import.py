@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""Qwen2 and Llama 3 import (issue 14): tools/hf.py, tools/gguf.py, tools/convert.py, tools/export.py.
+"""Qwen2 and Llama 3 import (issue 14), Qwen3 (issue 32): tools/hf.py, tools/gguf.py, tools/convert.py,
+tools/export.py.
 
 Run from the repository root:  /usr/bin/python3 -m unittest discover -s tools/tests -v
 
-- Round trips: `export.py random:qwen2-tiny|llama3-tiny` to a Hugging Face folder and to GGUF,
+- Round trips: `export.py random:qwen2-tiny|llama3-tiny|qwen3-tiny` to a Hugging Face folder and to GGUF,
   each converted back, give the same .mlb bytes as gen_random.py's own file (F32, and Q8_0 /
   Q4_0 from the F32 exports). Byte identity with gen_random's file means the converted model is
   the model verify/hf_forward.py checks the runtime against.
@@ -41,7 +42,7 @@ import gen_random  # noqa: E402
 import hf_forward  # noqa: E402  (verify/: the outside formulation's own permutation)
 from test_convert import FileChecks, read_bytes, run_tool  # noqa: E402
 
-PRESETS = ("qwen2-tiny", "llama3-tiny")
+PRESETS = ("qwen2-tiny", "llama3-tiny", "qwen3-tiny")
 
 
 def tokenizer_with(n, path):
@@ -112,6 +113,13 @@ class ArchRoundTripTest(unittest.TestCase, FileChecks):
         self.assertEqual((h.version, h.arch, h.rope_scaling, h.rope_factor, h.rope_low_freq_factor,
                           h.rope_high_freq_factor, h.rope_original_max_seq),
                          (2, mlb.ARCH_LLAMA, mlb.ROPE_LLAMA3, 32.0, 1.0, 4.0, 64))
+        h = mlb.MlbFile(self.ref["qwen3-tiny", "f32"]).header
+        self.assertEqual((h.version, h.arch, h.qkv_bias, h.head_size, h.qk_norm, h.head_dim, h.q_dim),
+                         (3, mlb.ARCH_QWEN3, 0, 24, 1, 24, 96))
+        # the version-3 fields are bytes 88..95; a version-2 file keeps them zero
+        raw = read_bytes(self.ref["qwen3-tiny", "f32"])[:256]
+        self.assertEqual(struct.unpack_from("<3I", raw, 88), (24, 1, 0))
+        self.assertEqual(struct.unpack_from("<I", raw, 4), (3,))
 
     def test_tokenizer_comes_along(self):
         """Both exports give the tokenizer back, the same bytes as the one exported."""
@@ -158,6 +166,36 @@ class ArchRoundTripTest(unittest.TestCase, FileChecks):
         self.assertEqual(cfg["rope_scaling"], {"rope_type": "llama3", "factor": 32.0,
                                                "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                                                "original_max_position_embeddings": 64})
+
+    def test_qwen3_layout_matches_outside_permutation(self):
+        """Qwen3: q_proj/k_proj rows and the q_norm/k_norm entries of the HF export are .mlb's put
+        back by verify/hf_forward.py's own function (one head for the norms); GGUF qwen3 keeps
+        HF's order (llama.cpp's conversion does not permute) and names the head size."""
+        r = gen_random.RandomReader(**gen_random.preset_args("qwen3-tiny"))
+        st = load_st(self.hf["qwen3-tiny"])
+        cfg = read_json(os.path.join(self.hf["qwen3-tiny"], "config.json"))
+        self.assertEqual((cfg["model_type"], cfg["architectures"], cfg["head_dim"]),
+                         ("qwen3", ["Qwen3ForCausalLM"], 24))
+        self.assertEqual(st["model.layers.1.self_attn.q_proj.weight"].shape, (96, 64))
+        self.assertEqual(st["model.layers.1.self_attn.o_proj.weight"].shape, (64, 96))
+        for m, h, heads in (("wq", "q_proj.weight", 4), ("wk", "k_proj.weight", 2),
+                            ("q_norm", "q_norm.weight", 1), ("k_norm", "k_norm.weight", 1)):
+            ours = r.tensor("layers.1." + m)
+            np.testing.assert_array_equal(st["model.layers.1.self_attn." + h],
+                                          hf_forward.interleaved_to_half_split(ours, heads), m)
+        self.assertFalse(any(n.endswith(".bias") for n in st))
+        g = gguf.GgufFile(self.gguf["qwen3-tiny"])
+        self.assertEqual(g.metadata["general.architecture"], "qwen3")
+        self.assertEqual((g.metadata["qwen3.attention.key_length"],
+                          g.metadata["qwen3.attention.value_length"]), (24, 24))
+        for gname, hname in (("blk.1.attn_q.weight", "q_proj.weight"),
+                             ("blk.1.attn_k_norm.weight", "k_norm.weight"),
+                             ("blk.0.attn_q_norm.weight", "q_norm.weight")):
+            t = g.raw_tensor(gname)
+            got = np.concatenate(list(t.float_chunks())).reshape(-1)
+            want = st["model.layers.%s.self_attn.%s" % (gname.split(".")[1], hname)].reshape(-1)
+            np.testing.assert_array_equal(got, want, gname)
+        g.close()
 
     def test_quantized_gguf_qwen2_rows_permuted(self):
         """Q8_0 blocks of a GGUF qwen2 are copied row-permuted: the .mlb's wq, put back in HF's
@@ -315,7 +353,14 @@ class RefusalTest(unittest.TestCase, FileChecks):
 
     def test_hf_refusals(self):
         self.hf_case("qwen2-tiny", "use_sliding_window = true", use_sliding_window=True)
-        self.hf_case("qwen2-tiny", "model_type = 'qwen3': Qwen3's q/k norm", model_type="qwen3")
+        self.hf_case("qwen2-tiny", "tensor model.layers.0.self_attn.q_proj.bias (F32) is not "
+                     "part of the Qwen3 architecture", model_type="qwen3")
+        self.hf_case("qwen3-tiny", "model_type = 'qwen3_moe': mixture-of-experts", model_type="qwen3_moe")
+        self.hf_case("qwen3-tiny", "head_dim = 25 must be even", head_dim=25)
+        self.hf_case("qwen3-tiny", "tensor model.layers.0.self_attn.q_proj.weight (F32) has shape "
+                     "96x64, expected 128x64", head_dim=32)
+        self.hf_case("qwen3-tiny", "tensor model.layers.0.self_attn.q_norm.weight (F32) is not part "
+                     "of the Llama architecture", model_type="llama", drop=("head_dim",))
         self.hf_case("qwen2-tiny", "tensor model.layers.0.self_attn.q_norm.weight (F32) is not "
                      "part of the Qwen2 architecture", extra_tensor="model.layers.0.self_attn.q_norm.weight")
         self.hf_case("qwen2-tiny", "head_dim = 32 differs from hidden_size / num_attention_heads",
@@ -363,7 +408,7 @@ class RefusalTest(unittest.TestCase, FileChecks):
                 v = arch
             if arch and k.startswith(g.metadata["general.architecture"] + "."):
                 k = arch + k[k.index("."):]
-            if t == gguf.T_ARRAY:
+            if t == gguf.T_ARRAY or k in (kv or {}):
                 continue
             w.add(k, t, v)
         for k, (t, v) in (kv or {}).items():
@@ -376,7 +421,17 @@ class RefusalTest(unittest.TestCase, FileChecks):
         self.refused(os.path.join(self.dir, "case.gguf"), needle)
 
     def test_gguf_refusals(self):
-        self.gguf_case("qwen2-tiny", "general.architecture = 'qwen3': Qwen3's q/k norm", arch="qwen3")
+        self.gguf_case("qwen2-tiny", "tensor blk.0.attn_q.bias (F32) is not part of the qwen3 "
+                       "architecture", arch="qwen3")
+        self.gguf_case("qwen3-tiny", "general.architecture = 'qwen3moe': mixture-of-experts",
+                       arch="qwen3moe")
+        self.gguf_case("qwen3-tiny", "missing tensor blk.1.attn_k_norm.weight",
+                       drop_tensors=("blk.1.attn_k_norm.weight",))
+        self.gguf_case("qwen3-tiny", "metadata qwen3.attention.value_length = 24 differs from the "
+                       "head size 32 (attention.key_length)",
+                       kv={"qwen3.attention.key_length": (gguf.T_U32, 32)})
+        self.gguf_case("qwen3-tiny", "metadata qwen2.attention.key_length = 24 differs from the "
+                       "head size 16 (embedding_length / head_count)", arch="qwen2")
         self.gguf_case("llama3-tiny", "metadata llama.rope.scaling.type = 'linear'",
                        kv={"llama.rope.scaling.type": (gguf.T_STRING, "linear")})
         self.gguf_case("qwen2-tiny", "metadata qwen2.attention.sliding_window = 4096",

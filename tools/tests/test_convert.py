@@ -467,12 +467,49 @@ class FormatTests(unittest.TestCase, FileChecks):
             for spec in mlb.tensor_plan(h):
                 w.write_tensor(spec.name, rng.standard_normal(spec.shape).astype(np.float32))
         self.assertEqual(mlb.MlbFile(path).header.pack(), raw)
-        for bad in (dict(arch=2), dict(qkv_bias=2), dict(rope_scaling=2), dict(rope_factor=1.0),
+        for bad in (dict(arch=3), dict(version=2, arch=2), dict(qkv_bias=2), dict(rope_scaling=2), dict(rope_factor=1.0),
                     dict(rope_scaling=1, rope_factor=32.0, rope_low_freq_factor=4.0,
                          rope_high_freq_factor=4.0, rope_original_max_seq=8192),
                     dict(n_tokens=10 ** 6), dict(version=1, arch=1)):
             with self.assertRaises(mlb.MlbError, msg=str(bad)):
                 small_header(**bad).validate()
+
+    def test_version_3_fields(self):
+        """v3 only with a v3 field (or arch qwen3); head_size, qk_norm at bytes 88..95; q_norm and
+        k_norm (head_dim each) after wv and the biases; wq (n_heads*head_dim, dim), wo the
+        transpose; round trip; the rules."""
+        h = small_header(arch=mlb.ARCH_QWEN3, head_size=24, qk_norm=1)  # dim 64, 4 heads, 2 kv heads
+        raw = h.pack()
+        self.assertEqual(struct.unpack_from("<I", raw, 4)[0], 3)
+        self.assertEqual(struct.unpack_from("<I", raw, 56)[0], 2)
+        self.assertEqual(struct.unpack_from("<2I", raw, 88), (24, 1))
+        self.assertFalse(any(raw[96:]))
+        self.assertEqual(mlb.Header.unpack(raw).pack(), raw)
+        self.assertEqual((h.head_dim, h.q_dim, h.kv_dim), (24, 96, 48))
+        plan = {t.base: t.shape for t in mlb.tensor_plan(h) if t.layer == 0}
+        self.assertEqual((plan["wq"], plan["wk"], plan["wo"], plan["q_norm"], plan["k_norm"]),
+                         ((96, 64), (48, 64), (64, 96), (24,), (24,)))
+        names = [t.base for t in mlb.tensor_plan(small_header(qkv_bias=1, qk_norm=1)) if t.layer == 0]
+        self.assertEqual(names[names.index("wv") + 1:names.index("wo")], ["bq", "bk", "bv", "q_norm", "k_norm"])
+        self.assertEqual(small_header(arch=mlb.ARCH_QWEN2).version, 2)
+        path = os.path.join(self.dir, "v3.mlb")
+        rng = np.random.default_rng(0)
+        with mlb.MlbWriter(path, h) as w:
+            for spec in mlb.tensor_plan(h):
+                w.write_tensor(spec.name, rng.standard_normal(spec.shape).astype(np.float32))
+        self.assertEqual(mlb.MlbFile(path).header.pack(), raw)
+        # a version-2 reader's reserved bytes: a v2 file with byte 88 set is refused
+        v2 = small_header(arch=mlb.ARCH_QWEN2).pack()
+        with self.assertRaisesRegex(mlb.MlbError, "reserved header bytes 88"):
+            mlb.Header.unpack(v2[:88] + b"\x18" + v2[89:])
+        for bad in (dict(head_size=25), dict(qk_norm=2), dict(version=2, head_size=24),
+                    dict(version=2, qk_norm=1), dict(head_size=-2),
+                    dict(head_size=20, wtype=Q8)):  # q_dim 80: wo's K not a multiple of 32
+            with self.assertRaises(mlb.MlbError, msg=str(bad)):
+                small_header(**bad).validate()
+        with self.assertRaisesRegex(mlb.ShapeError, r"wo \(layer 0\) \(shape 64x80\) has 80 columns"):
+            small_header(head_size=20, wtype=Q8).validate()
+        small_header(dim=40, n_heads=3, n_kv_heads=1, head_size=24).validate()  # n_heads need not divide dim
 
     def test_header_pack_offsets(self):
         h = small_header(wtype=Q8, shared_classifier=0, rope_theta=500000.0, norm_eps=1e-6)
@@ -515,7 +552,7 @@ class FormatTests(unittest.TestCase, FileChecks):
     def test_reader_rejects_bad_files(self):
         path = self.write_small("ok.mlb", wtype=Q8)
         raw = read_bytes(path)
-        cases = {"magic": b"MLB2" + raw[4:], "version": raw[:4] + b"\x03" + raw[5:],
+        cases = {"magic": b"MLB2" + raw[4:], "version": raw[:4] + b"\x04" + raw[5:],
                  "v2 field in v1": raw[:60] + b"\x01" + raw[61:],
                  "reserved": raw[:100] + b"\x01" + raw[101:], "truncated": raw[:-1],
                  "size": raw + b"\x00", "short": raw[:100],

@@ -1,9 +1,11 @@
 // Chat prompt formats (runtime/chat.h, ml_chat_* of runtime/ml.h):
 //  - ml::chat_render against verify/data/chat_expected.txt: what a real Jinja engine
 //    (@huggingface/jinja, verify/chat_oracle.js) renders for the real templates of Qwen2.5,
-//    SmolLM2, generic ChatML, TinyLlama-Chat (Zephyr), Llama 2 chat and Llama 3 Instruct, over
-//    conversations with and without a system message, multi-turn, UTF-8, whitespace to trim, with
-//    and without add_generation_prompt; byte for byte, and the template's refusals as ML_E_ARG;
+//    SmolLM2, generic ChatML, TinyLlama-Chat (Zephyr), Llama 2 chat and Llama 3 Instruct, and
+//    Python's jinja2 for Qwen3's (<think> reasoning kept only after the last user query;
+//    enable_thinking = false), over conversations with and without a system message, multi-turn,
+//    UTF-8, whitespace to trim, <think> blocks, with and without add_generation_prompt; byte for
+//    byte, and the template's refusals as ML_E_ARG;
 //  - detection by markers, including templates it must refuse (Mistral, Phi-3.5, Gemma 2);
 //  - named edge cases: bad roles, invalid UTF-8, no messages, a default system prompt's escapes;
 //  - the C API's names and buffer rules on a context with a llama2.c tokenizer (no template).
@@ -34,7 +36,7 @@ std::string unesc(const std::string &s) {
 }
 
 struct Case {
-  bool gen = false;
+  int gen = 0;  // 0, 1 (add_generation_prompt), 2 (and enable_thinking = false)
   std::string name;
   std::vector<std::pair<std::string, std::string>> msgs;
   bool error = false;
@@ -72,7 +74,8 @@ std::vector<Template> load_expected() {
       t.back().vars.source = unesc(rest);
     } else if (key == "case") {
       Case c;
-      c.gen = rest[0] == '1';
+      c.gen = rest[0] - '0';
+      REQUIRE((c.gen >= 0 && c.gen <= 2));
       c.name = rest.substr(rest.find(' ', 2) + 1);
       t.back().cases.push_back(c);
     } else if (key == "msg") {
@@ -112,7 +115,8 @@ TEST_CASE("chat: templates render byte for byte as the Jinja engine renders them
       INFO("conversation \"" << c.name << "\", add_generation_prompt " << c.gen);
       const std::vector<ml_chat_message> m = as_messages(c.msgs);
       std::string out;
-      const ml_status s = ml::chat_render(f, t.vars, m.data(), int(m.size()), c.gen, &out);
+      const int add = c.gen == 0 ? 0 : c.gen == 1 ? ML_CHAT_ASSISTANT : ML_CHAT_ASSISTANT | ML_CHAT_NO_THINKING;
+      const ml_status s = ml::chat_render(f, t.vars, m.data(), int(m.size()), add, &out);
       if (c.error) {
         CHECK(s == ML_E_ARG);
         ++refused;
@@ -125,8 +129,9 @@ TEST_CASE("chat: templates render byte for byte as the Jinja engine renders them
     }
   }
   // Every format was compared, and the file is the one described (a truncated file fails here).
-  CHECK(per_format.size() == 4);
-  CHECK(rendered >= 190);
+  CHECK(per_format.size() == 5);
+  CHECK(rendered >= 280);
+  CHECK(per_format["qwen3"] == 3 * 14);  // every conversation, add_generation_prompt 0, 1, 2
   CHECK(refused >= 2);  // llama2: two users in a row
   CHECK(detected >= 12);
   CHECK(per_format["llama3"] >= 4 * 22);  // 3.0 (both revisions), 3.1 and 3.2
@@ -142,6 +147,13 @@ TEST_CASE("chat: detection by markers", "[chat]") {
   CHECK(ml::chat_detect_source("[INST] <<SYS>>") == ML_CHAT_LLAMA2);
   CHECK(ml::chat_detect_source("[INST] [/INST]") == ML_CHAT_UNKNOWN);  // Mistral
   CHECK(ml::chat_detect_source("<|start_header_id|><|end_header_id|><|eot_id|>") == ML_CHAT_LLAMA3);
+  // Qwen3: ChatML markers and its <think> handling; <think> alone (QwQ, R1 distills) stays ChatML.
+  CHECK(ml::chat_detect_source("<|im_start|> <|im_end|> <think> </think> reasoning_content last_query_index") ==
+        ML_CHAT_QWEN3);
+  CHECK(ml::chat_detect_source("<|im_start|> <|im_end|> <think> </think>") == ML_CHAT_CHATML);
+  CHECK(std::string(ml_chat_format_name(ML_CHAT_QWEN3)) == "qwen3");
+  ml_chat_format q = ML_CHAT_UNKNOWN;
+  CHECK((ml_chat_parse_name("qwen3", &q) == ML_OK && q == ML_CHAT_QWEN3));
   CHECK(ml::chat_detect_source("<|start_header_id|><|end_header_id|><|eot_id|>Cutting Knowledge Date: December 2023") ==
         ML_CHAT_LLAMA3);
   CHECK(ml::chat_detect_source("<|start_header_id|><|end_header_id|><|eot_id|>Cutting Knowledge Date: May 2031") ==
@@ -184,6 +196,19 @@ TEST_CASE("chat: edge cases of rendering", "[chat]") {
     }
   }
   SECTION("format UNKNOWN") { CHECK(ml::chat_render(ML_CHAT_UNKNOWN, v, ok, 1, true, &out) == ML_E_ARG); }
+  SECTION("qwen3: enable_thinking = false only with the assistant header and a template that has the switch") {
+    const std::string head = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", empty = "<think>\n\n</think>\n\n";
+    REQUIRE(ml::chat_render(ML_CHAT_QWEN3, v, ok, 1, ML_CHAT_ASSISTANT | ML_CHAT_NO_THINKING, &out) == ML_OK);
+    CHECK(out == head + empty);  // no template: the built-in form has the switch
+    REQUIRE(ml::chat_render(ML_CHAT_QWEN3, v, ok, 1, ML_CHAT_NO_THINKING, &out) == ML_OK);
+    CHECK(out == "<|im_start|>user\nhi<|im_end|>\n");
+    ml::ChatTemplateVars no_switch = v;  // a Qwen3 template without enable_thinking (2507 Instruct)
+    no_switch.source = "<|im_start|> <|im_end|> <think> </think> reasoning_content last_query_index";
+    REQUIRE(ml::chat_render(ML_CHAT_QWEN3, no_switch, ok, 1, ML_CHAT_ASSISTANT | ML_CHAT_NO_THINKING, &out) == ML_OK);
+    CHECK(out == head);
+    REQUIRE(ml::chat_render(ML_CHAT_CHATML, v, ok, 1, ML_CHAT_ASSISTANT | ML_CHAT_NO_THINKING, &out) == ML_OK);
+    CHECK(out == head);  // other formats ignore it
+  }
   SECTION("llama2: an assistant first, and a system message that is not first") {
     const ml_chat_message a[] = {{"assistant", "x"}};
     CHECK(ml::chat_render(ML_CHAT_LLAMA2, v, a, 1, true, &out) == ML_E_ARG);
@@ -202,7 +227,7 @@ TEST_CASE("chat: C API names, detection and buffers with a llama2.c tokenizer", 
   CHECK(ml_chat_parse_name("llama3", &f) == ML_OK);
   CHECK(f == ML_CHAT_LLAMA3);
   CHECK(ml_chat_parse_name("jinja", &f) == ML_E_ARG);
-  CHECK(std::string(ml_last_error()).find("chatml|zephyr|llama2|llama3") != std::string::npos);
+  CHECK(std::string(ml_last_error()).find("chatml|zephyr|llama2|llama3|qwen3") != std::string::npos);
   CHECK(ml_chat_parse_name(nullptr, &f) == ML_E_ARG);
   CHECK(std::string(ml_chat_format_name(ML_CHAT_ZEPHYR)) == "zephyr");
   // 7: not a format, yet inside the enum's value range (3 bits), so the call itself is defined C++
@@ -217,7 +242,7 @@ TEST_CASE("chat: C API names, detection and buffers with a llama2.c tokenizer", 
   const std::string tok = test::shared("models/stories260K/tok512.bin");
   REQUIRE(ml_open(&ctx, model.c_str(), tok.c_str(), &o) == ML_OK);
   CHECK(ml_chat_detect(ctx, &f) == ML_E_FORMAT);
-  CHECK(std::string(ml_last_error()).find("--chat-template chatml|zephyr|llama2|llama3") != std::string::npos);
+  CHECK(std::string(ml_last_error()).find("--chat-template chatml|zephyr|llama2|llama3|qwen3") != std::string::npos);
   const int *ids = nullptr;
   int n = 0;
   CHECK(ml_chat_stop_ids(ctx, ML_CHAT_CHATML, &ids, &n) == ML_E_FORMAT);  // no <|im_end|> in tokenizer.bin

@@ -1,16 +1,19 @@
 """ml_run --chat end to end (issue 15 item 1), and models handed over in another format (item 8).
 
-Chat fixtures: tiny random models (tools/gen_random.py presets qwen2-tiny and llama3-tiny, context 512)
-with byte-level MLTK tokenizers trained here by tools/bpe.py that carry the real Qwen2.5 and Llama 3
-chat templates (verify/data/chat_templates.json). Named cases:
+Chat fixtures: tiny random models (tools/gen_random.py presets qwen2-tiny, llama3-tiny and qwen3-tiny,
+context 512) with byte-level MLTK tokenizers trained here by tools/bpe.py that carry the real Qwen2.5,
+Llama 3 and Qwen3 chat templates (verify/data/chat_templates.json). Named cases:
   - greedy: every turn of a KV-continued chat gives exactly the tokens (text) of a fresh one-shot
     ml_run over the whole rendered conversation (--token-ids from ml_tokenize);
   - turn 2 evaluates only the new tokens: its "prompt N tokens (K kept in the KV cache)" line keeps
     at least all of turn 1's prompt and evaluates the rest only;
   - Llama 3: BOS comes from the template text once (not doubled by the tokenizer's add_bos);
+  - Qwen3 (head_dim != dim / heads, q/k norm): the template is detected as qwen3, and with
+    --no-thinking each KV-continued turn equals a fresh run over the rendering that ends with the
+    empty <think></think> block;
   - a full context: said on stderr, the chat ends with exit status 0 and the text generated so far;
     also a first prompt longer than the context;
-  - errors in one line: no template (names --chat-template chatml|zephyr|llama2|llama3), an unknown
+  - errors in one line: no template (names --chat-template chatml|zephyr|llama2|llama3|qwen3), an unknown
     --chat-template, a format the tokenizer lacks the tokens of, --chat with -i, --system alone;
   - a llama2.c tokenizer.bin with --chat-template zephyr (</s> as EOS id 2) runs two turns;
   - "> " on stderr before each line when stdin is a terminal (a pty), never from a pipe;
@@ -66,6 +69,14 @@ def chatml(messages, default_system):
     return out + "<|im_start|>assistant\n"
 
 
+def qwen3(messages, no_thinking):
+    """Qwen3's template for replies without </think>: ChatML, no default system prompt."""
+    out = ""
+    for role, content in messages:
+        out += "<|im_start|>%s\n%s<|im_end|>\n" % (role, content)
+    return out + "<|im_start|>assistant\n" + ("<think>\n\n</think>\n\n" if no_thinking else "")
+
+
 def llama3(messages):
     out = "<|begin_of_text|>"
     for role, content in messages:
@@ -98,6 +109,12 @@ class Chat(unittest.TestCase):
         v.bos, v.add_bos, v.eos, v.eot, v.stops, v.template = 0, True, 1, 4, [], templates["llama3"]["source"]
         cls.llama3_tok = cls.write(v, "llama3.mltk")
         llama3_vocab = len(v.tokens)
+        # Qwen3-style: the Qwen2.5 specials and <think>, </think> (added tokens in Qwen3's vocabulary).
+        v = bpe.train(TEXTS, 400, bpe.PRE_QWEN2, ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>",
+                                                   "</think>"])
+        v.eos, v.eot, v.stops, v.template = 2, 2, [0], templates["qwen3"]["source"]
+        cls.qwen3_tok = cls.write(v, "qwen3.mltk")
+        qwen3_vocab = len(v.tokens)
         # No template at all.
         v = bpe.train(TEXTS, 20, bpe.PRE_QWEN2, ["<|endoftext|>"])
         cls.plain_tok = cls.write(v, "plain.mltk")
@@ -106,6 +123,7 @@ class Chat(unittest.TestCase):
         # sampled id has text (ids past a tokenizer decode to "": empty replies would prove little).
         cls.qwen_model = cls.random_model("qwen2-tiny", qwen_vocab)
         cls.llama3_model = cls.random_model("llama3-tiny", llama3_vocab)
+        cls.qwen3_model = cls.random_model("qwen3-tiny", qwen3_vocab)
 
     @classmethod
     def tearDownClass(cls):
@@ -150,8 +168,8 @@ class Chat(unittest.TestCase):
         return out[len(echo):-1].decode("utf-8", "ignore")
 
     def check_equals_fresh(self, model, tok, render, system=None, turns=("Hello there", "What is two plus two?",
-                                                                        "fine")):
-        extra = ["--system", system] if system else []
+                                                                        "fine"), no_thinking=False):
+        extra = (["--system", system] if system else []) + (["--no-thinking"] if no_thinking else [])
         r = self.chat(model, tok, turns, *extra)
         self.assertEqual(r.returncode, 0, r.stderr)
         messages = [("system", system)] if system else []
@@ -176,6 +194,20 @@ class Chat(unittest.TestCase):
 
     def test_llama3_kv_continued_turns_equal_fresh_runs(self):
         self.check_equals_fresh(self.llama3_model, self.llama3_tok, llama3, system=" You are a dog. ")
+
+    def test_qwen3_no_thinking_kv_continued_turns_equal_fresh_runs(self):
+        r = self.check_equals_fresh(self.qwen3_model, self.qwen3_tok, lambda m: qwen3(m, True), system="Be brief.",
+                                    no_thinking=True)
+        self.assertIn("chat format qwen3 (the tokenizer's template)", r.stderr.decode())
+        self.assertIn("4/2 heads of 24", r.stderr.decode())
+        # without --no-thinking, turn 1's prompt is that much shorter: the block is the switch's alone
+        plain = self.chat(self.qwen3_model, self.qwen3_tok, ["Hello there"], "--system", "Be brief.")
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        n_plain = turn_lines(plain.stderr.decode())[0][1]
+        self.assertEqual(n_plain, len(tokenize(self.qwen3_tok, qwen3([("system", "Be brief."), ("user", "Hello there")],
+                                                                     False))))
+        self.assertEqual(turn_lines(r.stderr.decode())[0][1],
+                         len(tokenize(self.qwen3_tok, qwen3([("system", "Be brief."), ("user", "Hello there")], True))))
 
     def test_turn2_evaluates_only_the_new_tokens(self):
         turns = ["Hello there", "What is two plus two?"]
@@ -265,9 +297,9 @@ class Chat(unittest.TestCase):
 
     def test_errors(self):
         self.assert_one_line_error(self.chat(self.qwen_model, self.plain_tok, ["hi"]), 2,
-                                   "--chat-template chatml|zephyr|llama2|llama3")
+                                   "--chat-template chatml|zephyr|llama2|llama3|qwen3")
         self.assert_one_line_error(self.chat(self.qwen_model, self.qwen_tok, ["hi"], "--chat-template", "jinja"), 6,
-                                   "chatml|zephyr|llama2|llama3")
+                                   "chatml|zephyr|llama2|llama3|qwen3")
         self.assert_one_line_error(self.chat(self.qwen_model, self.plain_tok, ["hi"], "--chat-template", "llama3"), 2,
                                    "no <|start_header_id|> token")
         self.assert_one_line_error(run([RUN, self.qwen_model, "-z", self.qwen_tok, "--chat", "-i", "x"]), 6,

@@ -22,10 +22,11 @@ TEST_CASE("ISA forward vs scalar forward: random GQA model, dim 256", "[e2e-rand
 // (llama3 RoPE scaling) (verify/make_fixtures.py). Between them every weight type and both layouts;
 // 16 positions each (8 of them with logits compared), because under qemu (SVE, RVV) the forward
 // dominates the suite's time. The thread, batch and panel cases below take the other combinations.
-TEST_CASE("ISA forward vs scalar forward: random qwen2-tiny and llama3-tiny (.mlb v2)", "[e2e-random]") {
+TEST_CASE("ISA forward vs scalar forward: random qwen2-tiny and llama3-tiny (.mlb v2), qwen3-tiny (v3)", "[e2e-random]") {
   test::Rows r;
   for (const char *m : {"qwen2_tiny_f32", "qwen2_tiny_q8_0", "qwen2_tiny_q4_0_panel16", "llama3_tiny_f32",
-                        "llama3_tiny_q4_0", "llama3_tiny_q8_0_panel16"})
+                        "llama3_tiny_q4_0", "llama3_tiny_q8_0_panel16", "qwen3_tiny_f32", "qwen3_tiny_q8_0",
+                        "qwen3_tiny_q4_0_panel16"})
     ml_verify_e2e(test::models(std::string(m) + ".mlb").c_str(), 8, 16, &test::Rows::sink, &r, 1.0);
   test::expect_all_pass(r);
 }
@@ -43,11 +44,12 @@ TEST_CASE("ISA forward vs scalar forward: random models with an F16 KV cache", "
 
 // Q8_0 KV cache: the build's forward against the scalar reference's, both with Q8_0 caches, bit for
 // bit (quantized models): head_dim 32 (random_gqa, llama3_tiny), 64 (qwen2_tiny: one kv head of 4
-// query heads) and 16 (tiny_q8_0: rows padded to a block).
+// query heads), 16 (tiny_q8_0: rows padded to a block) and 24 (qwen3_tiny: head_dim != dim / heads,
+// padded to a block).
 TEST_CASE("ISA forward vs scalar forward: random models with a Q8_0 KV cache", "[e2e-random]") {
   test::Rows r;
   for (const char *m : {"random_gqa_q8_0", "random_gqa_q4_0_panel16", "qwen2_tiny_q4_0_panel16", "llama3_tiny_q8_0_panel16",
-                        "tiny_q8_0"})
+                        "tiny_q8_0", "qwen3_tiny_q8_0_panel16"})
     ml_verify_e2e_kv(test::models(std::string(m) + ".mlb").c_str(), 8, 16, ML_KV_Q8_0, &test::Rows::sink, &r, 1.0);
   test::expect_all_pass(r);
 }
@@ -72,7 +74,8 @@ TEST_CASE("batched prefill gives the bits of one token at a time with an F16 or 
 TEST_CASE("logits are bit-identical for 1..4 threads", "[e2e-random]") {
   test::Rows r;
   for (const char *m : {"random_gqa_f32", "random_gqa_q8_0", "random_gqa_q4_0", "random_odd_q4_0_panel16",
-                        "qwen2_tiny_q8_0", "qwen2_tiny_q4_0_panel16", "llama3_tiny_q4_0", "llama3_tiny_q8_0_panel16"})
+                        "qwen2_tiny_q8_0", "qwen2_tiny_q4_0_panel16", "llama3_tiny_q4_0", "llama3_tiny_q8_0_panel16",
+                        "qwen3_tiny_q4_0_panel16"})
     ml_verify_threads(test::models(std::string(m) + ".mlb").c_str(), 12, 4, &test::Rows::sink, &r);
   test::expect_all_pass(r);
 }
@@ -81,7 +84,8 @@ TEST_CASE("batched prefill gives the bits of one token at a time", "[e2e-random]
   test::Rows r;
   const int chunks[] = {64, 7};
   for (const char *m : {"random_gqa_f32", "random_gqa_q8_0", "random_gqa_q4_0_panel16", "random_odd_q8_0_panel16",
-                        "qwen2_tiny_q8_0_panel16", "qwen2_tiny_q4_0", "llama3_tiny_q8_0", "llama3_tiny_q4_0_panel16"})
+                        "qwen2_tiny_q8_0_panel16", "qwen2_tiny_q4_0", "llama3_tiny_q8_0", "llama3_tiny_q4_0_panel16",
+                        "qwen3_tiny_q8_0_panel16"})
     ml_verify_batch(test::models(std::string(m) + ".mlb").c_str(), 40, chunks, 2, &test::Rows::sink, &r);
   test::expect_all_pass(r);
 }

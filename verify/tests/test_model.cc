@@ -107,6 +107,23 @@ TEST_CASE("a version-2 header with llama3 RoPE scaling and n_tokens opens and sa
   ml_close(ctx);
 }
 
+TEST_CASE("a version-3 file (Qwen3: head_dim 24 != dim / heads, q/k norm) opens and says so", "[model]") {
+  ml_ctx *ctx = nullptr;
+  REQUIRE(ml_open(&ctx, test::models("qwen3_tiny_q8_0_panel16.mlb").c_str(), nullptr, nullptr) == ML_OK);
+  ml_model_info info;
+  REQUIRE(ml_get_info(ctx, &info) == ML_OK);
+  CHECK(std::string(info.arch) == "qwen3");
+  CHECK(info.dim == 64);
+  CHECK(info.n_heads == 4);
+  CHECK(info.head_dim == 24);
+  ml_close(ctx);
+  // A version-2 reader's file still reads: head_dim = dim / n_heads.
+  REQUIRE(ml_open(&ctx, test::models("qwen2_tiny_q8_0.mlb").c_str(), nullptr, nullptr) == ML_OK);
+  REQUIRE(ml_get_info(ctx, &info) == ML_OK);
+  CHECK(info.head_dim == info.dim / info.n_heads);
+  ml_close(ctx);
+}
+
 TEST_CASE("malformed .mlb files are rejected, naming the field", "[model]") {
   const std::string good = test::read_file(test::models("tiny_q8_0.mlb"));
   REQUIRE(good.size() > 4096);
@@ -131,8 +148,8 @@ TEST_CASE("malformed .mlb files are rejected, naming the field", "[model]") {
   }
   SECTION("bad version") {
     b = good;
-    put_u32(b, 4, 3);
-    expect_rejected(write_variant("version", b), ML_E_FORMAT, "version = 3");
+    put_u32(b, 4, 4);
+    expect_rejected(write_variant("version", b), ML_E_FORMAT, "version = 4");
     put_u32(b, 4, 0);
     expect_rejected(write_variant("version0", b), ML_E_FORMAT, "version = 0");
   }
@@ -148,8 +165,11 @@ TEST_CASE("malformed .mlb files are rejected, naming the field", "[model]") {
     std::string v2 = good;
     put_u32(v2, 4, 2);
     b = v2;
+    put_u32(b, 56, 3);
+    expect_rejected(write_variant("v2_arch", b), ML_E_FORMAT, "arch = 3 is not an architecture");
+    b = v2;
     put_u32(b, 56, 2);
-    expect_rejected(write_variant("v2_arch", b), ML_E_FORMAT, "arch = 2");
+    expect_rejected(write_variant("v2_arch_qwen3", b), ML_E_FORMAT, "arch = 2 (qwen3) needs .mlb version 3");
     b = v2;
     put_u32(b, 60, 2);
     expect_rejected(write_variant("v2_bias", b), ML_E_FORMAT, "qkv_bias = 2");
@@ -186,6 +206,32 @@ TEST_CASE("malformed .mlb files are rejected, naming the field", "[model]") {
     b = v2;
     b[88] = 1;
     expect_rejected(write_variant("v2_reserved", b), ML_E_FORMAT, "reserved header byte 88");
+  }
+  SECTION("version-3 fields out of range") {
+    std::string v3 = good;  // dim 64, 4 heads (head_dim 16), 2 kv heads, Q8_0
+    put_u32(v3, 4, 3);
+    b = v3;
+    put_u32(b, 88, 1);
+    expect_rejected(write_variant("v3_head1", b), ML_E_FORMAT, "head_size = 1 is out of range");
+    b = v3;
+    put_u32(b, 88, 6);
+    put_u32(b, 92, 2);
+    expect_rejected(write_variant("v3_qk2", b), ML_E_FORMAT, "qk_norm = 2 must be 0 or 1");
+    b = v3;
+    put_u32(b, 88, 18);  // q_dim 72 would be fine for F32, but wo's K must be a multiple of 32
+    expect_rejected(write_variant("v3_head18", b), ML_E_SHAPE, "tensor wo: K = n_heads · head_size = 72");
+    b = v3;
+    put_u32(b, 88, 25);
+    expect_rejected(write_variant("v3_head_odd", b), ML_E_SHAPE, "head_size = 25 must be even");
+    b = v3;
+    put_u32(b, 88, 8);  // a head_size that the tensors do not have: wq shrinks, the file has bytes left
+    expect_rejected(write_variant("v3_head8", b), ML_E_FORMAT, "trailing bytes");
+    b = v3;
+    put_u32(b, 92, 1);  // q/k norm announced but not stored
+    expect_rejected(write_variant("v3_qk_absent", b), ML_E_FORMAT, "past the end");
+    b = v3;
+    b[96] = 1;
+    expect_rejected(write_variant("v3_reserved", b), ML_E_FORMAT, "reserved header byte 96");
   }
   SECTION("K % 32 != 0 (dim 40, quantized)") {
     b = good;
