@@ -1,14 +1,15 @@
 // A GGUF file as a Model (runtime/gguf.h: load_gguf): architecture llama (Llama 1-3, SmolLM2,
-// TinyLlama; Llama 3's rope_freqs.weight) or qwen2 (q/k/v biases). The metadata is checked
+// TinyLlama; Llama 3's rope_freqs.weight), qwen2 (q/k/v biases) or qwen3 (per-head q/k norms, a
+// head size that need not be dim / heads). The metadata is checked
 // against every tensor's name, type and shape; then every tensor is converted into one owned
 // buffer, the matrices split across the pool's threads:
 //   Q8_0, Q4_0 matrix  → 16-row panels (layout 1, docs/mlb-format.md): the quants copied as they
 //                        are (ggml's Q4_0 byte j holds elements j and j + 16, as ours), each
 //                        binary16 scale widened exactly; padding rows zero (Q4 nibbles 8)
 //   F32, F16, BF16     → float32 rows, exactly (matrices and vectors)
-// qwen2's attn_q / attn_k rows and biases are in Hugging Face's half-split RoPE order in GGUF
-// (llama.cpp runs qwen2 with NeoX RoPE); they are permuted into the runtime's interleaved pairs,
-// as tools/gguf.py does. Nothing is requantized.
+// qwen2's and qwen3's attn_q / attn_k rows, biases and norm weights are in Hugging Face's
+// half-split RoPE order in GGUF (llama.cpp runs them with NeoX RoPE); they are permuted into the
+// runtime's interleaved pairs, as tools/gguf.py does. Nothing is requantized.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -494,18 +495,19 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   }
   std::string arch;
   if (const ml_status s = g.get_string("general.architecture", &arch)) return s;
-  if (arch == "qwen3" || arch == "qwen3moe")
-    return fail(ML_E_FORMAT, "%s: general.architecture = '%s': Qwen3 (per-head q/k norm) is not supported yet by this build",
-                path, arch.c_str());
-  if (arch != "llama" && arch != "qwen2")
-    return fail(ML_E_FORMAT, "%s: general.architecture = '%s' is not supported (llama, qwen2)", path, arch.c_str());
+  if (arch == "qwen3moe")
+    return fail(ML_E_FORMAT, "%s: general.architecture = 'qwen3moe': mixture-of-experts models are not supported", path);
+  if (arch != "llama" && arch != "qwen2" && arch != "qwen3")
+    return fail(ML_E_FORMAT, "%s: general.architecture = '%s' is not supported (llama, qwen2, qwen3)", path, arch.c_str());
   Mapper mp(g, path);
   mp.qwen2 = arch == "qwen2";
+  const bool qwen3 = arch == "qwen3";
   Config &c = m->cfg;
   c = Config();
-  c.version = 2;
-  c.arch = mp.qwen2 ? 1 : 0;
+  c.version = qwen3 ? 3 : 2;
+  c.arch = mp.qwen2 ? 1 : qwen3 ? 2 : 0;
   c.qkv_bias = mp.qwen2;
+  c.qk_norm = qwen3;
 
   // Hyperparameters: <arch>.<name>, each an integer in [1, limit].
   struct Hp { const char *name; uint64_t limit; int *dst; int64_t def; };
@@ -535,9 +537,18 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
     return fail(ML_E_FORMAT, "%s: metadata %s.attention.layer_norm_rms_epsilon = %g must be finite and > 0", path, arch.c_str(), eps);
   if (!(std::isfinite(c.rope_theta) && c.rope_theta > 0))
     return fail(ML_E_FORMAT, "%s: metadata %s.rope.freq_base = %g must be finite and > 0", path, arch.c_str(), theta);
-  if (c.dim % c.n_heads != 0)
+  // The head size: qwen3 states it (attention.key_length; it need not be dim / heads).
+  int64_t key_length = 0;
+  if (const ml_status s = g.get_int((arch + ".attention.key_length").c_str(), &key_length, &found)) return s;
+  if (qwen3 && found) {
+    if (key_length < 2 || key_length >= (1 << 20) || key_length % 2 != 0 || uint64_t(key_length) * uint64_t(c.n_heads) > kMaxDim)
+      return fail(ML_E_FORMAT, "%s: metadata qwen3.attention.key_length = %lld: the head size must be even, in [2, 2^20), and "
+                  "head_count of them at most 2^20", path, static_cast<long long>(key_length));
+    if (c.dim % c.n_heads != 0 || key_length != c.dim / c.n_heads) c.head_size = int(key_length);
+  } else if (c.dim % c.n_heads != 0) {
     return fail(ML_E_SHAPE, "%s: metadata %s.attention.head_count = %d does not divide %s.embedding_length = %d", path,
                 arch.c_str(), c.n_heads, arch.c_str(), c.dim);
+  }
   const int hd = c.head_dim();
   if (hd % 2 != 0) return fail(ML_E_SHAPE, "%s: the head size %d must be even (RoPE rotates pairs)", path, hd);
   if (c.n_kv_heads > c.n_heads || c.n_heads % c.n_kv_heads != 0)
@@ -547,12 +558,13 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
     int64_t v = 0;
     if (const ml_status s = g.get_int((arch + "." + k).c_str(), &v, &found)) return s;
     if (found && v != hd)
-      return fail(ML_E_FORMAT, "%s: metadata %s.%s = %lld differs from the head size %d (embedding_length / head_count); not supported",
-                  path, arch.c_str(), k, static_cast<long long>(v), hd);
+      return fail(ML_E_FORMAT, "%s: metadata %s.%s = %lld differs from the head size %d (%s); not supported", path,
+                  arch.c_str(), k, static_cast<long long>(v), hd,
+                  c.head_size ? "attention.key_length" : "embedding_length / head_count");
   }
   std::string scaling;
   if (const ml_status s = g.get_string((arch + ".rope.scaling.type").c_str(), &scaling, &found)) return s;
-  const GgufFile::Tensor *rope_freqs = mp.qwen2 ? nullptr : g.tensor("rope_freqs.weight");
+  const GgufFile::Tensor *rope_freqs = arch == "llama" ? g.tensor("rope_freqs.weight") : nullptr;
   if (found && scaling != "none" && !(scaling == "llama3" && rope_freqs))
     return fail(ML_E_FORMAT, "%s: metadata %s.rope.scaling.type = '%s': RoPE scaling is not supported (only Llama 3's, given by rope_freqs.weight)",
                 path, arch.c_str(), scaling.c_str());
@@ -576,22 +588,26 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   if (g.get_int((arch + ".vocab_size").c_str(), &meta_vocab, &found) == ML_OK && found && meta_vocab != c.vocab)
     return fail(ML_E_FORMAT, "%s: metadata %s.vocab_size = %lld but token_embd.weight has %d rows", path, arch.c_str(),
                 static_cast<long long>(meta_vocab), c.vocab);
-  const int D = c.dim, KV = c.kv_dim(), H = c.hidden_dim;
-  const int perm = mp.qwen2 ? hd : 0;
+  const int D = c.dim, KV = c.kv_dim(), H = c.hidden_dim, Q = c.q_dim();
+  const int perm = mp.qwen2 || qwen3 ? hd : 0;  // llama.cpp keeps HF's half-split q/k order for both
   ml_status s;
   if ((s = mp.matrix("token_embd.weight", c.vocab, D, &m->tok_emb))) return s;
   m->layers.assign(size_t(c.n_layers), LayerWeights());
   for (int l = 0; l < c.n_layers; ++l) {
     LayerWeights &w = m->layers[size_t(l)];
     const std::string b = "blk." + std::to_string(l) + ".";
-    if ((s = mp.vector(b + "attn_norm.weight", D, &w.attn_norm)) || (s = mp.matrix(b + "attn_q.weight", D, D, &w.wq, perm)) ||
+    if ((s = mp.vector(b + "attn_norm.weight", D, &w.attn_norm)) || (s = mp.matrix(b + "attn_q.weight", Q, D, &w.wq, perm)) ||
         (s = mp.matrix(b + "attn_k.weight", KV, D, &w.wk, perm)) || (s = mp.matrix(b + "attn_v.weight", KV, D, &w.wv)))
       return s;
     w.bq = w.bk = w.bv = nullptr;
-    if (mp.qwen2 && ((s = mp.vector(b + "attn_q.bias", D, &w.bq, perm)) || (s = mp.vector(b + "attn_k.bias", KV, &w.bk, perm)) ||
+    // qwen3: per-head q/k norm weights, each head's hd entries permuted as its rows are
+    if (qwen3 && ((s = mp.vector(b + "attn_q_norm.weight", hd, &w.q_norm, perm)) ||
+                  (s = mp.vector(b + "attn_k_norm.weight", hd, &w.k_norm, perm))))
+      return s;
+    if (mp.qwen2 && ((s = mp.vector(b + "attn_q.bias", Q, &w.bq, perm)) || (s = mp.vector(b + "attn_k.bias", KV, &w.bk, perm)) ||
                      (s = mp.vector(b + "attn_v.bias", KV, &w.bv))))
       return s;
-    if ((s = mp.matrix(b + "attn_output.weight", D, D, &w.wo)) || (s = mp.vector(b + "ffn_norm.weight", D, &w.ffn_norm)) ||
+    if ((s = mp.matrix(b + "attn_output.weight", D, Q, &w.wo)) || (s = mp.vector(b + "ffn_norm.weight", D, &w.ffn_norm)) ||
         (s = mp.matrix(b + "ffn_gate.weight", H, D, &w.w1)) || (s = mp.matrix(b + "ffn_down.weight", D, H, &w.w2)) ||
         (s = mp.matrix(b + "ffn_up.weight", H, D, &w.w3)))
       return s;
@@ -613,7 +629,7 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   }
   for (const GgufFile::Tensor &t : g.tensors())
     if (!mp.used.count(t.name)) {
-      const bool qk_norm = t.name.find("attn_q_norm") != std::string::npos || t.name.find("attn_k_norm") != std::string::npos;
+      const bool qk_norm = !qwen3 && (t.name.find("attn_q_norm") != std::string::npos || t.name.find("attn_k_norm") != std::string::npos);
       return fail(ML_E_FORMAT, "%s: tensor %s (%s) is not part of the %s architecture this runtime runs%s", path, t.name.c_str(),
                   ggml_type(t.type)->name, arch.c_str(), qk_norm ? " (a per-head q/k norm, Qwen3's)" : "");
     }

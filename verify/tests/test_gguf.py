@@ -11,6 +11,7 @@
   GGUF gives the ids of the tokenizer file convert.py writes. F16/BF16 compare with --reference:
   convert.py pads hidden_dim 172 to 192 and the build's matvec_f32 may sum a padded row in another
   order (kernels/kernels.h); the scalar reference sums left to right, so zeros change nothing.
+- qwen3 (head_dim 24 under dim 64 / 4 heads, per-head q/k norms) F32 and Q8_0, as the qwen2 case.
 - A Q8_0 GGUF whose ffn_down stays F16 (K = 172, as llama.cpp keeps a matrix it cannot quantize)
   runs, its products quantizing only the activations of quantized matrices.
 - Hostile files (truncated, offsets past the end or overlapping, dimensions that overflow, a type
@@ -132,6 +133,22 @@ class Runs(Base):
         self.assertIn("GGUF v3 qwen2", err)
         self.assertIn("15 matrices (15 Q4_0)", err)
         self.assertIn("byte-level BPE ('gpt2'), %d tokens" % n, err)
+
+    def test_qwen3_matches_the_converter(self):
+        # head_dim 24 != dim 64 / 4 heads, per-head q/k norms in the half-split order llama.cpp keeps
+        src, tok = self.path("qwen3_src.mlb"), self.path("q3.mltk")
+        tool("gen_random.py", src, "--preset", "qwen3-tiny", "--seed", "3", "-q")
+        v = bpe.train(["Once upon a time there was a little girl named Lily."] * 20, 40, bpe.PRE_QWEN2,
+                      ["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
+        with open(tok, "wb") as f:
+            f.write(v.to_mltk())
+        for dtype, layout in (("f32", "rows"), ("q8_0", "panel16")):
+            with self.subTest(dtype=dtype):
+                g, m = self.path("q3_%s.gguf" % dtype), self.path("q3_%s.mlb" % dtype)
+                tool("export.py", src, g, "--format", "gguf", "--dtype", dtype)
+                tool("convert.py", g, m, "--wtype", dtype, "--layout", layout, "--no-tokenizer", "-q")
+                self.assertEqual(self.logits(g, "-z", tok), self.logits(m, "-z", tok))
+        self.assertIn("GGUF v3 qwen3", run(RUN, g, "-z", tok, "-n", "2").stderr.decode())
 
     def test_llama_tokenizer_matches_the_converter(self):
         if not TOKENIZE or not os.path.exists(TOKENIZE):
