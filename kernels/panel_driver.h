@@ -114,6 +114,57 @@ inline void pack_group(PrepX<Int, Q4> *pack, const ml_qact *X, int t, int G, int
       new (pack + size_t(b) * G + i) PrepX<Int, Q4>(Int::template prep<Q4>(X[t + i].q + b * ML_QK, X[t + i].s[b]));
 }
 
+// m: y_r = y_r + M_r with M_r = sum4 over blocks of the offsets' terms (kernels/kernels.h), for
+// the rows [lo, hi) of panel p and one token, right after the panel's products (its scales still in
+// cache), 16 rows at a time on the compiler's generic vectors (element-wise IEEE operations: the
+// same bits on every ISA and in the scalar reference's per-row loop; plain arrays elsewhere).
+#if defined(__GNUC__) || defined(__clang__)
+typedef float Rows16 __attribute__((vector_size(64)));
+#else
+struct Rows16 {
+  float v[16];
+  float &operator[](int i) { return v[i]; }
+  float operator[](int i) const { return v[i]; }
+  friend Rows16 operator+(Rows16 a, const Rows16 &b) { for (int i = 0; i < 16; ++i) a.v[i] = a.v[i] + b.v[i]; return a; }
+  friend Rows16 operator*(Rows16 a, const Rows16 &b) { for (int i = 0; i < 16; ++i) a.v[i] = a.v[i] * b.v[i]; return a; }
+};
+#endif
+inline Rows16 rows16(float s) {
+#if defined(__GNUC__) || defined(__clang__)
+  return s - Rows16{};  // the scalar operand is broadcast; s − (+0) is s, −0 included (s + 0 is not)
+#else
+  Rows16 v;
+  for (int i = 0; i < 16; ++i) v[i] = s;
+  return v;
+#endif
+}
+inline Rows16 rows16(const float *p) {
+  Rows16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <bool Q4>
+inline void offsets_panel(float *y, const ml_qtensor *W, const ml_qact &x, int p, int lo, int hi) {
+  const int nb = W->cols / ML_QK, row0 = p * ML_PANEL_ROWS;
+  const size_t d0 = size_t(p) * nb * ML_PANEL_ROWS;
+  // Block b's terms into the partial b mod 4 (acc, a register: the loop below is unrolled by 4).
+  const auto term = [&](int b, Rows16 acc) {
+    const size_t di = d0 + size_t(b) * ML_PANEL_ROWS;
+    const Rows16 sx = rows16(float(x.s[b])), dx = rows16(x.d[b]);
+    if (Q4) acc = acc + (sx * (rows16(8.0f) * rows16(W->d + di))) * dx;
+    return acc + (sx * rows16(W->m + di)) * dx;
+  };
+  Rows16 a0 = rows16(0.0f), a1 = a0, a2 = a0, a3 = a0;
+  int b = 0;
+  for (; b + 4 <= nb; b += 4) a0 = term(b, a0), a1 = term(b + 1, a1), a2 = term(b + 2, a2), a3 = term(b + 3, a3);
+  if (b < nb) a0 = term(b, a0);
+  if (b + 1 < nb) a1 = term(b + 1, a1);
+  if (b + 2 < nb) a2 = term(b + 2, a2);
+  const Rows16 total = (a0 + a1) + (a2 + a3);
+  for (int r = lo; r < hi; ++r) y[r] = y[r] + total[r - row0];
+}
+
 // Rows [r0, r1) of the tokens t0 .. t0+T-1 of Y[t·ldy + r] = W · X[t], their x from px (their
 // group's pack) or, when px is null, prepared per block; kPacked: px is known not null. kPf:
 // prefetch the weights kPrefetchBytes ahead (they come from DRAM: matvec, and a matmul's first
@@ -184,6 +235,8 @@ inline void panel_tokens_from(float *Y, size_t ldy, const ml_qtensor *W, const m
       Width::store(Y + size_t(t0 + t) * ldy + row0,
                    Width::add(Width::add(acc[t][0], acc[t][1]), Width::add(acc[t][2], acc[t][3])), lo - row0,
                    hi - row0);
+    if (W->m)  // GGUF blocks with offsets (Q4_1, Q4_K, Q5_1, Q5_K)
+      for (int t = 0; t < T; ++t) offsets_panel<Q4>(Y + size_t(t0 + t) * ldy, W, X[t0 + t], p, lo, hi);
   }
 }
 
@@ -312,51 +365,7 @@ inline void panel_halves(float *Y, size_t ldy, const ml_qtensor *W, const ml_qac
       if (b + 2 < nb) step(b + 2, std::integral_constant<int, 2>());
       Width::store(Y + size_t(t) * ldy + row0, Width::add(Width::add(acc[0], acc[1]), Width::add(acc[2], acc[3])),
                    lo - row0, hi - row0);
-    }
-  }
-}
-
-// m: y_r = y_r + M_r with M_r = sum4 over blocks of the offsets' terms (kernels/kernels.h), 16 rows
-// at a time on the compiler's generic vectors (element-wise IEEE operations: the same bits on every
-// ISA and in the scalar reference's per-row loop; plain arrays where there are no such vectors).
-#if defined(__GNUC__) || defined(__clang__)
-typedef float Rows16 __attribute__((vector_size(64)));
-#else
-struct Rows16 {
-  float v[16];
-  float &operator[](int i) { return v[i]; }
-  float operator[](int i) const { return v[i]; }
-  friend Rows16 operator+(Rows16 a, const Rows16 &b) { for (int i = 0; i < 16; ++i) a.v[i] = a.v[i] + b.v[i]; return a; }
-  friend Rows16 operator*(Rows16 a, const Rows16 &b) { for (int i = 0; i < 16; ++i) a.v[i] = a.v[i] * b.v[i]; return a; }
-};
-#endif
-inline Rows16 rows16(float s) {
-  Rows16 v;
-  for (int i = 0; i < 16; ++i) v[i] = s;
-  return v;
-}
-inline Rows16 rows16(const float *p) {
-  Rows16 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-template <bool Q4>
-inline void add_offsets(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
-  const int nb = W->cols / ML_QK;
-  for (int p = r0 / ML_PANEL_ROWS; p * ML_PANEL_ROWS < r1; ++p) {
-    const int row0 = p * ML_PANEL_ROWS, lo = std::max(r0, row0), hi = std::min(r1, row0 + ML_PANEL_ROWS);
-    for (int t = 0; t < m; ++t) {
-      Rows16 acc[4] = {rows16(0.0f), rows16(0.0f), rows16(0.0f), rows16(0.0f)};
-      for (int b = 0; b < nb; ++b) {
-        const size_t di = (size_t(p) * nb + size_t(b)) * ML_PANEL_ROWS;
-        const Rows16 sx = rows16(float(X[t].s[b])), dx = rows16(X[t].d[b]);
-        if (Q4) acc[b & 3] = acc[b & 3] + (sx * (rows16(8.0f) * rows16(W->d + di))) * dx;
-        acc[b & 3] = acc[b & 3] + (sx * rows16(W->m + di)) * dx;
-      }
-      const Rows16 total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-      float *y = Y + size_t(t) * ldy;
-      for (int r = lo; r < hi; ++r) y[r] = y[r] + total[r - row0];
+      if (W->m) offsets_panel<false>(Y + size_t(t) * ldy, W, X[t], p, lo, hi);
     }
   }
 }
@@ -370,7 +379,6 @@ inline void panels_matvec(float *y, const ml_qtensor *W, const ml_qact *x, int r
     panel_matvec<Width, Int, Q4, true>(y, W, x, r0, r1);
   else
     panel_matvec<Width, Int, Q4, false>(y, W, x, r0, r1);
-  if (W->m) add_offsets<Q4>(y, 0, W, x, 1, r0, r1);
 }
 template <class Width, class Int, bool Q4>
 inline void panels_matmul(float *Y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
@@ -380,7 +388,6 @@ inline void panels_matmul(float *Y, size_t ldy, const ml_qtensor *W, const ml_qa
     panel_matmul<Width, Int, Q4, true>(Y, ldy, W, X, m, r0, r1);
   else
     panel_matmul<Width, Int, Q4, false>(Y, ldy, W, X, m, r0, r1);
-  if (W->m) add_offsets<Q4>(Y, ldy, W, X, m, r0, r1);
 }
 
 // A Width of four 4-row registers (128-bit families: NEON, WASM SIMD128). The family supplies
