@@ -81,6 +81,15 @@ class Base(unittest.TestCase):
         with open(out, "rb") as f:
             return r.stdout, f.read()
 
+    def same(self, a, b):
+        """a and b, each (text, logits bytes) of self.logits, are equal; on failure a short message
+        (assertEqual's diff of megabytes of bytes takes minutes)."""
+        if a[0] != b[0]:
+            self.fail("the texts differ: %r != %r" % (a[0][:200], b[0][:200]))
+        if a[1] != b[1]:
+            first = next((i for i in range(min(len(a[1]), len(b[1]))) if a[1][i] != b[1][i]), None)
+            self.fail("the logits differ (%d and %d bytes; first differing byte %s)" % (len(a[1]), len(b[1]), first))
+
     def tokenize(self, tok):
         ids = []
         for text in CORPUS:
@@ -110,7 +119,7 @@ class Runs(Base):
             with self.subTest(dtype=dtype):
                 g, m, t = self.export_and_convert(os.path.join(S260, "stories260K.bin"), "s_" + dtype, dtype,
                                                   os.path.join(S260, "tok512.bin"), "f32", "rows")
-                self.assertEqual(self.logits(g, "--reference"), self.logits(m, "-z", t, "--reference"))
+                self.same(self.logits(g, "--reference"), self.logits(m, "-z", t, "--reference"))
 
     def test_qwen2_quantized_match_the_converter(self):
         src, tok = self.path("qwen_src.mlb"), self.path("q.mltk")
@@ -125,8 +134,8 @@ class Runs(Base):
         for dtype in ("q8_0", "q4_0"):
             with self.subTest(dtype=dtype):
                 g, m, t = self.export_and_convert(src, "qwen_" + dtype, dtype, tok, dtype, "panel16")
-                self.assertEqual(self.logits(g), self.logits(m, "-z", t))
-                self.assertEqual(self.logits(g, "-t", "1"), self.logits(m, "-z", t, "-t", "1"))
+                self.same(self.logits(g), self.logits(m, "-z", t))
+                self.same(self.logits(g, "-t", "1"), self.logits(m, "-z", t, "-t", "1"))
                 if TOKENIZE and os.path.exists(TOKENIZE):
                     self.assertEqual(self.tokenize(g), self.tokenize(t))
         err = run(RUN, self.path("qwen_q4_0.gguf"), "-n", "2").stderr.decode()
@@ -147,7 +156,7 @@ class Runs(Base):
                 g, m = self.path("q3_%s.gguf" % dtype), self.path("q3_%s.mlb" % dtype)
                 tool("export.py", src, g, "--format", "gguf", "--dtype", dtype)
                 tool("convert.py", g, m, "--wtype", dtype, "--layout", layout, "--no-tokenizer", "-q")
-                self.assertEqual(self.logits(g, "-z", tok), self.logits(m, "-z", tok))
+                self.same(self.logits(g, "-z", tok), self.logits(m, "-z", tok))
         self.assertIn("GGUF v3 qwen3", run(RUN, g, "-z", tok, "-n", "2").stderr.decode())
 
     def test_llama_tokenizer_matches_the_converter(self):
@@ -179,7 +188,7 @@ class Runs(Base):
         second = run(RUN, g, "--cache", cache, "-n", "2").stderr.decode()
         self.assertIn("mapped, not converted", second)
         self.assertIn("mapped from the cache", second)
-        self.assertEqual(self.logits(g, "--cache", cache), want)
+        self.same(self.logits(g, "--cache", cache), want)
         # A cache whose header is not this file's is not used, and is written anew.
         c = os.path.join(cache, files[0])
         with open(c, "r+b") as f:
@@ -187,7 +196,7 @@ class Runs(Base):
             f.write(b"\0" * 8)
         third = run(RUN, g, "--cache", cache, "-n", "2").stderr.decode()
         self.assertIn("kept in the cache", third)
-        self.assertEqual(self.logits(g, "--cache", cache), want)
+        self.same(self.logits(g, "--cache", cache), want)
         # A changed file has another key: a second cache file, the old one left alone.
         with open(g, "ab") as f:
             f.write(b"\0" * 32)
