@@ -260,11 +260,15 @@ ml_status GgufFile::parse(const uint8_t *data, uint64_t size, const char *path) 
     if (t.ne[0] % g->block != 0)
       return fail(ML_E_FORMAT, "%s: tensor %s (%s) has %llu columns, not a multiple of its block of %u", path_, t.name.c_str(),
                   g->name, static_cast<unsigned long long>(t.ne[0]), g->block);
-    // Each dimension < 2^31, so a row's blocks and the rows below 2^62 elements: checked in steps.
-    const uint64_t rows = t.rows();
-    if (t.ne[1] * t.ne[2] > (uint64_t(1) << 40) || rows > (uint64_t(1) << 40) || rows > size)
-      return fail(ML_E_FORMAT, "%s: tensor %s has %llu rows, more than the file holds", path_, t.name.c_str(),
-                  static_cast<unsigned long long>(rows));
+    // The rows ne1·ne2·ne3 in steps, none of which wraps: ne1·ne2 < 2^62 (each dimension < 2^31),
+    // then ne3 against size / (ne1·ne2) by division. (The full product in 64 bits wraps: 2731 ·
+    // 161087163 · 83862361 = 2·2^64 + 1 passed as one row.)
+    const uint64_t rows12 = t.ne[1] * t.ne[2];
+    if (rows12 > size || t.ne[3] > size / rows12)
+      return fail(ML_E_FORMAT, "%s: tensor %s has %llux%llux%llu rows, more than the file holds", path_, t.name.c_str(),
+                  static_cast<unsigned long long>(t.ne[3]), static_cast<unsigned long long>(t.ne[2]),
+                  static_cast<unsigned long long>(t.ne[1]));
+    const uint64_t rows = rows12 * t.ne[3];
     const uint64_t row_bytes = t.ne[0] / g->block * g->bytes;
     if (row_bytes > size || rows * row_bytes > size)  // each factor <= size < 2^63: no wrap before the test
       return fail(ML_E_FORMAT, "%s: tensor %s (%s) is larger than the file (%llu bytes)", path_, t.name.c_str(), g->name,
