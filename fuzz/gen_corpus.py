@@ -992,6 +992,8 @@ def gguf_corpus():
     variant("wrong-shape-vector", t_edit("blk.0.ffn_norm.weight", dims=[4], data=bytes(16)))
     variant("wrong-shape-embedding-3d", t_edit("token_embd.weight", dims=[8, 8, 2]))
     variant("missing-tensor", lambda g: g.tensors.remove(g.find("blk.0.ffn_up.weight")))
+    variant("missing-tensor-output-norm", lambda g: g.tensors.remove(g.find("output_norm.weight")), classifier="none")
+    variant("block-count-2-with-1-layer", lambda g: g.set("llama.block_count", GV["u32"], 2), classifier="none")
     variant("missing-tensor-embedding", lambda g: g.tensors.remove(g.find("token_embd.weight")))
     variant("missing-tensor-qwen2-bias", lambda g: g.tensors.remove(g.find("blk.0.attn_k.bias")), arch="qwen2")
     variant("unknown-tensor", lambda g: g.tensor("blk.0.extra.weight", [8], G_F32, bytes(32)))

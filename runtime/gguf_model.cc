@@ -356,6 +356,21 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   const int perm = mp.qwen2 ? hd : 0;
   ml_status s;
   if ((s = mp.matrix("token_embd.weight", c.vocab, D, &m->tok_emb))) return s;
+  // Each layer has 9 tensors (qwen2 12), besides token_embd.weight and output_norm.weight: a
+  // block_count the file's tensors cannot hold is refused before its layers are allocated, naming
+  // the first tensor missing in the order below (one is: the count falls short).
+  if (uint64_t(c.n_layers) * (mp.qwen2 ? 12 : 9) + 2 > g.tensors().size()) {
+    static const char *const kLayer[] = {"attn_norm.weight", "attn_q.weight",      "attn_k.weight",   "attn_v.weight",
+                                         "attn_q.bias",      "attn_k.bias",        "attn_v.bias",     "attn_output.weight",
+                                         "ffn_norm.weight",  "ffn_gate.weight",    "ffn_down.weight", "ffn_up.weight"};
+    for (int l = 0; l < c.n_layers; ++l)
+      for (const char *n : kLayer) {
+        if (!mp.qwen2 && std::strstr(n, ".bias")) continue;
+        const std::string name = "blk." + std::to_string(l) + "." + n;
+        if (!g.tensor(name)) return fail(ML_E_FORMAT, "%s: missing tensor %s", path, name.c_str());
+      }
+    return fail(ML_E_FORMAT, "%s: missing tensor output_norm.weight", path);
+  }
   m->layers.assign(size_t(c.n_layers), LayerWeights());
   for (int l = 0; l < c.n_layers; ++l) {
     LayerWeights &w = m->layers[size_t(l)];
