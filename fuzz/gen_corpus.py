@@ -845,6 +845,9 @@ def gguf_corpus():
     seeds["ok-llama-gpt2-q4_0.gguf"] = g_model(tokenizer="gpt2", mtype=G_Q4_0, classifier="none", **qm).build()
     seeds["ok-llama-no-tokenizer.gguf"] = g_model(tokenizer=None).build()
     seeds["ok-llama-bert-tokenizer.gguf"] = g_model(tokenizer="bert").build()
+    g = g_model(tokenizer="bert")
+    g.set("tokenizer.ggml.model", GV["str"], "be\nrt")  # why there is no tokenizer: still one line
+    seeds["ok-llama-tokenizer-model-with-newline.gguf"] = g.build()
     # hidden 1: ffn_gate and ffn_up are 1-row Q4_0 matrices padded to a 16-row panel (the largest
     # expansion: 18 bytes become 16 x 20), ffn_down a 1-column F32 one; a vocabulary of one token
     seeds["ok-llama-hidden-1-q4_0-1-row.gguf"] = g_model(

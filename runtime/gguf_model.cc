@@ -274,7 +274,8 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
     return fail(ML_E_FORMAT, "%s: general.architecture = '%s': Qwen3 (per-head q/k norm) is not supported yet by this build",
                 path, arch.c_str());
   if (arch != "llama" && arch != "qwen2")
-    return fail(ML_E_FORMAT, "%s: general.architecture = '%s' is not supported (llama, qwen2)", path, arch.c_str());
+    return fail(ML_E_FORMAT, "%s: general.architecture = '%s' is not supported (llama, qwen2)", path,
+                gguf_printable(arch).c_str());
   Mapper mp{g, path};
   mp.qwen2 = arch == "qwen2";
   Config &c = m->cfg;
@@ -331,7 +332,7 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   const GgufFile::Tensor *rope_freqs = mp.qwen2 ? nullptr : g.tensor("rope_freqs.weight");
   if (found && scaling != "none" && !(scaling == "llama3" && rope_freqs))
     return fail(ML_E_FORMAT, "%s: metadata %s.rope.scaling.type = '%s': RoPE scaling is not supported (only Llama 3's, given by rope_freqs.weight)",
-                path, arch.c_str(), scaling.c_str());
+                path, arch.c_str(), gguf_printable(scaling).c_str());
   int64_t experts = 0, window = 0;
   if (const ml_status s = g.get_int((arch + ".expert_count").c_str(), &experts, &found)) return s;
   if (found && experts > 0)
@@ -403,7 +404,8 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   for (const GgufFile::Tensor &t : g.tensors())
     if (!mp.used.count(t.name)) {
       const bool qk_norm = t.name.find("attn_q_norm") != std::string::npos || t.name.find("attn_k_norm") != std::string::npos;
-      return fail(ML_E_FORMAT, "%s: tensor %s (%s) is not part of the %s architecture this runtime runs%s", path, t.name.c_str(),
+      return fail(ML_E_FORMAT, "%s: tensor %s (%s) is not part of the %s architecture this runtime runs%s", path,
+                  gguf_printable(t.name).c_str(),
                   ggml_type(t.type)->name, arch.c_str(), qk_norm ? " (a per-head q/k norm, Qwen3's)" : "");
     }
 

@@ -192,7 +192,7 @@ ml_status gpt2_tokenizer(const GgufFile &g, int vocab, std::vector<uint8_t> *ima
     if (pre_name == p.name) pre = p.id;
   if (pre < 0)
     return fail(ML_E_FORMAT,
-                "%s: metadata tokenizer.ggml.pre '%s' is not a pre-tokenizer this runtime implements (gpt-2, llama-bpe, llama-v3, "
+                "%s: metadata tokenizer.ggml.pre %s is not a pre-tokenizer this runtime implements (gpt-2, llama-bpe, llama-v3, "
                 "llama3, qwen2, smollm)",
                 path, shown(pre_name.data(), pre_name.size()).c_str());
   std::vector<std::pair<const char *, uint64_t>> tokens, merges;
@@ -367,7 +367,7 @@ ml_status gguf_tokenizer(const GgufFile &g, int vocab, std::vector<uint8_t> *ima
     *about = "tokenizer: byte-level BPE ('gpt2'), " + std::to_string(*n_tokens) + " tokens";
     return ML_OK;
   }
-  *missing = std::string(g.path()) + ": tokenizer.ggml.model is '" + model +
+  *missing = std::string(g.path()) + ": tokenizer.ggml.model is '" + gguf_printable(model) +
              "'; this runtime reads 'llama' (SentencePiece) and 'gpt2' (byte-level BPE) tokenizers";
   *about = "no tokenizer it can use";
   return ML_OK;
