@@ -835,6 +835,9 @@ def gguf_corpus():
         mtype=G_Q4_0, emb_type=G_F16, out_type=G_Q8_0, vtype=G_BF16, n_layers=2, **qm,
         types={"blk.0.attn_v.weight": G_Q8_0, "blk.1.ffn_down.weight": G_F32, "blk.1.attn_q.weight": G_BF16,
                "blk.0.ffn_norm.weight": G_F16}).build()
+    g = g_model()  # a SentencePiece piece of 4096 bytes: llama2.c's longest (the ▁ marks become spaces)
+    g.set("tokenizer.ggml.tokens", GV["arr"], (GV["str"], LLAMA_PIECES[:6] + [SP * 4096] + LLAMA_PIECES[7:]))
+    seeds["ok-llama-token-4096-bytes.gguf"] = g.build()
     seeds["ok-llama-v2-f32.gguf"] = g_model(version=2).build()
     seeds["ok-llama-gqa-1-row-q8.gguf"] = g_model(mtype=G_Q8_0, dim=32, hidden=32, n_heads=8, n_kv=1,
                                                   types={}).build()
@@ -1013,6 +1016,11 @@ def gguf_corpus():
                                                  g.set("tokenizer.ggml.scores", GV["arr"], (GV["f32"], [0.0] * 15))))
     variant("llama-bos-out-of-range", lambda g: g.set("tokenizer.ggml.bos_token_id", GV["u32"], 16))
     variant("llama-tokens-not-strings", lambda g: g.set("tokenizer.ggml.tokens", GV["arr"], (GV["u32"], [0] * 16)))
+    variant("llama-token-4097-bytes", lambda g: g.set("tokenizer.ggml.tokens", GV["arr"], (
+        GV["str"], LLAMA_PIECES[:6] + ["x" * 4097] + LLAMA_PIECES[7:])))
+    variant("llama-tokens-all-empty", lambda g: (
+        g.set("tokenizer.ggml.tokens", GV["arr"], (GV["str"], [""])), g.set("tokenizer.ggml.scores", GV["arr"], (GV["f32"], [0.0])),
+        g.drop("tokenizer.ggml.bos_token_id"), g.drop("tokenizer.ggml.eos_token_id")), vocab=1)
     variant("tokenizer-model-not-string", lambda g: g.set("tokenizer.ggml.model", GV["u32"], 1))
     gq = dict(tokenizer="gpt2", mtype=G_Q4_0, classifier="none", **qm)
 

@@ -164,8 +164,13 @@ ml_status llama_tokenizer(const GgufFile &g, int vocab, std::vector<uint8_t> *im
         }
       }
     }
+    // llama2.c's tokenizer.bin holds pieces of 1 to 4096 bytes at most (Tokenizer::load).
+    if (p.size() > 4096)
+      return fail(ML_E_FORMAT, "%s: metadata tokenizer.ggml.tokens[%zu] is %zu bytes long (at most 4096 in a SentencePiece vocabulary)",
+                  path, i, p.size());
     if (p.size() > max_len) max_len = uint32_t(p.size());
   }
+  if (max_len == 0) return fail(ML_E_FORMAT, "%s: metadata tokenizer.ggml.tokens: every token is empty", path);
   image->clear();
   put32(image, max_len);
   for (size_t i = 0; i < pieces.size(); ++i) {
