@@ -997,6 +997,7 @@ def gguf_corpus():
     variant("wrong-shape-3d-matrix", t_edit("blk.0.attn_q.weight", dims=[8, 4, 2]))
     variant("wrong-shape-vector", t_edit("blk.0.ffn_norm.weight", dims=[4], data=bytes(16)))
     variant("wrong-shape-embedding-3d", t_edit("token_embd.weight", dims=[8, 8, 2]))
+    variant("same-classifier-3d", t_edit("output.weight", dims=[8, 8, 2]), classifier="same")
     variant("missing-tensor", lambda g: g.tensors.remove(g.find("blk.0.ffn_up.weight")))
     variant("missing-tensor-output-norm", lambda g: g.tensors.remove(g.find("output_norm.weight")), classifier="none")
     variant("block-count-2-with-1-layer", lambda g: g.set("llama.block_count", GV["u32"], 2), classifier="none")

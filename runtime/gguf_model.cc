@@ -391,7 +391,10 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   if ((s = mp.vector("output_norm.weight", D, &m->final_norm))) return s;
   const GgufFile::Tensor *out = g.tensor("output.weight");
   // A classifier with the embedding's bytes is stored once (as tools/gguf.py does).
+  // (Only a 2-D one: a 3-D or 4-D output.weight with the same bytes goes through matrix(), which
+  // names its shape.)
   c.shared_classifier = !out || (out->type == emb->type && out->bytes == emb->bytes && out->ne[0] == emb->ne[0] &&
+                                 out->ne[2] == 1 && out->ne[3] == 1 &&
                                  std::memcmp(g.tensor_data(*out), g.tensor_data(*emb), size_t(out->bytes)) == 0);
   if (out && c.shared_classifier)
     mp.used["output.weight"] = 1;
