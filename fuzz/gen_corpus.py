@@ -842,7 +842,7 @@ def gguf_corpus():
     seeds["ok-llama-gqa-1-row-q8.gguf"] = g_model(mtype=G_Q8_0, dim=32, hidden=32, n_heads=8, n_kv=1,
                                                   types={}).build()
     seeds["ok-llama3-rope-freqs.gguf"] = g_model(dim=16, n_heads=2, n_kv=2, theta=500000.0, rope_freqs=True).build()
-    seeds["ok-qwen2-f32-gpt2.gguf"] = g_model(arch="qwen2", tokenizer="gpt2", mtype=G_Q8_0, emb_type=G_Q4_0,
+    seeds["ok-qwen2-q8_0-gpt2.gguf"] = g_model(arch="qwen2", tokenizer="gpt2", mtype=G_Q8_0, emb_type=G_Q4_0,
                                               out_type=G_F16, **qm).build()
     seeds["ok-qwen2-f16.gguf"] = g_model(arch="qwen2", mtype=G_F16, vtype=G_F16, classifier="none").build()
     seeds["ok-llama-gpt2-q4_0.gguf"] = g_model(tokenizer="gpt2", mtype=G_Q4_0, classifier="none", **qm).build()
