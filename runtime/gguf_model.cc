@@ -345,7 +345,10 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   // The tensors, in the .mlb's order (docs/mlb-format.md).
   const GgufFile::Tensor *emb = g.tensor("token_embd.weight");
   if (!emb) return fail(ML_E_FORMAT, "%s: missing tensor token_embd.weight", path);
-  if (emb->rows() < 1 || emb->rows() > kMaxVocab || emb->ne[2] != 1 || emb->ne[3] != 1)
+  if (emb->ne[2] != 1 || emb->ne[3] != 1)
+    return fail(ML_E_FORMAT, "%s: tensor token_embd.weight has %u dimensions, not 2 (vocabulary x embedding_length)", path,
+                emb->n_dims);
+  if (emb->rows() < 1 || emb->rows() > kMaxVocab)
     return fail(ML_E_FORMAT, "%s: tensor token_embd.weight has %llu rows (the vocabulary: 1 to 2^24)", path,
                 static_cast<unsigned long long>(emb->rows()));
   c.vocab = int(emb->rows());
