@@ -867,6 +867,51 @@ def gguf_corpus():
     g.add("general.empty", GV["arr"], (GV["u64"], []))
     seeds["ok-llama-nested-array-two-deep.gguf"] = g.build()
 
+    # tokenizer corner cases the runtime accepts (and whose images must load)
+    def tok_ok(name, fn):
+        g = g_model(tokenizer="gpt2", mtype=G_Q4_0, classifier="none", **qm)
+        strs, ttypes, merges = gpt2_vocab()
+        strs, ttypes, merges = fn(strs, ttypes, merges, g)
+        g.set("tokenizer.ggml.tokens", GV["arr"], (GV["str"], strs))
+        g.set("tokenizer.ggml.token_type", GV["arr"], (GV["i32"], ttypes))
+        g.set("tokenizer.ggml.merges", GV["arr"], (GV["str"], merges))
+        seeds["ok-gpt2-%s.gguf" % name] = g.build()
+
+    def two_controls_alike(s, t, m, g):
+        s[-4], t[-4], t[-5] = s[-5], 3, 3
+        return s, t, m
+
+    def control_as_normal_bytes(s, t, m, g):
+        s[-4], t[-4] = "a", 3
+        return s, t, m
+
+    def bos_on_padding(s, t, m, g):
+        g.set("tokenizer.ggml.bos_token_id", GV["u32"], len(s) - 1)
+        g.add("tokenizer.ggml.eom_token_id", GV["u32"], 3)
+        return s, t, m
+
+    def unknown_after_bytes(s, t, m, g):
+        g.set("tokenizer.ggml.bos_token_id", GV["u32"], 3)
+        g.set("tokenizer.ggml.eos_token_id", GV["u32"], 4)
+        g.set("tokenizer.ggml.padding_token_id", GV["u32"], 5)
+        return s, t[:256] + [2] * (len(t) - 256), []
+
+    tok_ok("two-controls-alike", two_controls_alike)
+    tok_ok("control-as-normal-bytes", control_as_normal_bytes)
+    tok_ok("bos-on-padding-eom", bos_on_padding)
+    tok_ok("unknown-after-bytes-no-merges", unknown_after_bytes)
+    tok_ok("merges-repeated", lambda s, t, m, g: (s, t, m + m))
+    g = g_model()
+    g.set("tokenizer.ggml.tokens", GV["arr"], (GV["str"], [""] * 16))
+    g.set("tokenizer.ggml.scores", GV["arr"], (GV["f32"], [float("nan")] * 16))
+    seeds["ok-llama-empty-pieces-nan-scores.gguf"] = g.build()
+    g = g_model(vocab=1)
+    g.set("tokenizer.ggml.tokens", GV["arr"], (GV["str"], ["a"]))
+    g.set("tokenizer.ggml.scores", GV["arr"], (GV["u8"], [0]))
+    g.set("tokenizer.ggml.bos_token_id", GV["u32"], 0)
+    g.set("tokenizer.ggml.eos_token_id", GV["u32"], 0)
+    seeds["ok-llama-vocab-1-bos-eos-alike.gguf"] = g.build()
+
     # ---- rejected: the container
     base = g_model()
     ok = base.build()
