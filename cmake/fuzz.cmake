@@ -12,18 +12,20 @@
 enable_testing()
 
 set(ML_FUZZ_SECONDS 60 CACHE STRING "seconds each fuzz.run.<target> test runs libFuzzer")
-set(ML_FUZZ_TARGETS mlb eval tokenizer encode chat)
+set(ML_FUZZ_TARGETS mlb eval tokenizer encode chat gguf)
 # Seed corpus folder (fuzz/corpus/<folder>) and libFuzzer -max_len of each target.
 set(_ml_fuzz_corpus_mlb mlb)
 set(_ml_fuzz_corpus_eval mlb)
 set(_ml_fuzz_corpus_tokenizer tokenizer)
 set(_ml_fuzz_corpus_encode encode)
 set(_ml_fuzz_corpus_chat chat)
+set(_ml_fuzz_corpus_gguf gguf)
 set(_ml_fuzz_maxlen_mlb 32768)
 set(_ml_fuzz_maxlen_eval 16384)
 set(_ml_fuzz_maxlen_tokenizer 8192)
 set(_ml_fuzz_maxlen_encode 4096)
 set(_ml_fuzz_maxlen_chat 4096)
+set(_ml_fuzz_maxlen_gguf 65536)
 
 # The encode target's tokenizer, compiled in as a byte list (regenerated when the .bin changes).
 set(_tok_bin "${PROJECT_SOURCE_DIR}/fuzz/data/encode_tokenizer.bin")

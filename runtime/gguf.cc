@@ -158,6 +158,22 @@ ml_status skip_value(Cursor &c, uint32_t t, int depth) {
 
 const GgmlType *ggml_type(uint32_t id) { return id < kNumTypes ? &kTypes[id] : nullptr; }
 
+std::string gguf_printable(const std::string &s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i == 64) return out + "...";
+    const unsigned char ch = static_cast<unsigned char>(s[i]);
+    if (ch < 0x20 || ch == 0x7f || ch == '\\') {
+      char e[8];
+      std::snprintf(e, sizeof e, "\\x%02x", ch);
+      out += e;
+    } else {
+      out += char(ch);
+    }
+  }
+  return out;
+}
+
 bool is_gguf(const uint8_t *data, uint64_t size) { return size >= 4 && std::memcmp(data, "GGUF", 4) == 0; }
 
 ml_status GgufFile::parse(const uint8_t *data, uint64_t size, const char *path) {
@@ -196,12 +212,12 @@ ml_status GgufFile::parse(const uint8_t *data, uint64_t size, const char *path) 
     c.what = "metadata key " + std::to_string(i);
     Kv kv;
     if (const ml_status s = c.string(&kv.key, 1u << 16)) return s;
-    c.what = "metadata " + kv.key;
+    c.what = "metadata " + gguf_printable(kv.key);
     uint64_t t;
     if (const ml_status s = c.u(4, &t)) return s;
     kv.type = uint32_t(t);
     if (t > kF64)
-      return fail(ML_E_FORMAT, "%s: metadata %s has value type %llu, which is not a GGUF type (0-12)", path_, kv.key.c_str(),
+      return fail(ML_E_FORMAT, "%s: metadata %s has value type %llu, which is not a GGUF type (0-12)", path_, gguf_printable(kv.key).c_str(),
                   static_cast<unsigned long long>(t));
     kv.off = c.pos;
     if (kv.type == kArray) {
@@ -215,7 +231,7 @@ ml_status GgufFile::parse(const uint8_t *data, uint64_t size, const char *path) 
     }
     if (const ml_status s = skip_value(c, kv.type, 0)) return s;
     if (!keys.emplace(kv.key, kv_.size()).second)
-      return fail(ML_E_FORMAT, "%s: metadata %s appears twice", path_, kv.key.c_str());
+      return fail(ML_E_FORMAT, "%s: metadata %s appears twice", path_, gguf_printable(kv.key).c_str());
     kv_.push_back(std::move(kv));
   }
   uint64_t alignment = 32;
@@ -232,17 +248,17 @@ ml_status GgufFile::parse(const uint8_t *data, uint64_t size, const char *path) 
     c.what = "tensor info " + std::to_string(i);
     Tensor t;
     if (const ml_status s = c.string(&t.name, 256)) return s;
-    c.what = "tensor info " + t.name;
+    c.what = "tensor info " + gguf_printable(t.name);
     uint64_t nd;
     if (const ml_status s = c.u(4, &nd)) return s;
     if (nd < 1 || nd > 4)
-      return fail(ML_E_FORMAT, "%s: tensor %s has n_dims = %llu (1 to 4)", path_, t.name.c_str(), static_cast<unsigned long long>(nd));
+      return fail(ML_E_FORMAT, "%s: tensor %s has n_dims = %llu (1 to 4)", path_, gguf_printable(t.name).c_str(), static_cast<unsigned long long>(nd));
     t.n_dims = uint32_t(nd);
     for (int d = 0; d < 4; ++d) t.ne[d] = 1;
     for (uint64_t d = 0; d < nd; ++d) {
       if (const ml_status s = c.u(8, &t.ne[d])) return s;
       if (t.ne[d] < 1 || t.ne[d] >= (uint64_t(1) << 31))
-        return fail(ML_E_FORMAT, "%s: tensor %s: dimension %llu is %llu (1 to 2^31 - 1)", path_, t.name.c_str(),
+        return fail(ML_E_FORMAT, "%s: tensor %s: dimension %llu is %llu (1 to 2^31 - 1)", path_, gguf_printable(t.name).c_str(),
                     static_cast<unsigned long long>(d), static_cast<unsigned long long>(t.ne[d]));
     }
     uint64_t type;
@@ -251,26 +267,30 @@ ml_status GgufFile::parse(const uint8_t *data, uint64_t size, const char *path) 
     t.type = uint32_t(type);
     const GgmlType *g = ggml_type(t.type);
     if (!g || g->bytes == 0)
-      return fail(ML_E_FORMAT, "%s: tensor %s has type id %llu, which is not a ggml type", path_, t.name.c_str(),
+      return fail(ML_E_FORMAT, "%s: tensor %s has type id %llu, which is not a ggml type", path_, gguf_printable(t.name).c_str(),
                   static_cast<unsigned long long>(type));
     if (t.ne[0] % g->block != 0)
-      return fail(ML_E_FORMAT, "%s: tensor %s (%s) has %llu columns, not a multiple of its block of %u", path_, t.name.c_str(),
+      return fail(ML_E_FORMAT, "%s: tensor %s (%s) has %llu columns, not a multiple of its block of %u", path_, gguf_printable(t.name).c_str(),
                   g->name, static_cast<unsigned long long>(t.ne[0]), g->block);
-    // Each dimension < 2^31, so a row's blocks and the rows below 2^62 elements: checked in steps.
-    const uint64_t rows = t.rows();
-    if (t.ne[1] * t.ne[2] > (uint64_t(1) << 40) || rows > (uint64_t(1) << 40) || rows > size)
-      return fail(ML_E_FORMAT, "%s: tensor %s has %llu rows, more than the file holds", path_, t.name.c_str(),
-                  static_cast<unsigned long long>(rows));
+    // The rows ne1·ne2·ne3 in steps, none of which wraps: ne1·ne2 < 2^62 (each dimension < 2^31),
+    // then ne3 against size / (ne1·ne2) by division. (The full product in 64 bits wraps: 2731 ·
+    // 161087163 · 83862361 = 2·2^64 + 1 passed as one row.)
+    const uint64_t rows12 = t.ne[1] * t.ne[2];
+    if (rows12 > size || t.ne[3] > size / rows12)
+      return fail(ML_E_FORMAT, "%s: tensor %s has %llux%llux%llu rows, more than the file holds", path_, gguf_printable(t.name).c_str(),
+                  static_cast<unsigned long long>(t.ne[3]), static_cast<unsigned long long>(t.ne[2]),
+                  static_cast<unsigned long long>(t.ne[1]));
+    const uint64_t rows = rows12 * t.ne[3];
     const uint64_t row_bytes = t.ne[0] / g->block * g->bytes;
     if (row_bytes > size || rows * row_bytes > size)  // each factor <= size < 2^63: no wrap before the test
-      return fail(ML_E_FORMAT, "%s: tensor %s (%s) is larger than the file (%llu bytes)", path_, t.name.c_str(), g->name,
+      return fail(ML_E_FORMAT, "%s: tensor %s (%s) is larger than the file (%llu bytes)", path_, gguf_printable(t.name).c_str(), g->name,
                   static_cast<unsigned long long>(size));
     t.bytes = rows * row_bytes;
     if (t.off % alignment != 0)
-      return fail(ML_E_FORMAT, "%s: tensor %s: offset %llu is not a multiple of the alignment %llu", path_, t.name.c_str(),
+      return fail(ML_E_FORMAT, "%s: tensor %s: offset %llu is not a multiple of the alignment %llu", path_, gguf_printable(t.name).c_str(),
                   static_cast<unsigned long long>(t.off), static_cast<unsigned long long>(alignment));
     if (!names.emplace(t.name, tensors_.size()).second)
-      return fail(ML_E_FORMAT, "%s: tensor %s appears twice", path_, t.name.c_str());
+      return fail(ML_E_FORMAT, "%s: tensor %s appears twice", path_, gguf_printable(t.name).c_str());
     tensors_.push_back(std::move(t));
   }
   data_off_ = (c.pos + alignment - 1) / alignment * alignment;
@@ -281,15 +301,15 @@ ml_status GgufFile::parse(const uint8_t *data, uint64_t size, const char *path) 
   for (const Tensor &t : tensors_) {
     if (t.off > size - data_off_ || t.bytes > size - data_off_ - t.off)
       return fail(ML_E_FORMAT, "%s: tensor %s (%s, [%llu, %llu) of the data section) runs past the end of the file (truncated?)",
-                  path_, t.name.c_str(), ggml_type(t.type)->name, static_cast<unsigned long long>(t.off),
+                  path_, gguf_printable(t.name).c_str(), ggml_type(t.type)->name, static_cast<unsigned long long>(t.off),
                   static_cast<unsigned long long>(t.off + t.bytes));
     by_off.push_back(&t);
   }
   std::sort(by_off.begin(), by_off.end(), [](const Tensor *a, const Tensor *b) { return a->off < b->off; });
   for (size_t i = 1; i < by_off.size(); ++i)
     if (by_off[i - 1]->off + by_off[i - 1]->bytes > by_off[i]->off && !ML_MUTANT("gguf_overlap"))  // mutant: overlap allowed
-      return fail(ML_E_FORMAT, "%s: tensors %s and %s overlap in the data section", path_, by_off[i - 1]->name.c_str(),
-                  by_off[i]->name.c_str());
+      return fail(ML_E_FORMAT, "%s: tensors %s and %s overlap in the data section", path_, gguf_printable(by_off[i - 1]->name).c_str(),
+                  gguf_printable(by_off[i]->name).c_str());
   return ML_OK;
 }
 

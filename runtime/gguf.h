@@ -97,6 +97,10 @@ class GgufFile {
 
 bool is_gguf(const uint8_t *data, uint64_t size);
 
+// A name from the file (a key, a tensor name, a string value) as an error message shows it: control
+// bytes and backslashes as \xNN, at most 64 bytes then "...", so the message stays one line.
+std::string gguf_printable(const std::string &s);
+
 // Fills *m (cfg, tensor views, the tokenizer image or why there is none, the load note) from the
 // GGUF bytes and points m->file at the converted weights; pool may be nullptr (one thread).
 //

@@ -498,7 +498,8 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   if (arch == "qwen3moe")
     return fail(ML_E_FORMAT, "%s: general.architecture = 'qwen3moe': mixture-of-experts models are not supported", path);
   if (arch != "llama" && arch != "qwen2" && arch != "qwen3")
-    return fail(ML_E_FORMAT, "%s: general.architecture = '%s' is not supported (llama, qwen2, qwen3)", path, arch.c_str());
+    return fail(ML_E_FORMAT, "%s: general.architecture = '%s' is not supported (llama, qwen2, qwen3)", path,
+                gguf_printable(arch).c_str());
   Mapper mp(g, path);
   mp.qwen2 = arch == "qwen2";
   const bool qwen3 = arch == "qwen3";
@@ -567,7 +568,7 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   const GgufFile::Tensor *rope_freqs = arch == "llama" ? g.tensor("rope_freqs.weight") : nullptr;
   if (found && scaling != "none" && !(scaling == "llama3" && rope_freqs))
     return fail(ML_E_FORMAT, "%s: metadata %s.rope.scaling.type = '%s': RoPE scaling is not supported (only Llama 3's, given by rope_freqs.weight)",
-                path, arch.c_str(), scaling.c_str());
+                path, arch.c_str(), gguf_printable(scaling).c_str());
   int64_t experts = 0, window = 0;
   if (const ml_status s = g.get_int((arch + ".expert_count").c_str(), &experts, &found)) return s;
   if (found && experts > 0)
@@ -580,7 +581,10 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   // The tensors, in the .mlb's order (docs/mlb-format.md).
   const GgufFile::Tensor *emb = g.tensor("token_embd.weight");
   if (!emb) return fail(ML_E_FORMAT, "%s: missing tensor token_embd.weight", path);
-  if (emb->rows() < 1 || emb->rows() > kMaxVocab || emb->ne[2] != 1 || emb->ne[3] != 1)
+  if (emb->ne[2] != 1 || emb->ne[3] != 1)
+    return fail(ML_E_FORMAT, "%s: tensor token_embd.weight has %u dimensions, not 2 (vocabulary x embedding_length)", path,
+                emb->n_dims);
+  if (emb->rows() < 1 || emb->rows() > kMaxVocab)
     return fail(ML_E_FORMAT, "%s: tensor token_embd.weight has %llu rows (the vocabulary: 1 to 2^24)", path,
                 static_cast<unsigned long long>(emb->rows()));
   c.vocab = int(emb->rows());
@@ -592,6 +596,21 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   const int perm = mp.qwen2 || qwen3 ? hd : 0;  // llama.cpp keeps HF's half-split q/k order for both
   ml_status s;
   if ((s = mp.matrix("token_embd.weight", c.vocab, D, &m->tok_emb))) return s;
+  // Each layer has 9 tensors (qwen2 12), besides token_embd.weight and output_norm.weight: a
+  // block_count the file's tensors cannot hold is refused before its layers are allocated, naming
+  // the first tensor missing in the order below (one is: the count falls short).
+  if (uint64_t(c.n_layers) * (mp.qwen2 ? 12 : 9) + 2 > g.tensors().size()) {
+    static const char *const kLayer[] = {"attn_norm.weight", "attn_q.weight",      "attn_k.weight",   "attn_v.weight",
+                                         "attn_q.bias",      "attn_k.bias",        "attn_v.bias",     "attn_output.weight",
+                                         "ffn_norm.weight",  "ffn_gate.weight",    "ffn_down.weight", "ffn_up.weight"};
+    for (int l = 0; l < c.n_layers; ++l)
+      for (const char *n : kLayer) {
+        if (!mp.qwen2 && std::strstr(n, ".bias")) continue;
+        const std::string name = "blk." + std::to_string(l) + "." + n;
+        if (!g.tensor(name)) return fail(ML_E_FORMAT, "%s: missing tensor %s", path, name.c_str());
+      }
+    return fail(ML_E_FORMAT, "%s: missing tensor output_norm.weight", path);
+  }
   m->layers.assign(size_t(c.n_layers), LayerWeights());
   for (int l = 0; l < c.n_layers; ++l) {
     LayerWeights &w = m->layers[size_t(l)];
@@ -615,7 +634,10 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   if ((s = mp.vector("output_norm.weight", D, &m->final_norm))) return s;
   const GgufFile::Tensor *out = g.tensor("output.weight");
   // A classifier with the embedding's bytes is stored once (as tools/gguf.py does).
-  const bool same_shape = out && out->type == emb->type && out->bytes == emb->bytes && out->ne[0] == emb->ne[0];
+  // (Only a 2-D one: a 3-D or 4-D output.weight with the same bytes goes through matrix(), which
+  // names its shape.)
+  const bool same_shape = out && out->type == emb->type && out->bytes == emb->bytes && out->ne[0] == emb->ne[0] &&
+                          out->ne[2] == 1 && out->ne[3] == 1;
   c.shared_classifier = !out || (same_shape && (cached_shared >= 0 ? cached_shared == 1
                                                                    : std::memcmp(g.tensor_data(*out), g.tensor_data(*emb),
                                                                                  size_t(out->bytes)) == 0));
@@ -630,7 +652,8 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   for (const GgufFile::Tensor &t : g.tensors())
     if (!mp.used.count(t.name)) {
       const bool qk_norm = !qwen3 && (t.name.find("attn_q_norm") != std::string::npos || t.name.find("attn_k_norm") != std::string::npos);
-      return fail(ML_E_FORMAT, "%s: tensor %s (%s) is not part of the %s architecture this runtime runs%s", path, t.name.c_str(),
+      return fail(ML_E_FORMAT, "%s: tensor %s (%s) is not part of the %s architecture this runtime runs%s", path,
+                  gguf_printable(t.name).c_str(),
                   ggml_type(t.type)->name, arch.c_str(), qk_norm ? " (a per-head q/k norm, Qwen3's)" : "");
     }
 

@@ -164,8 +164,13 @@ ml_status llama_tokenizer(const GgufFile &g, int vocab, std::vector<uint8_t> *im
         }
       }
     }
+    // llama2.c's tokenizer.bin holds pieces of 1 to 4096 bytes at most (Tokenizer::load).
+    if (p.size() > 4096)
+      return fail(ML_E_FORMAT, "%s: metadata tokenizer.ggml.tokens[%zu] is %zu bytes long (at most 4096 in a SentencePiece vocabulary)",
+                  path, i, p.size());
     if (p.size() > max_len) max_len = uint32_t(p.size());
   }
+  if (max_len == 0) return fail(ML_E_FORMAT, "%s: metadata tokenizer.ggml.tokens: every token is empty", path);
   image->clear();
   put32(image, max_len);
   for (size_t i = 0; i < pieces.size(); ++i) {
@@ -192,7 +197,7 @@ ml_status gpt2_tokenizer(const GgufFile &g, int vocab, std::vector<uint8_t> *ima
     if (pre_name == p.name) pre = p.id;
   if (pre < 0)
     return fail(ML_E_FORMAT,
-                "%s: metadata tokenizer.ggml.pre '%s' is not a pre-tokenizer this runtime implements (gpt-2, llama-bpe, llama-v3, "
+                "%s: metadata tokenizer.ggml.pre %s is not a pre-tokenizer this runtime implements (gpt-2, llama-bpe, llama-v3, "
                 "llama3, qwen2, smollm)",
                 path, shown(pre_name.data(), pre_name.size()).c_str());
   std::vector<std::pair<const char *, uint64_t>> tokens, merges;
@@ -367,7 +372,7 @@ ml_status gguf_tokenizer(const GgufFile &g, int vocab, std::vector<uint8_t> *ima
     *about = "tokenizer: byte-level BPE ('gpt2'), " + std::to_string(*n_tokens) + " tokens";
     return ML_OK;
   }
-  *missing = std::string(g.path()) + ": tokenizer.ggml.model is '" + model +
+  *missing = std::string(g.path()) + ": tokenizer.ggml.model is '" + gguf_printable(model) +
              "'; this runtime reads 'llama' (SentencePiece) and 'gpt2' (byte-level BPE) tokenizers";
   *about = "no tokenizer it can use";
   return ML_OK;
