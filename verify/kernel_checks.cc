@@ -374,6 +374,85 @@ void check_qmatmul(Reporter &rep, const char *name, Fn *fn, Matvec *scalar_matve
   }
 }
 
+// GGUF's other block types (kernels/kernels.h: ml_qtensor m and d2, layout 1 only): every kind a
+// kernel meets — Q4 with offsets (Q4_1, Q4_K), Q8 with offsets (Q5_1, Q5_K), Q8 with a second
+// scale per 16 elements (Q6_K, Q3_K) and Q8 with both — on guarded panels, scales and offsets, with
+// odd row counts (padding rows) and row ranges, against the scalar reference's bits on the same
+// tensor; rows outside [r0, r1) untouched; x packed and not. run(y, ldy, W, X, m, r0, r1) is the
+// kernel under test (a matvec once per token, or a matmul).
+template <class Run>
+void check_gguf_kinds(Reporter &rep, const char *name, bool q4, int max_m, Run run, ml_k_matvec_q8_fn *scalar) {
+  struct Case {
+    int rows, K, r0, r1;
+  };
+  const Case cases[] = {{37, 96, 0, 37}, {64, 256, 16, 48}, {21, 768, 0, 21}, {5, 32, 0, 5}, {33, 4096, 16, 33}};
+  const int ms[] = {1, 2, 3, 9};
+  for (int kind = 0; kind < (q4 ? 1 : 3); ++kind) {  // offsets; (Q8) a second half scale; both
+    const bool offsets = kind != 1, halves = kind != 0;
+    char shape[112];
+    std::snprintf(shape, sizeof shape, "panel16 with %s, 5 shapes x m = 1..%d tokens: the scalar reference's bits",
+                  offsets && halves ? "offsets and half scales" : offsets ? "offsets (m)" : "half scales (d2)", max_m);
+    ml_check c = rep.begin("kernel", name, shape, 0.0);
+    Rng rng(q4 ? 7171 : 8181 + uint32_t(kind));
+    for (const Case &k : cases) {
+      const MatvecCase mc{"", k.rows, k.K, k.r0, k.r1, Fill::random};
+      const QCase qc = make_qcase(q4, mc, rng);
+      const int type = q4 ? ML_TYPE_Q4_0 : ML_TYPE_Q8_0;
+      GuardBuffer wq, wd, wm, wd2;
+      ml_qtensor W = guarded_w(wq, wd, qc.wq.data(), qc.wq.size(), qc.wd.data(), k.rows, k.K, type, ML_LAYOUT_PANEL16, 0);
+      const size_t nd = size_t((k.rows + 15) / 16 * 16) * size_t(qc.nb);
+      const auto extra = [&](GuardBuffer &g) {  // random values in panel order, padding rows 0
+        g.reset(nd * 4, 0);
+        for (size_t i = 0; i < nd; ++i) {
+          const int r = int(i / (16 * size_t(qc.nb))) * 16 + int(i % 16);
+          g.as<float>()[i] = r < k.rows ? rng.uniform(1e-3f, 0.1f) * (rng.u32() & 1 ? 1.0f : -1.0f) : 0.0f;
+        }
+        return g.as<float>();
+      };
+      if (offsets) W.m = extra(wm);
+      if (halves) W.d2 = extra(wd2);
+      for (int m : ms) {
+        if (m > max_m) continue;
+        const size_t ldy = size_t(k.rows) + 3, nbk = size_t(qc.nb);
+        GuardBuffer xq(size_t(m) * size_t(k.K), 0), xd(size_t(m) * nbk * 4, 0), xs(size_t(m) * nbk * 4, 0),
+            y(size_t(m) * ldy * 4, 0);
+        std::vector<ml_qact> X(static_cast<size_t>(m));
+        for (int t = 0; t < m; ++t) {
+          int8_t *q = xq.as<int8_t>() + size_t(t) * size_t(k.K);
+          for (int i = 0; i < k.K; ++i) q[i] = int8_t(rng.range(-127, 127));
+          float *d = xd.as<float>() + size_t(t) * nbk;
+          for (size_t b = 0; b < nbk; ++b) d[b] = rng.uniform(1e-3f, 0.1f);
+          int32_t *sums = xs.as<int32_t>() + size_t(t) * nbk;
+          ml_block_sums_q8(sums, q, k.K);
+          X[size_t(t)] = ml_qact{q, d, sums, k.K};
+        }
+        for (int unpacked = 0; unpacked < 2; ++unpacked) {
+          ml::driver::pack_limit = unpacked ? 0 : SIZE_MAX;
+          for (size_t i = 0; i < size_t(m) * ldy; ++i) y.as<float>()[i] = sentinel();
+          run(y.as<float>(), ldy, &W, X.data(), m, k.r0, k.r1);
+          ml::driver::pack_limit = SIZE_MAX;
+          std::vector<float> want(static_cast<size_t>(k.rows));
+          for (int t = 0; t < m; ++t) {
+            scalar(want.data(), &W, &X[size_t(t)], k.r0, k.r1);
+            for (size_t r = 0; r < ldy; ++r) {
+              const float got = y.as<float>()[size_t(t) * ldy + r];
+              if (int(r) < k.r0 || int(r) >= k.r1) {
+                if (float_bits(got) != kSentinelBits)
+                  Reporter::fail(c, "rows=%d m=%d token %d row %zu outside [r0, r1) was written", k.rows, m, t, r);
+                continue;
+              }
+              Reporter::observe(c, bit_err(got, want[r], std::fabs(double(want[r]))),
+                                "rows=%d K=%d m=%d token %d row %zu%s: %.9g vs scalar %.9g", k.rows, k.K, m, t, r,
+                                unpacked ? " (x not packed)" : "", double(got), double(want[r]));
+            }
+          }
+        }
+      }
+    }
+    rep.end(c);
+  }
+}
+
 // ------------------------------------------------------------------ float kernels
 
 const int kSizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 768, 1000, 2051};
@@ -789,15 +868,23 @@ extern "C" int ml_verify_kernels(ml_check_sink sink, void *user, double tol_scal
   Reporter rep(sink, user, tol_scale);
   each_variant<kn_matvec_q8>(rep, [](Reporter &r, const char *n, auto *f) {
     check_qmatvec(r, n, f, scalar_of<kn_matvec_q8>(), false);
+    check_gguf_kinds(r, n, false, 1, [f](float *y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
+      for (int t = 0; t < m; ++t) f(y + size_t(t) * ldy, W, &X[t], r0, r1);
+    }, scalar_of<kn_matvec_q8>());
   });
   each_variant<kn_matvec_q4>(rep, [](Reporter &r, const char *n, auto *f) {
     check_qmatvec(r, n, f, scalar_of<kn_matvec_q4>(), true);
+    check_gguf_kinds(r, n, true, 1, [f](float *y, size_t ldy, const ml_qtensor *W, const ml_qact *X, int m, int r0, int r1) {
+      for (int t = 0; t < m; ++t) f(y + size_t(t) * ldy, W, &X[t], r0, r1);
+    }, scalar_of<kn_matvec_q4>());
   });
   each_variant<kn_matmul_q8>(rep, [](Reporter &r, const char *n, auto *f) {
     check_qmatmul(r, n, f, scalar_of<kn_matvec_q8>(), false);
+    check_gguf_kinds(r, n, false, 9, f, scalar_of<kn_matvec_q8>());
   });
   each_variant<kn_matmul_q4>(rep, [](Reporter &r, const char *n, auto *f) {
     check_qmatmul(r, n, f, scalar_of<kn_matvec_q4>(), true);
+    check_gguf_kinds(r, n, true, 9, f, scalar_of<kn_matvec_q4>());
   });
   each_variant<kn_matvec_f32>(rep, [](Reporter &r, const char *n, auto *f) { check_matvec_f32(r, n, f); });
   each_variant<kn_quantize_q8>(rep, [](Reporter &r, const char *n, auto *f) { check_quantize(r, n, f); });
