@@ -165,6 +165,23 @@ inline void offsets_panel(float *y, const ml_qtensor *W, const ml_qact &x, int p
   for (int r = lo; r < hi; ++r) y[r] = y[r] + total[r - row0];
 }
 
+// step(b, k) for the blocks b = 0 .. nb-1 in order, k = b mod 4 a constant of each call
+// (std::integral_constant), so the partial sum a step adds into can stay in a register (indexed at
+// run time it lives in memory: a store and a reload every block).
+template <class Step>
+inline void blocks_by_four(int nb, Step &&step) {
+  int b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    step(b, std::integral_constant<int, 0>());
+    step(b + 1, std::integral_constant<int, 1>());
+    step(b + 2, std::integral_constant<int, 2>());
+    step(b + 3, std::integral_constant<int, 3>());
+  }
+  if (b < nb) step(b, std::integral_constant<int, 0>());
+  if (b + 1 < nb) step(b + 1, std::integral_constant<int, 1>());
+  if (b + 2 < nb) step(b + 2, std::integral_constant<int, 2>());
+}
+
 // Rows [r0, r1) of the tokens t0 .. t0+T-1 of Y[t·ldy + r] = W · X[t], their x from px (their
 // group's pack) or, when px is null, prepared per block; kPacked: px is known not null. kPf:
 // prefetch the weights kPrefetchBytes ahead (they come from DRAM: matvec, and a matmul's first
@@ -181,8 +198,7 @@ inline void panel_tokens_from(float *Y, size_t ldy, const ml_qtensor *W, const m
     typename Width::Acc acc[T][4];
     for (int t = 0; t < T; ++t)
       for (int k = 0; k < 4; ++k) acc[t][k] = Width::zero();
-    // Block b into partial k = b mod 4; k is a constant of each call so the partials can stay in
-    // registers (indexed at run time they live in memory: a store and a reload every block).
+    // Block b into partial k = b mod 4 (blocks_by_four).
     const auto step = [&](int b, auto k) {
       const uint8_t *ub = units + size_t(b) * kUnits * 64;
       const size_t di = d0 + size_t(b) * ML_PANEL_ROWS, ahead = kPrefetchBytes / (kUnits * 64) * ML_PANEL_ROWS;
@@ -219,16 +235,7 @@ inline void panel_tokens_from(float *Y, size_t ldy, const ml_qtensor *W, const m
               Width::fold(acc[t][decltype(k)::value], Int::dot(w, xs[t]), db, X[t0 + t].d[b]);
       }
     };
-    int b = 0;
-    for (; b + 4 <= nb; b += 4) {
-      step(b, std::integral_constant<int, 0>());
-      step(b + 1, std::integral_constant<int, 1>());
-      step(b + 2, std::integral_constant<int, 2>());
-      step(b + 3, std::integral_constant<int, 3>());
-    }
-    if (b < nb) step(b, std::integral_constant<int, 0>());
-    if (b + 1 < nb) step(b + 1, std::integral_constant<int, 1>());
-    if (b + 2 < nb) step(b + 2, std::integral_constant<int, 2>());
+    blocks_by_four(nb, step);
     const int row0 = p * ML_PANEL_ROWS, lo = r0 > row0 ? r0 : row0;
     const int hi = r1 < row0 + ML_PANEL_ROWS ? r1 : row0 + ML_PANEL_ROWS;
     for (int t = 0; t < T; ++t)
@@ -353,16 +360,7 @@ inline void panel_halves(float *Y, size_t ldy, const ml_qtensor *W, const ml_qac
         a = Width::fold(a, Int::dot(w, Int::template prep<false>(h->lo, h->slo)), W->d + di, dx);
         a = Width::fold(a, Int::dot(w, Int::template prep<false>(h->hi, h->shi)), W->d2 + di, dx);
       };
-      int b = 0;
-      for (; b + 4 <= nb; b += 4) {
-        step(b, std::integral_constant<int, 0>());
-        step(b + 1, std::integral_constant<int, 1>());
-        step(b + 2, std::integral_constant<int, 2>());
-        step(b + 3, std::integral_constant<int, 3>());
-      }
-      if (b < nb) step(b, std::integral_constant<int, 0>());
-      if (b + 1 < nb) step(b + 1, std::integral_constant<int, 1>());
-      if (b + 2 < nb) step(b + 2, std::integral_constant<int, 2>());
+      blocks_by_four(nb, step);
       Width::store(Y + size_t(t) * ldy + row0, Width::add(Width::add(acc[0], acc[1]), Width::add(acc[2], acc[3])),
                    lo - row0, hi - row0);
       if (W->m) offsets_panel<false>(Y + size_t(t) * ldy, W, X[t], p, lo, hi);

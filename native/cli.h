@@ -1,9 +1,13 @@
-// Small helpers shared by the command-line programs: strict number parsing and timing.
+// Small helpers shared by the command-line programs: strict number parsing, timing, and what a
+// program says after opening a model.
 #pragma once
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+
+#include "runtime/ml.h"
 
 namespace ml::cli {
 
@@ -40,6 +44,22 @@ inline bool parse_float(const char *s, float *out) {
 inline double now_ms() {
   using namespace std::chrono;
   return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+// After ml_open: the tokenizer's facts, or false with one line on stderr saying why there are none
+// (an .mlb opened without -z, or a GGUF whose metadata holds no tokenizer the runtime reads), and
+// the load note of a GGUF (what was converted, how long it took) on stderr.
+inline bool opened(const char *prog, ml_ctx *ctx, bool tokenizer_given, ml_model_info *info, ml_tokenizer_info *tok) {
+  ml_get_info(ctx, info);
+  if (ml_get_tokenizer_info(ctx, tok) != ML_OK) {
+    if (tokenizer_given || info->format[0] == 'g')
+      std::fprintf(stderr, "%s: %s (-z TOKENIZER)\n", prog, ml_last_error());
+    else
+      std::fprintf(stderr, "%s: no tokenizer given: pass -z TOKENIZER (an .mlb model carries none)\n", prog);
+    return false;
+  }
+  if (info->load_note[0]) std::fprintf(stderr, "%s: %s\n", prog, info->load_note);
+  return true;
 }
 
 }  // namespace ml::cli

@@ -443,16 +443,8 @@ extern "C" int ml_main(int argc, char **argv) {
   if (const ml_status s = ml_open(&ctx, a.model, a.tokenizer, &opt)) return fail_status(s);
   struct Closer { ml_ctx *c; ~Closer() { ml_close(c); } } closer{ctx};
   ml_model_info info;
-  ml_get_info(ctx, &info);
   ml_tokenizer_info tok;
-  if (ml_get_tokenizer_info(ctx, &tok) != ML_OK) {  // an .mlb without -z, or a GGUF without a usable tokenizer
-    if (a.tokenizer || info.format[0] == 'g')
-      std::fprintf(stderr, "ml_run: %s (-z TOKENIZER)\n", ml_last_error());
-    else
-      std::fprintf(stderr, "ml_run: no tokenizer given: pass -z TOKENIZER.bin (an .mlb model carries none)\n");
-    return ML_E_ARG;
-  }
-  if (info.load_note[0]) std::fprintf(stderr, "ml_run: %s\n", info.load_note);
+  if (!ml::cli::opened("ml_run", ctx, a.tokenizer != nullptr, &info, &tok)) return ML_E_ARG;
   // Generation ends at BOS (run.c), and for byte-level tokenizers at EOS, EOT and the stop ids.
   auto ends = [&](int id) {
     return id == tok.bos_id || std::find(tok.stop_ids, tok.stop_ids + tok.n_stop, id) != tok.stop_ids + tok.n_stop;

@@ -764,15 +764,7 @@ int Server::run(const Args &a) {
       std::fprintf(stderr, "ml_server: slot %zu: %s\n", i, ml_last_error());
       return int(s);
     }
-  ml_get_info(base_, &info_);
-  if (ml_get_tokenizer_info(base_, &tok_) != ML_OK) {  // an .mlb without -z, or a GGUF without a usable tokenizer
-    if (a.tokenizer || info_.format[0] == 'g')
-      std::fprintf(stderr, "ml_server: %s (-z TOKENIZER)\n", ml_last_error());
-    else
-      std::fprintf(stderr, "ml_server: no tokenizer given: pass -z TOKENIZER (an .mlb model carries none)\n");
-    return ML_E_ARG;
-  }
-  if (info_.load_note[0]) std::fprintf(stderr, "ml_server: %s\n", info_.load_note);
+  if (!ml::cli::opened("ml_server", base_, a.tokenizer != nullptr, &info_, &tok_)) return ML_E_ARG;
   queue_cap_ = size_t(a.queue);
   if (a.api_key)
     api_key_ = a.api_key;

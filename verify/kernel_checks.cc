@@ -306,6 +306,48 @@ void check_qmatvec(Reporter &rep, const char *name, Fn *fn, Fn *scalar, bool q4)
   rep.end(all);
 }
 
+// m tokens of random Q8_0 activations of K elements (quants, scales, exact block sums), guarded.
+struct RandomTokens {
+  GuardBuffer xq, xd, xs;
+  std::vector<ml_qact> X;
+  RandomTokens(int m, int K, Rng &rng)
+      : xq(size_t(m) * size_t(K), 0), xd(size_t(m) * size_t(K / ML_QK) * 4, 0), xs(size_t(m) * size_t(K / ML_QK) * 4, 0),
+        X(static_cast<size_t>(m)) {
+    const size_t nbk = size_t(K / ML_QK);
+    for (int t = 0; t < m; ++t) {
+      int8_t *q = xq.as<int8_t>() + size_t(t) * size_t(K);
+      for (int i = 0; i < K; ++i) q[i] = int8_t(rng.range(-127, 127));
+      float *d = xd.as<float>() + size_t(t) * nbk;
+      for (size_t b = 0; b < nbk; ++b) d[b] = rng.uniform(1e-3f, 0.1f);
+      int32_t *sums = xs.as<int32_t>() + size_t(t) * nbk;
+      ml_block_sums_q8(sums, q, K);
+      X[size_t(t)] = ml_qact{q, d, sums, K};
+    }
+  }
+};
+
+// Y (m tokens, ldy apart) against the reference matvec `ref` on `W` token by token: the bits in
+// [r0, r1), the sentinel elsewhere.
+template <class Matvec>
+void compare_tokens(ml_check &c, const float *y, size_t ldy, const std::vector<ml_qact> &X, int m, int rows, int K,
+                    int r0, int r1, bool unpacked, Matvec *ref, const ml_qtensor *W) {
+  std::vector<float> want(static_cast<size_t>(rows));
+  for (int t = 0; t < m; ++t) {
+    ref(want.data(), W, &X[size_t(t)], r0, r1);
+    for (size_t r = 0; r < ldy; ++r) {
+      const float got = y[size_t(t) * ldy + r];
+      if (int(r) < r0 || int(r) >= r1) {
+        if (float_bits(got) != kSentinelBits)
+          Reporter::fail(c, "rows=%d m=%d token %d row %zu outside [r0, r1) was written", rows, m, t, r);
+        continue;
+      }
+      Reporter::observe(c, bit_err(got, want[r], std::fabs(double(want[r]))),
+                        "rows=%d K=%d m=%d token %d row %zu%s: %.9g vs the reference %.9g", rows, K, m, t, r,
+                        unpacked ? " (x not packed)" : "", double(got), double(want[r]));
+    }
+  }
+}
+
 // matmul: Y[t·ldy + r] must be the scalar matvec's bits for every token, in every layout; rows
 // outside [r0, r1) and the ldy padding stay untouched.
 template <class Fn, class Matvec>
@@ -332,19 +374,10 @@ void check_qmatmul(Reporter &rep, const char *name, Fn *fn, Matvec *scalar_matve
       const ml_qtensor W = guarded_w(wq, wd, qc.wq.data(), qc.wq.size(), qc.wd.data(), k.rows, k.K, type, layout, 0);
       const ml_qtensor Wr{qc.wq.data(), qc.wd.data(), k.rows, k.K, uint8_t(type), ML_LAYOUT_ROWS, nullptr};
       for (int m : ms) {
-        const size_t ldy = size_t(k.rows) + 3, nbk = size_t(qc.nb);
-        GuardBuffer xq(size_t(m) * size_t(k.K), 0), xd(size_t(m) * nbk * 4, 0), xs(size_t(m) * nbk * 4, 0),
-            y(size_t(m) * ldy * 4, 0);
-        std::vector<ml_qact> X(static_cast<size_t>(m));
-        for (int t = 0; t < m; ++t) {
-          int8_t *q = xq.as<int8_t>() + size_t(t) * size_t(k.K);
-          for (int i = 0; i < k.K; ++i) q[i] = int8_t(rng.range(-127, 127));
-          float *d = xd.as<float>() + size_t(t) * nbk;
-          for (size_t b = 0; b < nbk; ++b) d[b] = rng.uniform(1e-3f, 0.1f);
-          int32_t *sums = xs.as<int32_t>() + size_t(t) * nbk;
-          ml_block_sums_q8(sums, q, k.K);
-          X[size_t(t)] = ml_qact{q, d, sums, k.K};
-        }
+        const size_t ldy = size_t(k.rows) + 3;
+        GuardBuffer y(size_t(m) * ldy * 4, 0);
+        const RandomTokens tokens(m, k.K, rng);
+        const std::vector<ml_qact> &X = tokens.X;
         // Panels twice: x packed once per chunk, and prepared per block as when the pack's memory
         // cannot be had (ml::driver::pack_limit = 0).
         for (int unpacked = 0; unpacked < (layout != ML_LAYOUT_ROWS ? 2 : 1); ++unpacked) {
@@ -352,21 +385,7 @@ void check_qmatmul(Reporter &rep, const char *name, Fn *fn, Matvec *scalar_matve
           for (size_t i = 0; i < size_t(m) * ldy; ++i) y.as<float>()[i] = sentinel();
           fn(y.as<float>(), ldy, &W, X.data(), m, k.r0, k.r1);
           ml::driver::pack_limit = SIZE_MAX;
-          std::vector<float> want(static_cast<size_t>(k.rows));
-          for (int t = 0; t < m; ++t) {
-            scalar_matvec(want.data(), &Wr, &X[size_t(t)], k.r0, k.r1);
-            for (size_t r = 0; r < ldy; ++r) {
-              const float got = y.as<float>()[size_t(t) * ldy + r];
-              if (int(r) < k.r0 || int(r) >= k.r1) {
-                if (float_bits(got) != kSentinelBits)
-                  Reporter::fail(c, "rows=%d m=%d token %d row %zu outside [r0, r1) was written", k.rows, m, t, r);
-                continue;
-              }
-              Reporter::observe(c, bit_err(got, want[r], std::fabs(double(want[r]))),
-                                "rows=%d K=%d m=%d token %d row %zu%s: %.9g vs matvec %.9g", k.rows, k.K, m, t, r,
-                                unpacked ? " (x not packed)" : "", double(got), double(want[r]));
-            }
-          }
+          compare_tokens(c, y.as<float>(), ldy, X, m, k.rows, k.K, k.r0, k.r1, unpacked != 0, scalar_matvec, &Wr);
         }
       }
     }
@@ -413,39 +432,16 @@ void check_gguf_kinds(Reporter &rep, const char *name, bool q4, int max_m, Run r
       if (halves) W.d2 = extra(wd2);
       for (int m : ms) {
         if (m > max_m) continue;
-        const size_t ldy = size_t(k.rows) + 3, nbk = size_t(qc.nb);
-        GuardBuffer xq(size_t(m) * size_t(k.K), 0), xd(size_t(m) * nbk * 4, 0), xs(size_t(m) * nbk * 4, 0),
-            y(size_t(m) * ldy * 4, 0);
-        std::vector<ml_qact> X(static_cast<size_t>(m));
-        for (int t = 0; t < m; ++t) {
-          int8_t *q = xq.as<int8_t>() + size_t(t) * size_t(k.K);
-          for (int i = 0; i < k.K; ++i) q[i] = int8_t(rng.range(-127, 127));
-          float *d = xd.as<float>() + size_t(t) * nbk;
-          for (size_t b = 0; b < nbk; ++b) d[b] = rng.uniform(1e-3f, 0.1f);
-          int32_t *sums = xs.as<int32_t>() + size_t(t) * nbk;
-          ml_block_sums_q8(sums, q, k.K);
-          X[size_t(t)] = ml_qact{q, d, sums, k.K};
-        }
+        const size_t ldy = size_t(k.rows) + 3;
+        GuardBuffer y(size_t(m) * ldy * 4, 0);
+        const RandomTokens tokens(m, k.K, rng);
+        const std::vector<ml_qact> &X = tokens.X;
         for (int unpacked = 0; unpacked < 2; ++unpacked) {
           ml::driver::pack_limit = unpacked ? 0 : SIZE_MAX;
           for (size_t i = 0; i < size_t(m) * ldy; ++i) y.as<float>()[i] = sentinel();
           run(y.as<float>(), ldy, &W, X.data(), m, k.r0, k.r1);
           ml::driver::pack_limit = SIZE_MAX;
-          std::vector<float> want(static_cast<size_t>(k.rows));
-          for (int t = 0; t < m; ++t) {
-            scalar(want.data(), &W, &X[size_t(t)], k.r0, k.r1);
-            for (size_t r = 0; r < ldy; ++r) {
-              const float got = y.as<float>()[size_t(t) * ldy + r];
-              if (int(r) < k.r0 || int(r) >= k.r1) {
-                if (float_bits(got) != kSentinelBits)
-                  Reporter::fail(c, "rows=%d m=%d token %d row %zu outside [r0, r1) was written", k.rows, m, t, r);
-                continue;
-              }
-              Reporter::observe(c, bit_err(got, want[r], std::fabs(double(want[r]))),
-                                "rows=%d K=%d m=%d token %d row %zu%s: %.9g vs scalar %.9g", k.rows, k.K, m, t, r,
-                                unpacked ? " (x not packed)" : "", double(got), double(want[r]));
-            }
-          }
+          compare_tokens(c, y.as<float>(), ldy, X, m, k.rows, k.K, k.r0, k.r1, unpacked != 0, scalar, &W);
         }
       }
     }
