@@ -412,6 +412,11 @@ ml_status load_model(Model *m, const char *path, ThreadPool *pool, const char *g
   return validate_model(m);
 }
 
+ml_status load_model_from_memory(Model *m, const uint8_t *data, uint64_t size) {
+  m->file.view(data, size);
+  return validate_model(m);
+}
+
 OwnedBytes::~OwnedBytes() { ::operator delete(p, std::align_val_t(align)); }
 
 bool OwnedBytes::allocate(uint64_t bytes) {
