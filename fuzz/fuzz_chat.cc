@@ -3,8 +3,8 @@
 // out of a Jinja string literal with its escapes, Llama 3.1's date_string), the bos/eos texts,
 // and the messages, roles included.
 //
-// Input: byte 0 = the format (bits 0-2: 0 = chat_detect_source of the template, 1-4 the formats,
-// 5-7 outside the enum) and add_assistant (bit 3); then NUL-separated fields: template source,
+// Input: byte 0 = the format (bits 0-2: 0 = chat_detect_source of the template, 1-5 the formats,
+// 6-7 outside the enum) and add_assistant (bit 3); then NUL-separated fields: template source,
 // bos, eos, today, then role and content of each message (at most 32; a missing content is "").
 // Accepted (ok-* seeds) = chat_render returned ML_OK. Properties:
 //   - chat_detect_source gives a value of the enum, and a format only when the template holds
@@ -13,10 +13,11 @@
 //     when the template is;
 //   - chat_render refuses (ML_E_ARG, one line) exactly: no message, a role other than system /
 //     user / assistant, content that is not valid UTF-8 (RFC 3629 validator, fuzz_common.h), a
-//     format outside chatml..llama3, and for llama2 roles that do not alternate user / assistant
+//     format outside chatml..qwen3, and for llama2 roles that do not alternate user / assistant
 //     after one optional system message;
 //   - what it renders holds every message's content in order (chatml and zephyr verbatim,
-//     llama3 and llama2's user/assistant turns after the first stripped of ASCII whitespace), and
+//     llama3 and llama2's user/assistant turns after the first stripped of ASCII whitespace, qwen3's
+//     user turns verbatim: its assistant turns lose their <think> reasoning by design), and
 //     is valid UTF-8 when every input is.
 #include <string>
 #include <vector>
@@ -72,9 +73,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   // Detection and the ChatML default system prompt.
   const ml_chat_format detected = ml::chat_detect_source(vars.source);
-  ML_FUZZ_CHECK(detected >= ML_CHAT_UNKNOWN && detected <= ML_CHAT_LLAMA3, "detected format outside the enum");
+  ML_FUZZ_CHECK(detected >= ML_CHAT_UNKNOWN && detected <= ML_CHAT_QWEN3, "detected format outside the enum");
   const std::string &src = vars.source;
   if (detected == ML_CHAT_CHATML) ML_FUZZ_CHECK(has(src, "<|im_start|>") && has(src, "<|im_end|>"), "chatml");
+  if (detected == ML_CHAT_QWEN3)
+    ML_FUZZ_CHECK(has(src, "<|im_start|>") && has(src, "<|im_end|>") && has(src, "<think>") && has(src, "</think>"),
+                  "qwen3");
   if (detected == ML_CHAT_ZEPHYR) ML_FUZZ_CHECK(has(src, "<|user|>") && has(src, "<|assistant|>"), "zephyr");
   if (detected == ML_CHAT_LLAMA2) ML_FUZZ_CHECK(has(src, "[INST]") && has(src, "<<SYS>>"), "llama2");
   if (detected == ML_CHAT_LLAMA3)
@@ -100,7 +104,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlfuzz::g_accepted = st == ML_OK;
 
   // What must be refused, restated from the contract.
-  bool refuse = msgs.empty() || f < ML_CHAT_CHATML || f > ML_CHAT_LLAMA3;
+  bool refuse = msgs.empty() || f < ML_CHAT_CHATML || f > ML_CHAT_QWEN3;
   bool all_utf8 = utf8(vars.source) && utf8(vars.bos) && utf8(vars.eos) && utf8(vars.today);
   for (const ml_chat_message &m : msgs) {
     const std::string r = m.role;
@@ -125,6 +129,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       parts.push_back(c);
     else if (f == ML_CHAT_LLAMA3)
       parts.push_back(strip_ascii(c));
+    else if (f == ML_CHAT_QWEN3) {
+      if (std::string(msgs[i].role) == "user") parts.push_back(c);
+    }
     else if (i >= 2 && std::string(msgs[i].role) != "system")  // llama2: the first turns merge with <<SYS>>
       parts.push_back(strip_ascii(c));
   }

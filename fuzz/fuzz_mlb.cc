@@ -61,30 +61,37 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const ml_type t = c.wtype;
   const uint32_t lay = c.layout;
   ML_FUZZ_CHECK(lay == 0 || ((lay == 1 || lay == 2) && t != ML_TYPE_F32), "layout");
-  ML_FUZZ_CHECK(c.version == 1 || c.version == 2, "version");
-  ML_FUZZ_CHECK(c.version == 2 || (c.arch == 0 && !c.qkv_bias && c.rope_scaling == 0 && c.n_tokens == c.vocab),
+  ML_FUZZ_CHECK(c.version >= 1 && c.version <= 3, "version");
+  ML_FUZZ_CHECK(c.version >= 2 || (c.arch == 0 && !c.qkv_bias && c.rope_scaling == 0 && c.n_tokens == c.vocab),
                 "version 1 has no version-2 features");
+  ML_FUZZ_CHECK(c.version == 3 || (c.head_size == 0 && !c.qk_norm && c.arch <= 1), "only version 3 has version-3 features");
+  ML_FUZZ_CHECK(c.head_dim() >= 2 && c.head_dim() % 2 == 0, "head size");
   ML_FUZZ_CHECK(c.n_tokens >= 1 && c.n_tokens <= c.vocab, "n_tokens");
   ML_FUZZ_CHECK(c.rope_scaling == 0 ||
                     (c.rope_scaling == 1 && c.rope_factor > 0 && c.rope_low_freq_factor > 0 &&
                      c.rope_low_freq_factor < c.rope_high_freq_factor && c.rope_original_max_seq >= 1),
                 "rope scaling parameters");
-  const int D = c.dim, KV = c.kv_dim(), H = c.hidden_dim, V = c.vocab;
+  const int D = c.dim, Q = c.q_dim(), KV = c.kv_dim(), H = c.hidden_dim, V = c.vocab, HD = c.head_dim();
   std::vector<Span> spans;
   add_tensor(spans, m.tok_emb, V, D, t, lay);
   for (const ml::LayerWeights &w : m.layers) {
     add_vector(spans, w.attn_norm, D);
-    add_tensor(spans, w.wq, D, D, t, lay);
+    add_tensor(spans, w.wq, Q, D, t, lay);
     add_tensor(spans, w.wk, KV, D, t, lay);
     add_tensor(spans, w.wv, KV, D, t, lay);
     ML_FUZZ_CHECK(c.qkv_bias == (w.bq != nullptr) && c.qkv_bias == (w.bk != nullptr) &&
                       c.qkv_bias == (w.bv != nullptr), "q/k/v biases exactly when qkv_bias");
     if (c.qkv_bias) {  // .mlb version 2: bq, bk, bv after wv
-      add_vector(spans, w.bq, D);
+      add_vector(spans, w.bq, Q);
       add_vector(spans, w.bk, KV);
       add_vector(spans, w.bv, KV);
     }
-    add_tensor(spans, w.wo, D, D, t, lay);
+    ML_FUZZ_CHECK(c.qk_norm == (w.q_norm != nullptr) && c.qk_norm == (w.k_norm != nullptr), "q/k norms exactly when qk_norm");
+    if (c.qk_norm) {  // .mlb version 3: q_norm, k_norm (head_dim each) after the biases
+      add_vector(spans, w.q_norm, HD);
+      add_vector(spans, w.k_norm, HD);
+    }
+    add_tensor(spans, w.wo, D, Q, t, lay);
     add_vector(spans, w.ffn_norm, D);
     add_tensor(spans, w.w1, H, D, t, lay);
     add_tensor(spans, w.w2, D, H, t, lay);

@@ -177,7 +177,7 @@ def mlb_corpus():
     out["bad-short-header.mlb"] = good[:100]
     out["bad-header-only.mlb"] = good[:256]
     out["bad-magic.mlb"] = b"GGUF" + good[4:]
-    out["bad-version.mlb"] = put_u32(good, 4, 3)
+    out["bad-version.mlb"] = put_u32(good, 4, 4)
     # version 2 (bytes 56..87): arch, qkv_bias (+ bq/bk/bv F32 after wv), llama3 RoPE scaling, n_tokens
     v2 = put_u32(good, 4, 2)
     llama3 = put_u32(put_f32(put_f32(put_f32(put_u32(put_u32(v2, 56, 0), 64, 1), 68, 32.0), 72, 1.0),
@@ -521,7 +521,8 @@ def chat_corpus():
         "ok-forced-chatml-no-template.bin": chat_seed(1, True, "", "", "", "", [("user", "")]),
         "ok-empty-contents.bin": chat_seed(2, False, "", "", "", "", [("user", ""), ("assistant", "")]),
         "bad-unknown-template.bin": chat_seed(0, True, "{{ messages }}", "", "", "", talk),
-        "bad-format-5.bin": chat_seed(5, True, chatml, "", "", "", talk),
+        "ok-qwen3-forced.bin": chat_seed(5, True, chatml, "", "", "", talk + [("assistant", "<think>\nhm\n</think>\n\nOK")]),
+        "bad-format-6.bin": chat_seed(6, True, chatml, "", "", "", talk),
         "bad-role.bin": chat_seed(1, True, "", "", "", "", [("user", "a"), ("tool", "b")]),
         "bad-no-messages.bin": chat_seed(1, True, chatml, "", "", "", []),
         "bad-utf8-content.bin": chat_seed(1, True, "", "", "", "", [("user", "ok")]) + b"\0user\0ab\xffcd",
