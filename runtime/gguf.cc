@@ -5,11 +5,9 @@
 #include "runtime/gguf.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <unordered_map>
 
 #include "kernels/mutants.h"

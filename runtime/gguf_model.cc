@@ -18,6 +18,7 @@
 #include <map>
 #include <string>
 
+#include "kernels/ggml_blocks.h"
 #include "kernels/mutants.h"
 #include "kernels/scalar/f16.h"
 #include "kernels/scalar/panel.h"
@@ -41,12 +42,10 @@ bool is_float_type(uint32_t t) { return t == kGgmlF32 || t == kGgmlF16 || t == k
 
 constexpr const char *kSupportedMatrix = "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q3_K, Q4_K, Q5_K, Q6_K";
 
+// One float of an F32, F16 or BF16 tensor (kernels/ggml_blocks.h: exact widening).
 float widen(const uint8_t *p, uint32_t type) {
-  if (type == kGgmlF16) return f32_from_f16(uint16_t(p[0] | p[1] << 8));
-  uint32_t bits = type == kGgmlBF16 ? uint32_t(p[0] | p[1] << 8) << 16
-                                    : uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
   float f;
-  std::memcpy(&f, &bits, 4);
+  ggml_dequantize_row(type, p, &f, 1);
   return f;
 }
 
@@ -291,9 +290,7 @@ void convert(const Job &j, uint8_t *base, int p0, int p1) {
         for (int i = 0; i < cols; ++i) out[i] = widen(j.data + uint64_t(src_row(i)) * es, t.type);
         continue;
       }
-      const uint8_t *row = j.data + uint64_t(src_row(r)) * uint64_t(cols) * es;
-      float *o = out + size_t(r) * size_t(cols);
-      for (int i = 0; i < cols; ++i) o[i] = widen(row + uint64_t(i) * es, t.type);
+      ggml_dequantize_row(t.type, j.data + uint64_t(src_row(r)) * uint64_t(cols) * es, out + size_t(r) * size_t(cols), cols);
     }
     return;
   }
