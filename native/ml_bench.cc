@@ -44,6 +44,7 @@
 #include "kernels/binding.h"
 #include "kernels/scalar/f16.h"
 #include "native/cli.h"
+#include "native/options.h"
 #include "runtime/ml.h"
 #include "runtime/threads.h"
 #include "runtime/sampler.h"
@@ -85,11 +86,8 @@ const char kUsage[] =
     "share of the bandwidth ceiling; sample: ml_sample's time (temperature 1, top-p 0.9 and 1.0,\n"
     "on the model's logits, on Zipf-shaped logits like a trained model's, and on flat logits, the\n"
     "worst case) as a share of a decode step. Models: tools/gen_random.py --preset stories15m|stories110m|\n"
-    "tinyllama (tools/bench_isas.py and tools/roofline.sh make them). Defaults: -t 1,<cpus>,\n"
-    "-n 64, --seconds 0.25 per measurement (median of 5), --pool-mb 512 of weights streamed.\n"
-    "decode --kv-type f32|f16|q8_0: the KV cache's elements (default f32, as ml_run --kv-type).\n"
-    "kernels --quick: the matvecs at the stories110M shapes only (a smoke run: the ctest under qemu).\n"
-    "\n"
+    "tinyllama (tools/bench_isas.py and tools/roofline.sh make them).\n";
+const char kEpilogue[] =
     "For stable numbers on a shared machine run it alone, pinned, at raised priority (as root):\n"
     "  setsid -w sh -c 'echo -20 > /proc/$$/autogroup; exec nice -n -20 taskset -c 0,1 ml_bench ...'\n";
 
@@ -217,7 +215,7 @@ void bench_qmatvec(const Opts &o, const char *kernel, const char *impl, Fn *fn, 
           const size_t c = i++ % copies;
           const bool half = layout == ML_LAYOUT_PANEL16_F16;
           ml_qtensor W{qpool + c * qbytes, half ? nullptr : dpool + c * nd, s.rows, s.cols, uint8_t(type),
-                       uint8_t(layout), half ? dhpool + c * nd : nullptr};
+                       uint8_t(layout), half ? dhpool + c * nd : nullptr, nullptr, nullptr};
           fn(y.data(), &W, &x, 0, s.rows);
         });
         const size_t bytes = qbytes + (layout == ML_LAYOUT_PANEL16_F16 ? dbytes / 2 : dbytes);
@@ -233,7 +231,7 @@ void bench_matvec_f32(const Opts &o, const char *impl, Fn *fn) {
   std::vector<float> w(static_cast<size_t>(rows) * cols), x(static_cast<size_t>(cols)), y(static_cast<size_t>(rows));
   for (float &v : w) v = float(int(rnd() % 200) - 100) * 0.01f;
   for (float &v : x) v = float(int(rnd() % 200) - 100) * 0.01f;
-  ml_qtensor W{w.data(), nullptr, rows, cols, ML_TYPE_F32, 0, nullptr};
+  ml_qtensor W{w.data(), nullptr, rows, cols, ML_TYPE_F32, 0, nullptr, nullptr, nullptr};
   const double ms = time_per_call_ms(o.seconds, [&] { fn(y.data(), &W, x.data(), 0, rows); });
   print_row(o, {"matvec_f32", impl, "110M wq 768x768", "rows", "cache", ms, double(w.size()) * 4 / ms / 1e6,
                 2.0 * rows * cols / ms / 1e6});
@@ -740,62 +738,50 @@ bool parse_list(const char *s, long lo, long hi, std::vector<int> *out) {
   return !out->empty();
 }
 
-int usage_error(const char *what, const char *arg) {
-  std::fprintf(stderr, "ml_bench: %s%s (ml_bench --help for usage)\n", what, arg);
-  return ML_E_ARG;
-}
-
 }  // namespace
 
 extern "C" int ml_main(int argc, char **argv) {
+  using namespace ml::cli;
   Opts o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> const char * { return i + 1 < argc ? argv[++i] : nullptr; };
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--version") {
-      std::printf("legacy-ml ml_bench, ISA %s (Highway static target %s)\n", ml_build_isa(), ml_hwy_target());
-      return 0;
-    } else if (a == "--tsv") {
-      o.tsv = true;
-    } else if (a == "--all-variants") {
-      o.all_variants = true;
-    } else if (a == "--quick") {
-      o.quick = true;
-    } else if (a == "-t" || a == "--threads") {
-      const char *v = value();
-      if (!v || !parse_list(v, 1, 1024, &o.threads)) return usage_error("-t needs thread counts like 1 or 1,2: ", v ? v : "");
-    } else if (a == "--depth") {
-      const char *v = value();
-      if (!v || !parse_list(v, 0, 1 << 20, &o.depths))
-        return usage_error("--depth needs positions like 0 or 0,512,2048: ", v ? v : "");
-    } else if (a == "--kv-type") {
-      const char *v = value();
-      if (!v || ml_kv_type_parse(v, &o.kv_type) != ML_OK) return usage_error("--kv-type needs f32, f16 or q8_0: ", v ? v : "");
-    } else if (a == "-n") {
-      const char *v = value();
-      long n;
-      if (!v || !ml::cli::parse_int(v, 1, 100000, &n)) return usage_error("-n needs a token count >= 1: ", v ? v : "");
-      o.tokens = static_cast<int>(n);
-    } else if (a == "--pool-mb") {
-      const char *v = value();
-      if (!v || !ml::cli::parse_int(v, 32, 1 << 16, &o.pool_mb))  // two copies of the largest matrix
-        return usage_error("--pool-mb needs a size in MB >= 32: ", v ? v : "");
-    } else if (a == "--seconds") {
-      const char *v = value();
-      float s;
-      if (!v || !ml::cli::parse_float(v, &s) || !(s > 0.0f && s <= 60.0f))
-        return usage_error("--seconds needs a number in (0, 60]: ", v ? v : "");
-      o.seconds = s;
-    } else if (!a.empty() && a[0] == '-') {
-      return usage_error("unknown option ", a.c_str());
-    } else if (o.mode.empty()) {
-      o.mode = a;
-    } else {
-      o.models.push_back(a);
-    }
+  bool version = false;
+  auto list = [](std::vector<int> *dst, int lo, int hi, const char *why) -> Setter {
+    return [=](const char *v) { return parse_list(v, lo, hi, dst) ? nullptr : why; };
+  };
+  const Program p{
+      "ml_bench", kUsage,
+      {{"-t, --threads", "N[,M...]", "thread counts (default 1,<cpus>)", list(&o.threads, 1, 1024, "needs thread counts like 1 or 1,2")},
+       {"-n", "TOKENS", "decode/prefill/roofline/sample: tokens per measurement (default 64)",
+        [&o](const char *v) -> const char * {
+          long n;
+          if (!parse_int(v, 1, 100000, &n)) return "needs a token count >= 1";
+          o.tokens = static_cast<int>(n);
+          return nullptr;
+        }},
+       {"--depth", "D[,D...]", "decode: after a context of D positions", list(&o.depths, 0, 1 << 20, "needs positions like 0 or 0,512,2048")},
+       {"--kv-type", "T", "decode: the KV cache's elements, f32 (default), f16 or q8_0 (as ml_run)", kv_type(&o.kv_type)},
+       {"--seconds", "S", "time per measurement, in (0, 60] (default 0.25; median of 5)",
+        [&o](const char *v) -> const char * {
+          float sec;
+          if (!parse_float(v, &sec) || !(sec > 0.0f && sec <= 60.0f)) return "needs a number in (0, 60]";
+          o.seconds = sec;
+          return nullptr;
+        }},
+       {"--pool-mb", "N", "kernels: MB of weights streamed by the DRAM rows (default 512, >= 32)",
+        integer(&o.pool_mb, 32, 1 << 16, "needs a size in MB >= 32")},  // two copies of the largest matrix
+       {"--all-variants", nullptr, "kernels: time every compiled variant, not only the bound implementations", flag(&o.all_variants)},
+       {"--quick", nullptr, "kernels: the matvecs at the stories110M shapes only (a smoke run: the\nctest under qemu)", flag(&o.quick)},
+       {"--tsv", nullptr, "tab-separated output", flag(&o.tsv)},
+       {"--version", nullptr, "print the build's ISA", flag(&version)}},
+      [&o](const char *v) -> const char * {
+        if (o.mode.empty()) o.mode = v;
+        else o.models.push_back(v);
+        return nullptr;
+      },
+      kEpilogue};
+  if (const int rc = parse(p, argc, argv); rc >= 0) return rc;
+  if (version) {
+    std::printf("legacy-ml ml_bench, ISA %s (Highway static target %s)\n", ml_build_isa(), ml_hwy_target());
+    return 0;
   }
   if (o.mode == "kernels") return run_kernels(o);
   if (o.mode == "bandwidth") return run_bandwidth(o);
@@ -804,5 +790,5 @@ extern "C" int ml_main(int argc, char **argv) {
   if (o.mode == "prefill") return run_prefill(o);
   if (o.mode == "roofline") return run_decode(o, true);
   if (o.mode == "sample") return run_sample(o);
-  return usage_error(o.mode.empty() ? "no mode given" : "unknown mode ", o.mode.c_str());
+  return o.mode.empty() ? usage_error(p, "no mode given") : usage_error(p, "unknown mode %s", o.mode.c_str());
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "native/cli.h"
+#include "native/options.h"
 #include "runtime/file_map.h"
 #include "runtime/ml.h"
 
@@ -26,45 +27,8 @@ const char kUsage[] =
     "Q4_K, Q5_K, Q6_K, Q3_K, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, F16, BF16, F32, taken exactly; its own\n"
     "tokenizer), or a legacy-ml model (.mlb, made by tools/convert.py or tools/gen_random.py).\n"
     "stdout gets only the text, as llama2.c's run.c prints it: the prompt, the generated\n"
-    "continuation, a final newline. Load facts and speed go to stderr.\n"
-    "\n"
-    "options:\n"
-    "  -z, --tokenizer PATH  the model's tokenizer (required for .mlb; a GGUF's own by default): a llama2.c tokenizer.bin with exactly\n"
-    "                        the model's n_tokens (its vocab unless the .mlb says fewer), or a\n"
-    "                        byte-level BPE file (MLTK, tools/convert.py) with at most its vocab\n"
-    "  -i, --prompt TEXT     prompt (UTF-8; special tokens such as <|im_start|> are parsed); default:\n"
-    "                        empty, i.e. start from BOS alone (byte-level without BOS: from EOS)\n"
-    "      --token-ids IDS   prompt as token ids instead, e.g. \"1 403 407\" (no BOS is added)\n"
-    "  -n, --steps N         positions to run, prompt included (default 256; capped at the context)\n"
-    "      --temp T          temperature, 0 = greedy (default 1.0)\n"
-    "      --top-p P         nucleus sampling threshold in (0, 1]; 1 = off (default 0.9)\n"
-    "      --seed S          RNG seed, > 0 (default: the current time)\n"
-    "  -t, --threads N       worker threads including this one (default: one per CPU)\n"
-    "      --max-seq N       use a context of N positions (default: the model's; smaller = less memory)\n"
-    "      --kv-type T       KV cache elements: f32 (default, the reference), f16 (half the cache\n"
-    "                        memory; rounded to nearest-even on store) or q8_0 (about 0.28 of it;\n"
-    "                        each head row quantized in blocks of 32, integer attention scores). The\n"
-    "                        logits differ slightly from f32's, but are the same on every build and\n"
-    "                        thread count\n"
-    "      --cache DIR       a GGUF model: keep its converted weights in DIR and map them on the next\n"
-    "                        start instead of converting (keyed by the file's contents)\n"
-    "      --logits FILE     write the float32 logits of every position, raw little-endian\n"
-    "                        [positions][vocab]; written to a temporary name, renamed when complete\n"
-    "      --reference       run the scalar reference kernels instead of this build's\n"
-    "      --chat            chat in the terminal: each line of stdin is a user turn (an empty line is\n"
-    "                        skipped), the reply goes to stdout followed by a newline; EOF (Ctrl-D)\n"
-    "                        ends the chat. The prompt format is the tokenizer's chat template; the\n"
-    "                        KV cache is kept between turns, so a turn evaluates only its new tokens.\n"
-    "                        A reply ends at the format's end-of-turn or a stop token; -n N caps it at\n"
-    "                        N tokens (default: none). A full context ends the chat (exit status 0)\n"
-    "      --system TEXT     --chat: the conversation's system message\n"
-    "      --chat-template F --chat: this prompt format instead of the tokenizer's template: chatml\n"
-    "                        (Qwen2.5, SmolLM2), zephyr (TinyLlama-Chat), llama2, llama3 or qwen3\n"
-    "      --no-thinking     --chat: the template's enable_thinking = false (Qwen3: each reply starts\n"
-    "                        after an empty <think></think> block); other formats ignore it\n"
-    "      --version         print the build's ISA and the implementation of every kernel\n"
-    "  -h, --help            this text\n"
-    "\n"
+    "continuation, a final newline. Load facts and speed go to stderr.\n";
+const char kEpilogue[] =
     "Exit status: 0, or the ml_status code of the failure (1 I/O, 2 format, 3 shape, 4 memory,\n"
     "5 unsupported CPU, 6 bad argument).\n";
 
@@ -80,13 +44,6 @@ struct Args {
   bool chat = false, steps_given = false, no_thinking = false;
 };
 
-int usage_error(const char *fmt, const char *a, const char *b = "") {
-  std::fprintf(stderr, "ml_run: ");
-  std::fprintf(stderr, fmt, a, b);
-  std::fprintf(stderr, " (ml_run --help for usage)\n");
-  return ML_E_ARG;
-}
-
 int print_version() {
   std::printf("legacy-ml ml_run, ISA %s (Highway static target %s)\n", ml_build_isa(), ml_hwy_target());
   if (const char *choice = std::getenv("ML_LAUNCHER_CHOICE"))  // set by the installed bin/ml_run (launcher/)
@@ -100,74 +57,69 @@ int print_version() {
 
 // Returns -1 when parsing succeeded and the program should run, else the exit code.
 int parse_args(int argc, char **argv, Args *a) {
-  for (int i = 1; i < argc; ++i) {
-    const char *o = argv[i];
-    auto value = [&](const char **dst) {
-      if (i + 1 >= argc) return false;
-      *dst = argv[++i];
-      return true;
-    };
-    const char *v = nullptr;
-    if (!std::strcmp(o, "-h") || !std::strcmp(o, "--help")) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (!std::strcmp(o, "--version")) {
-      return print_version();
-    } else if (!std::strcmp(o, "--reference")) {
-      a->reference = true;
-    } else if (!std::strcmp(o, "--chat")) {
-      a->chat = true;
-    } else if (!std::strcmp(o, "--no-thinking")) {
-      a->no_thinking = true;
-    } else if (o[0] == '-' && o[1] != '\0') {
-      if (!value(&v)) return usage_error("option %s needs a value", o);
-      if (!std::strcmp(o, "-z") || !std::strcmp(o, "--tokenizer")) {
-        a->tokenizer = v;
-      } else if (!std::strcmp(o, "-i") || !std::strcmp(o, "--prompt")) {
-        a->prompt = v;
-      } else if (!std::strcmp(o, "--token-ids")) {
-        a->token_ids = v;
-      } else if (!std::strcmp(o, "--logits")) {
-        a->logits_path = v;
-      } else if (!std::strcmp(o, "--system")) {
-        a->system = v;
-      } else if (!std::strcmp(o, "--chat-template")) {
-        a->chat_template = v;
-      } else if (!std::strcmp(o, "-n") || !std::strcmp(o, "--steps")) {
-        if (!ml::cli::parse_int(v, 1, 1L << 30, &a->steps)) return usage_error("-n %s: steps must be an integer >= 1", v);
-        a->steps_given = true;
-      } else if (!std::strcmp(o, "-t") || !std::strcmp(o, "--threads")) {
-        if (!ml::cli::parse_int(v, 1, 1024, &a->threads))
-          return usage_error("-t %s: threads must be an integer in [1, 1024]", v);
-      } else if (!std::strcmp(o, "--max-seq")) {
-        if (!ml::cli::parse_int(v, 1, 1L << 30, &a->max_seq)) return usage_error("--max-seq %s: must be an integer >= 1", v);
-      } else if (!std::strcmp(o, "--cache")) {
-        a->cache_dir = v;
-      } else if (!std::strcmp(o, "--kv-type")) {
-        if (ml_kv_type_parse(v, &a->kv_type) != ML_OK) return usage_error("--kv-type %s: choose f32, f16 or q8_0", v);
-      } else if (!std::strcmp(o, "--temp")) {
-        if (!ml::cli::parse_float(v, &a->temp) || !(a->temp >= 0.0f) || !std::isfinite(a->temp))
-          return usage_error("--temp %s: temperature must be a finite number >= 0", v);
-      } else if (!std::strcmp(o, "--top-p")) {
-        if (!ml::cli::parse_float(v, &a->topp) || !(a->topp > 0.0f && a->topp <= 1.0f))
-          return usage_error("--top-p %s: must be a number in (0, 1]", v);
-      } else if (!std::strcmp(o, "--seed")) {
-        if (!ml::cli::parse_u64(v, &a->seed) || a->seed == 0) return usage_error("--seed %s: must be an integer >= 1", v);
-      } else {
-        return usage_error("unknown option %s", o);
-      }
-    } else if (!a->model) {
-      a->model = o;
-    } else {
-      return usage_error("unexpected argument %s (the model is already %s)", o, a->model);
-    }
-  }
-  if (!a->model) return usage_error("no model given%s", "");
-  if (a->prompt && a->token_ids) return usage_error("give either -i or --token-ids, not both%s", "");
+  using namespace ml::cli;
+  bool version = false;
+  const Program p{
+      "ml_run", kUsage,
+      {{"-z, --tokenizer", "PATH", "the model's tokenizer (required for .mlb; a GGUF's own by default): a\n"
+                                   "llama2.c tokenizer.bin with exactly the model's n_tokens (its vocab unless\n"
+                                   "the .mlb says fewer), or a byte-level BPE file (MLTK, tools/convert.py)\n"
+                                   "with at most its vocab", text(&a->tokenizer)},
+       {"-i, --prompt", "TEXT", "prompt (UTF-8; special tokens such as <|im_start|> are parsed); default:\n"
+                                "empty, i.e. start from BOS alone (byte-level without BOS: from EOS)", text(&a->prompt)},
+       {"--token-ids", "IDS", "prompt as token ids instead, e.g. \"1 403 407\" (no BOS is added)", text(&a->token_ids)},
+       {"-n, --steps", "N", "positions to run, prompt included (default 256; capped at the context)",
+        [a](const char *v) { a->steps_given = true; return integer(&a->steps, 1, 1L << 30, "steps must be an integer >= 1")(v); }},
+       {"--temp", "T", "temperature, 0 = greedy (default 1.0)", [a](const char *v) -> const char * {
+          return parse_float(v, &a->temp) && a->temp >= 0.0f && std::isfinite(a->temp)
+                     ? nullptr : "temperature must be a finite number >= 0"; }},
+       {"--top-p", "P", "nucleus sampling threshold in (0, 1]; 1 = off (default 0.9)", [a](const char *v) -> const char * {
+          return parse_float(v, &a->topp) && a->topp > 0.0f && a->topp <= 1.0f ? nullptr : "must be a number in (0, 1]"; }},
+       {"--seed", "S", "RNG seed, > 0 (default: the current time)", [a](const char *v) -> const char * {
+          return parse_u64(v, &a->seed) && a->seed != 0 ? nullptr : "must be an integer >= 1"; }},
+       {"-t, --threads", "N", "worker threads including this one (default: one per CPU)",
+        integer(&a->threads, 1, 1024, "threads must be an integer in [1, 1024]")},
+       {"--max-seq", "N", "use a context of N positions (default: the model's; smaller = less memory)",
+        integer(&a->max_seq, 1, 1L << 30)},
+       {"--kv-type", "T", "KV cache elements: f32 (default, the reference), f16 (half the cache\n"
+                          "memory; rounded to nearest-even on store) or q8_0 (about 0.28 of it;\n"
+                          "each head row quantized in blocks of 32, integer attention scores). The\n"
+                          "logits differ slightly from f32's, but are the same on every build and\n"
+                          "thread count", kv_type(&a->kv_type)},
+       {"--cache", "DIR", "a GGUF model: keep its converted weights in DIR and map them on the next\n"
+                          "start instead of converting (keyed by the file's contents)", text(&a->cache_dir)},
+       {"--logits", "FILE", "write the float32 logits of every position, raw little-endian\n"
+                            "[positions][vocab]; written to a temporary name, renamed when complete",
+        text(&a->logits_path)},
+       {"--reference", nullptr, "run the scalar reference kernels instead of this build's", flag(&a->reference)},
+       {"--chat", nullptr, "chat in the terminal: each line of stdin is a user turn (an empty line is\n"
+                           "skipped), the reply goes to stdout followed by a newline; EOF (Ctrl-D)\n"
+                           "ends the chat. The prompt format is the tokenizer's chat template; the\n"
+                           "KV cache is kept between turns, so a turn evaluates only its new tokens.\n"
+                           "A reply ends at the format's end-of-turn or a stop token; -n N caps it at\n"
+                           "N tokens (default: none). A full context ends the chat (exit status 0)", flag(&a->chat)},
+       {"--system", "TEXT", "--chat: the conversation's system message", text(&a->system)},
+       {"--chat-template", "F", "--chat: this prompt format instead of the tokenizer's template: chatml\n"
+                                "(Qwen2.5, SmolLM2), zephyr (TinyLlama-Chat), llama2, llama3 or qwen3",
+        text(&a->chat_template)},
+       {"--no-thinking", nullptr, "--chat: the template's enable_thinking = false (Qwen3: each reply starts\n"
+                                  "after an empty <think></think> block); other formats ignore it", flag(&a->no_thinking)},
+       {"--version", nullptr, "print the build's ISA and the implementation of every kernel", flag(&version)}},
+      [a](const char *v) -> const char * {
+        static std::string msg;
+        if (!a->model) return a->model = v, nullptr;
+        msg = std::string("unexpected argument ") + v + " (the model is already " + a->model + ")";
+        return msg.c_str();
+      },
+      kEpilogue};
+  if (const int rc = parse(p, argc, argv); rc >= 0) return rc;
+  if (version) return print_version();
+  if (!a->model) return usage_error(p, "no model given");
+  if (a->prompt && a->token_ids) return usage_error(p, "give either -i or --token-ids, not both");
   if (a->chat && (a->prompt || a->token_ids || a->logits_path))
-    return usage_error("--chat reads its turns from stdin: -i, --token-ids and --logits do not apply%s", "");
+    return usage_error(p, "--chat reads its turns from stdin: -i, --token-ids and --logits do not apply");
   if (!a->chat && (a->system || a->chat_template || a->no_thinking))
-    return usage_error("%s needs --chat", a->system ? "--system" : a->chat_template ? "--chat-template" : "--no-thinking");
+    return usage_error(p, "%s needs --chat", a->system ? "--system" : a->chat_template ? "--chat-template" : "--no-thinking");
   return -1;
 }
 

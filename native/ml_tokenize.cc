@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "native/cli.h"
+#include "native/options.h"
 #include "runtime/error.h"
 #include "runtime/file_map.h"
 #include "runtime/ml.h"
@@ -25,24 +26,8 @@ const char kUsage[] =
     "Encodes UTF-8 text with TOKENIZER, a byte-level BPE file (MLTK, written by tools/convert.py), a\n"
     "llama2.c tokenizer.bin (its vocabulary is the tokens it holds) or a GGUF model (the tokenizer of\n"
     "its metadata), and prints the token ids on one\n"
-    "line, separated by spaces (as llama.cpp's llama-tokenize --ids, without brackets).\n"
-    "\n"
-    "options:\n"
-    "  -i, --text TEXT   the text to encode\n"
-    "  -f, --file FILE   the text to encode is FILE's bytes (llama2.c: no NUL byte in it)\n"
-    "      --batch FILE  FILE holds texts separated by NUL bytes (n NULs: n + 1 texts, an empty file\n"
-    "                    is one empty text); prints one line of ids per text, in order\n"
-    "      --no-bos      do not put BOS first (default: llama2.c always; byte-level when the file's\n"
-    "                    add_bos flag says so)\n"
-    "      --no-special  byte-level: do not split special tokens (<|im_start|>, ...) out of the text:\n"
-    "                    encode them as plain text (added non-special tokens are always split out)\n"
-    "      --decode      the input is token ids (separated by spaces, commas or newlines) and the\n"
-    "                    output their text, byte for byte with no newline added; llama2.c: a leading\n"
-    "                    BOS is skipped. With --batch, each line of FILE is one text's ids and the\n"
-    "                    texts are printed separated by NUL bytes\n"
-    "      --time        print the encoding time (wall and CPU) to stderr\n"
-    "  -h, --help        this text\n"
-    "\n"
+    "line, separated by spaces (as llama.cpp's llama-tokenize --ids, without brackets).\n";
+const char kEpilogue[] =
     "Exit status: 0, or the ml_status code of the failure (1 I/O, 2 format, 4 memory, 6 bad argument,\n"
     "e.g. text that is not valid UTF-8).\n";
 
@@ -51,62 +36,60 @@ struct Args {
   bool bos = true, special = true, decode = false, time = false;
 };
 
-int usage_error(const char *fmt, const char *a = "") {
-  std::fprintf(stderr, "ml_tokenize: ");
-  std::fprintf(stderr, fmt, a);
-  std::fprintf(stderr, " (ml_tokenize --help for usage)\n");
-  return ML_E_ARG;
-}
-
 int fail_status(ml_status s) {
   std::fprintf(stderr, "ml_tokenize: %s\n", ml_last_error());
   return s;
 }
 
 int parse_args(int argc, char **argv, Args *a) {
-  for (int i = 1; i < argc; ++i) {
-    const char *o = argv[i];
-    auto value = [&](const char **dst) {
-      if (i + 1 >= argc) return false;
-      *dst = argv[++i];
-      return true;
-    };
-    if (!std::strcmp(o, "-h") || !std::strcmp(o, "--help")) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (!std::strcmp(o, "--no-bos")) {
-      a->bos = false;
-    } else if (!std::strcmp(o, "--no-special")) {
-      a->special = false;
-    } else if (!std::strcmp(o, "--decode")) {
-      a->decode = true;
-    } else if (!std::strcmp(o, "--time")) {
-      a->time = true;
-    } else if (!std::strcmp(o, "-i") || !std::strcmp(o, "--text")) {
-      if (!value(&a->text)) return usage_error("option %s needs a value", o);
-    } else if (!std::strcmp(o, "-f") || !std::strcmp(o, "--file")) {
-      if (!value(&a->file)) return usage_error("option %s needs a value", o);
-    } else if (!std::strcmp(o, "--batch")) {
-      if (!value(&a->batch)) return usage_error("option %s needs a value", o);
-    } else if (o[0] == '-' && o[1] != '\0') {
-      return usage_error("unknown option %s", o);
-    } else if (!a->tokenizer) {
-      a->tokenizer = o;
-    } else {
-      return usage_error("unexpected argument %s", o);
-    }
-  }
-  if (!a->tokenizer) return usage_error("no tokenizer given");
+  using namespace ml::cli;
+  const Program p{
+      "ml_tokenize", kUsage,
+      {{"-i, --text", "TEXT", "the text to encode", text(&a->text)},
+       {"-f, --file", "FILE", "the text to encode is FILE's bytes (an empty file: no ids but BOS;\n"
+                              "llama2.c: no NUL byte in it)", text(&a->file)},
+       {"--batch", "FILE", "FILE holds texts separated by NUL bytes (n NULs: n + 1 texts, an empty file\n"
+                           "is one empty text); prints one line of ids per text, in order", text(&a->batch)},
+       {"--no-bos", nullptr, "do not put BOS first (default: llama2.c always; byte-level when the file's\n"
+                             "add_bos flag says so)", flag(&a->bos, false)},
+       {"--no-special", nullptr, "byte-level: do not split special tokens (<|im_start|>, ...) out of the text:\n"
+                                 "encode them as plain text (added non-special tokens are always split out)",
+        flag(&a->special, false)},
+       {"--decode", nullptr, "the input is token ids (separated by spaces, commas or newlines) and the\n"
+                             "output their text, byte for byte with no newline added; llama2.c: a leading\n"
+                             "BOS is skipped. With --batch, each line of FILE is one text's ids and the\n"
+                             "texts are printed separated by NUL bytes", flag(&a->decode)},
+       {"--time", nullptr, "print the encoding time (wall and CPU) to stderr", flag(&a->time)}},
+      [a](const char *v) -> const char * {
+        static std::string msg;
+        if (a->tokenizer) return (msg = std::string("unexpected argument ") + v).c_str();
+        a->tokenizer = v;
+        return nullptr;
+      },
+      kEpilogue};
+  if (const int rc = parse(p, argc, argv); rc >= 0) return rc;
+  if (!a->tokenizer) return usage_error(p, "no tokenizer given");
   if ((a->text != nullptr) + (a->file != nullptr) + (a->batch != nullptr) != 1)
-    return usage_error("give exactly one of -i TEXT, -f FILE, --batch FILE");
+    return usage_error(p, "give exactly one of -i TEXT, -f FILE, --batch FILE");
   return -1;
 }
 
+// FILE's bytes (an empty file is an empty text), or false with one line on stderr.
 bool read_all(const char *path, std::string *out) {
-  ml::FileMap f;
-  if (f.open(path, "input") != ML_OK) return false;
-  out->assign(reinterpret_cast<const char *>(f.data()), static_cast<size_t>(f.size()));
-  return true;
+  std::FILE *f = ml::fopen_utf8(path, "rb");
+  if (!f) {
+    std::fprintf(stderr, "ml_tokenize: cannot open input file %s: %s\n", path, std::strerror(errno));
+    return false;
+  }
+  out->clear();
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out->append(buf, n);
+  const bool bad = std::ferror(f);
+  const int err = errno;
+  std::fclose(f);
+  if (bad) std::fprintf(stderr, "ml_tokenize: cannot read input file %s: %s\n", path, std::strerror(err));
+  return !bad;
 }
 
 // Token ids from text: integers separated by spaces, tabs, commas (and newlines).
@@ -194,7 +177,7 @@ extern "C" int ml_main(int argc, char **argv) {
     } else {
       std::string all;
       const char *path = a.file ? a.file : a.batch;
-      if (!read_all(path, &all)) return fail_status(ML_E_IO);
+      if (!read_all(path, &all)) return ML_E_IO;
       if (a.batch && !a.decode) {
         size_t start = 0;
         for (;;) {

@@ -34,6 +34,7 @@
 
 #include "kernels/mutants.h"  // ML_MUTANT: false unless the mutation audit's build (tools/mutants.sh)
 #include "native/cli.h"
+#include "native/options.h"
 #include "runtime/ml.h"
 
 using nlohmann::json;
@@ -49,30 +50,8 @@ const char kUsage[] =
     "POST /v1/chat/completions (both with \"stream\": true as server-sent events), GET /v1/models,\n"
     "GET /health. Request fields: prompt / messages, max_tokens (or max_completion_tokens),\n"
     "temperature, top_p, seed, stop, n (1 only), stream; other fields are ignored. Greedy output\n"
-    "(temperature 0) is ml_run's text.\n"
-    "\n"
-    "options:\n"
-    "  -z, --tokenizer PATH  the model's tokenizer, as for ml_run (required for .mlb; a GGUF's own by default)\n"
-    "      --host ADDR       address to bind (default 127.0.0.1; binding another address without\n"
-    "                        an API key prints a warning)\n"
-    "      --port N          TCP port (default 8080; 0 = any free port, printed on stderr)\n"
-    "      --parallel N      requests generated at once, each in its own slot with its own KV\n"
-    "                        cache (default 1)\n"
-    "      --queue N         requests that may wait for a slot; more get 503 (default 64)\n"
-    "  -t, --threads N       worker threads of the one model thread pool (default: one per CPU)\n"
-    "      --ctx N           context positions per slot (default: the model's)\n"
-    "      --cache DIR       a GGUF model: keep its converted weights in DIR and map them on the next\n"
-    "                        start instead of converting (keyed by the file's contents)\n"
-    "      --kv-type T       KV cache elements of every slot: f32 (default, the reference), f16 (half\n"
-    "                        the cache memory per slot) or q8_0 (about 0.28 of it); slightly\n"
-    "                        different logits, the same on every build and thread count. The\n"
-    "                        startup line shows MB per slot\n"
-    "      --api-key KEY     every request except GET /health needs \"Authorization: Bearer KEY\"\n"
-    "                        (default: the ML_API_KEY environment variable; none when unset)\n"
-    "      --max-body BYTES  largest request body accepted (default 1048576)\n"
-    "      --chat-template NAME  chatml|zephyr|llama2|llama3|qwen3 (default: detected from the tokenizer)\n"
-    "  -h, --help            this text\n"
-    "\n"
+    "(temperature 0) is ml_run's text.\n";
+const char kEpilogue[] =
     "Defaults as llama.cpp's llama-server: temperature 0.8, top_p 0.95, max_tokens until the\n"
     "context is full. SIGINT / SIGTERM stop the server.\n"
     "\n"
@@ -87,59 +66,40 @@ struct Args {
   long port = 8080, parallel = 1, queue = 64, threads = 0, ctx = 0, max_body = 1 << 20;
 };
 
-int usage_error(const char *fmt, const char *a, const char *b = "") {
-  std::fprintf(stderr, "ml_server: ");
-  std::fprintf(stderr, fmt, a, b);
-  std::fprintf(stderr, " (ml_server --help for usage)\n");
-  return ML_E_ARG;
-}
-
 int parse_args(int argc, char **argv, Args *a) {
-  for (int i = 1; i < argc; ++i) {
-    const char *o = argv[i];
-    if (!std::strcmp(o, "-h") || !std::strcmp(o, "--help")) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (o[0] == '-' && o[1] != '\0') {
-      if (i + 1 >= argc) return usage_error("option %s needs a value", o);
-      const char *v = argv[++i];
-      struct IntOpt {
-        const char *name, *alt;
-        long lo, hi, *dst;
-      } ints[] = {{"--port", nullptr, 0, 65535, &a->port},       {"--parallel", nullptr, 1, 64, &a->parallel},
-                  {"--queue", nullptr, 0, 4096, &a->queue},      {"--threads", "-t", 1, 1024, &a->threads},
-                  {"--ctx", nullptr, 1, 1L << 30, &a->ctx},      {"--max-body", nullptr, 1, 1L << 30, &a->max_body}};
-      bool done = false;
-      for (const IntOpt &io : ints)
-        if (!std::strcmp(o, io.name) || (io.alt && !std::strcmp(o, io.alt))) {
-          if (!ml::cli::parse_int(v, io.lo, io.hi, io.dst))
-            return usage_error("%s %s: not an integer in the allowed range", o, v);
-          done = true;
-        }
-      if (done) continue;
-      if (!std::strcmp(o, "-z") || !std::strcmp(o, "--tokenizer"))
-        a->tokenizer = v;
-      else if (!std::strcmp(o, "--host"))
-        a->host = v;
-      else if (!std::strcmp(o, "--api-key"))
-        a->api_key = v;
-      else if (!std::strcmp(o, "--chat-template"))
-        a->chat_template = v;
-      else if (!std::strcmp(o, "--cache"))
-        a->cache_dir = v;
-      else if (!std::strcmp(o, "--kv-type")) {
-        if (ml_kv_type_parse(v, &a->kv_type) != ML_OK) return usage_error("--kv-type %s: choose f32, f16 or q8_0", v);
-      }
-      else
-        return usage_error("unknown option %s", o);
-    } else if (!a->model) {
-      a->model = o;
-    } else {
-      return usage_error("unexpected argument %s (the model is already %s)", o, a->model);
-    }
-  }
-  if (!a->model) return usage_error("no model given%s", "");
+  using namespace ml::cli;
+  const Program p{
+      "ml_server", kUsage,
+      {{"-z, --tokenizer", "PATH", "the model's tokenizer, as for ml_run (required for .mlb; a GGUF's own by\n"
+                                   "default)", text(&a->tokenizer)},
+       {"--host", "ADDR", "address to bind (default 127.0.0.1; binding another address without\n"
+                          "an API key prints a warning)", text(&a->host)},
+       {"--port", "N", "TCP port (default 8080; 0 = any free port, printed on stderr)", integer(&a->port, 0, 65535)},
+       {"--parallel", "N", "requests generated at once, each in its own slot with its own KV\n"
+                           "cache (default 1)", integer(&a->parallel, 1, 64)},
+       {"--queue", "N", "requests that may wait for a slot; more get 503 (default 64)", integer(&a->queue, 0, 4096)},
+       {"-t, --threads", "N", "worker threads of the one model thread pool (default: one per CPU)",
+        integer(&a->threads, 1, 1024)},
+       {"--ctx", "N", "context positions per slot (default: the model's)", integer(&a->ctx, 1, 1L << 30)},
+       {"--cache", "DIR", "a GGUF model: keep its converted weights in DIR and map them on the next\n"
+                          "start instead of converting (keyed by the file's contents)", text(&a->cache_dir)},
+       {"--kv-type", "T", "KV cache elements of every slot: f32 (default, the reference), f16 (half\n"
+                          "the cache memory per slot) or q8_0 (about 0.28 of it); slightly\n"
+                          "different logits, the same on every build and thread count. The\n"
+                          "startup line shows MB per slot", kv_type(&a->kv_type)},
+       {"--api-key", "KEY", "every request except GET /health needs \"Authorization: Bearer KEY\"\n"
+                            "(default: the ML_API_KEY environment variable; none when unset)", text(&a->api_key)},
+       {"--max-body", "BYTES", "largest request body accepted (default 1048576)", integer(&a->max_body, 1, 1L << 30)},
+       {"--chat-template", "NAME", "chatml|zephyr|llama2|llama3|qwen3 (default: detected from the tokenizer)",
+        text(&a->chat_template)}},
+      [a](const char *v) -> const char * {
+        static std::string msg;
+        if (!a->model) return a->model = v, nullptr;
+        return (msg = std::string("unexpected argument ") + v + " (the model is already " + a->model + ")").c_str();
+      },
+      kEpilogue};
+  if (const int rc = parse(p, argc, argv); rc >= 0) return rc;
+  if (!a->model) return usage_error(p, "no model given");
   return -1;
 }
 

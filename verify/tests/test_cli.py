@@ -153,6 +153,54 @@ class Usage(Base):
             self.assertIn(k, text)
 
 
+class OptionTable(Base):
+    """native/options.h: every program beside ml_run (ml_tokenize, ml_bench, ml_server where built)
+    parses its options from one table: an unknown option is named as unknown even when it is the
+    last argument, a bad value names the option as spelled, and --help lists the table."""
+
+    def programs(self):
+        d = os.path.dirname(RUN)
+        ext = os.path.splitext(RUN)[1]
+        names = ["ml_run", "ml_tokenize", "ml_bench", "ml_server"]
+        return [(n, os.path.join(d, n + ext)) for n in names if os.path.exists(os.path.join(d, n + ext))]
+
+    def test_unknown_option_is_named_for_every_program(self):
+        progs = self.programs()
+        self.assertGreaterEqual(len(progs), 3, progs)
+        for name, exe in progs:
+            for args in (["x", "--frobnicate"], ["--frobnicate", "1", "x"]):
+                r = subprocess.run(EMU + [exe, *args], capture_output=True, timeout=120)
+                err = r.stderr.decode("utf-8", "replace").replace("\r\n", "\n")
+                self.assertEqual(r.returncode, 6, "%s %s: %s" % (name, args, err))
+                self.assertEqual(err, "%s: unknown option --frobnicate (%s --help for usage)\n" % (name, name))
+
+    def test_bad_value_names_the_option_as_spelled(self):
+        r = ml_run("x", "--steps", "0")
+        self.assert_one_line_error(r, 6, "--steps 0: steps must be an integer >= 1")
+        r = ml_run("x", "--max-seq")
+        self.assert_one_line_error(r, 6, "option --max-seq needs a value")
+
+    def test_help_lists_each_program_table(self):
+        for name, exe in self.programs():
+            r = subprocess.run(EMU + [exe, "--help"], capture_output=True, timeout=120)
+            self.assertEqual(r.returncode, 0, name)
+            out = r.stdout.decode()
+            self.assertIn("\noptions:\n", out, name)
+            self.assertIn("  -h, --help            this text\n", out, name)
+
+    def test_tokenize_empty_file_is_bos_alone(self):
+        exe = dict(self.programs()).get("ml_tokenize")
+        if not exe:
+            self.skipTest("no ml_tokenize beside ml_run")
+        with tempfile.TemporaryDirectory() as d:
+            empty = os.path.join(d, "empty.txt")
+            open(empty, "wb").close()
+            r = subprocess.run(EMU + [exe, TOK512, "-f", empty], capture_output=True, timeout=120)
+            self.assertEqual((r.returncode, r.stdout.replace(b"\r\n", b"\n")), (0, b"1\n"), r.stderr)
+            r = subprocess.run(EMU + [exe, TOK512, "-f", empty, "--no-bos"], capture_output=True, timeout=120)
+            self.assertEqual((r.returncode, r.stdout.replace(b"\r\n", b"\n")), (0, b"\n"), r.stderr)
+
+
 class Misuse(Base):
     """The misuse table: each case exits non-zero with one line on stderr naming the problem,
     nothing on stdout, and no file left where --logits pointed (not even its temporary)."""
