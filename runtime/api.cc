@@ -240,6 +240,34 @@ extern "C" ml_status ml_sample(ml_ctx *ctx, const float *logits, int *token) {
   return ML_OK;
 }
 
+extern "C" void ml_sampling_default(ml_sampling *s) {
+  if (!s) return;
+  *s = ml_sampling{};
+  s->temperature = 1.0f;
+  s->top_p = 0.9f;
+  s->seed = 1;
+  s->repeat_penalty = 1.0f;
+  s->repeat_last_n = 64;
+}
+
+extern "C" ml_status ml_sampler_configure(ml_ctx *ctx, const ml_sampling *s) {
+  if (!ctx || !s) return fail(ML_E_ARG, "ml_sampler_configure: NULL argument");
+  return ctx->sampler.configure_chain(*s);
+}
+
+extern "C" ml_status ml_sample_chain(ml_ctx *ctx, const float *logits, const int *history, int n_history, int *token) {
+  if (!ctx || !logits || !token || n_history < 0 || (n_history > 0 && !history))
+    return fail(ML_E_ARG, "ml_sample_chain: NULL argument");
+  *token = ctx->sampler.sample_chain(logits, history, n_history);
+  return ML_OK;
+}
+
+extern "C" ml_status ml_logprobs(ml_ctx *ctx, const float *logits, const int *history, int n_history, int token,
+                                 int n_top, ml_logprob *top, float *chosen) {
+  if (!ctx || !logits || n_history < 0 || (n_history > 0 && !history)) return fail(ML_E_ARG, "ml_logprobs: NULL argument");
+  return ctx->sampler.logprobs(logits, history, n_history, token, n_top, top, chosen);
+}
+
 extern "C" size_t ml_text_stream_feed(ml_text_stream *s, const char *piece, char *out) {
   size_t n = 0;
   const unsigned char *p = reinterpret_cast<const unsigned char *>(piece);

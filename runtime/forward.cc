@@ -203,7 +203,7 @@ void attend_q8(const Q8Cache &kc, int g, int len, int hd, float sqrt_hd, const f
     K::quantize_q8(&xq[j - j0], qf, hdq);
   }
   const ml_qtensor kt{kc.k + kc.at(g), kc.kd + kc.at(g) / ML_QK, len, hdq, ML_TYPE_Q8_0, ML_LAYOUT_PANEL16,
-                      nullptr};
+                      nullptr, nullptr, nullptr};
   K::matmul_q8(att, S, &kt, xq, j1 - j0, 0, len);
   for (int j = j0; j < j1; ++j) {
     K::softmax(att + size_t(j - j0) * S, len);

@@ -138,7 +138,7 @@ ml_status llama_tokenizer(const GgufFile &g, int vocab, std::vector<uint8_t> *im
   if (tokens.size() != size_t(vocab))
     return fail(ML_E_FORMAT, "%s: metadata tokenizer.ggml.tokens has %zu tokens but the model's vocabulary (token_embd.weight rows) is %d",
                 path, tokens.size(), vocab);
-  int bos, eos;
+  int bos = -1, eos = -1;
   if (const ml_status s = id_key(g, "tokenizer.ggml.bos_token_id", vocab, &bos)) return s;
   if (const ml_status s = id_key(g, "tokenizer.ggml.eos_token_id", vocab, &eos)) return s;
   static const char kMark[] = "\xE2\x96\x81";  // SentencePiece's ▁

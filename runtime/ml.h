@@ -227,6 +227,35 @@ ml_status ml_eval_batch(ml_ctx *ctx, const int *tokens, int n, int pos, int all_
 ml_status ml_sampler_set(ml_ctx *ctx, float temperature, float topp, uint64_t seed);
 ml_status ml_sample(ml_ctx *ctx, const float *logits, int *token);
 
+/* The sampler chain (runtime/sampler.h states the order of its stages and their definitions):
+ * opt-in; with every field at its neutral value (ml_sampling_default) the draws are ml_sample's. */
+typedef struct ml_sampling {
+  float temperature;        /* 0 = greedy (default 1) */
+  float top_p;              /* (0, 1]; 1 = off (default 0.9, as ml_run) */
+  uint64_t seed;            /* xorshift seed, > 0 (0 = 1) */
+  int top_k;                /* keep the k most likely; 0 = off */
+  float min_p;              /* [0, 1): drop p < min_p * max p; 0 = off */
+  float repeat_penalty;     /* > 0; 1 = off */
+  int repeat_last_n;        /* history the penalties look at; -1 = all (default 64) */
+  float presence_penalty;   /* subtracted once from every token seen; 0 = off */
+  float frequency_penalty;  /* subtracted per occurrence; 0 = off */
+  int n_logit_bias;         /* entries of the two arrays below (copied by ml_sampler_configure) */
+  const int *logit_bias_ids;
+  const float *logit_bias;  /* added to the logit; -INFINITY bans the token */
+} ml_sampling;
+void ml_sampling_default(ml_sampling *s);
+ml_status ml_sampler_configure(ml_ctx *ctx, const ml_sampling *s);
+/* One draw of the chain; history: the tokens so far (prompt and generated), oldest first. */
+ml_status ml_sample_chain(ml_ctx *ctx, const float *logits, const int *history, int n_history, int *token);
+/* Log-probabilities: log-softmax at temperature 1 of the logits after logit_bias and the penalties
+ * (what the chain's cut-offs saw), for `token` (*chosen) and the n_top most likely (top, descending). */
+typedef struct ml_logprob {
+  int token;
+  float logprob;
+} ml_logprob;
+ml_status ml_logprobs(ml_ctx *ctx, const float *logits, const int *history, int n_history, int token, int n_top,
+                      ml_logprob *top, float *chosen);
+
 /* Text streaming for decoded pieces: holds the bytes of a UTF-8 character split across tokens
  * until it is complete, drops control bytes (as llama2.c's safe_printf) and invalid sequences.
  * out needs room for strlen(piece) + 4 bytes; returns the number of bytes written (no NUL). */

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <new>
 
 #include "kernels/mutants.h"
 #include "runtime/error.h"
@@ -156,6 +158,139 @@ int Sampler::sample(const float *logits) {
   const float coin = random_f32();
   if (topp_ <= 0.0f || topp_ >= 1.0f) return sample_mult(coin);
   return sample_topp(coin);
+}
+
+// ---- the chain (sampler.h states the stages)
+
+ml_status Sampler::configure_chain(const ml_sampling &s) {
+  if (ml_status st = configure(s.temperature, s.top_p, s.seed)) return st;
+  if (s.top_k < 0) return fail(ML_E_ARG, "top_k %d must be >= 0", s.top_k);
+  if (!(s.min_p >= 0.0f && s.min_p < 1.0f)) return fail(ML_E_ARG, "min_p %g must be in [0, 1)", double(s.min_p));
+  if (!(s.repeat_penalty > 0.0f) || !std::isfinite(s.repeat_penalty))
+    return fail(ML_E_ARG, "repeat_penalty %g must be a finite number > 0", double(s.repeat_penalty));
+  if (s.repeat_last_n < -1) return fail(ML_E_ARG, "repeat_last_n %d must be >= -1", s.repeat_last_n);
+  if (!std::isfinite(s.presence_penalty) || !std::isfinite(s.frequency_penalty))
+    return fail(ML_E_ARG, "%s must be a finite number", std::isfinite(s.presence_penalty) ? "frequency_penalty" : "presence_penalty");
+  if (s.n_logit_bias < 0 || (s.n_logit_bias > 0 && (!s.logit_bias_ids || !s.logit_bias)))
+    return fail(ML_E_ARG, "logit_bias: %d entries without their arrays", s.n_logit_bias);
+  try {
+    bias_.clear();
+    for (int i = 0; i < s.n_logit_bias; ++i) {
+      const int id = s.logit_bias_ids[i];
+      const float b = s.logit_bias[i];
+      if (id < 0 || id >= vocab_) return fail(ML_E_ARG, "logit_bias: token %d is not in [0, %d)", id, vocab_);
+      if (std::isnan(b) || b == std::numeric_limits<float>::infinity())
+        return fail(ML_E_ARG, "logit_bias: token %d's bias %g must be a number (or -inf)", id, double(b));
+      bias_.emplace_back(id, b);
+    }
+    x_.resize(size_t(vocab_));
+    cand_.reserve(size_t(vocab_));
+  } catch (const std::bad_alloc &) {
+    return fail(ML_E_NOMEM, "sampler chain: out of memory for %d tokens", vocab_);
+  }
+  top_k_ = s.top_k;
+  min_p_ = s.min_p;
+  repeat_penalty_ = s.repeat_penalty;
+  repeat_last_n_ = s.repeat_last_n;
+  presence_ = s.presence_penalty;
+  frequency_ = s.frequency_penalty;
+  chain_ = top_k_ > 0 || min_p_ > 0.0f || repeat_penalty_ != 1.0f || presence_ != 0.0f || frequency_ != 0.0f ||
+           !bias_.empty();
+  return ML_OK;
+}
+
+void Sampler::adjusted_logits(const float *logits, const int *history, int n_history) {
+  std::memcpy(x_.data(), logits, size_t(vocab_) * sizeof(float));
+  for (const auto &b : bias_) x_[size_t(b.first)] += b.second;
+  if (repeat_penalty_ == 1.0f && presence_ == 0.0f && frequency_ == 0.0f) return;
+  const int n = repeat_last_n_ < 0 ? n_history : std::min(n_history, repeat_last_n_);
+  seen_.clear();
+  for (int i = n_history - n; i < n_history; ++i)
+    if (history[i] >= 0 && history[i] < vocab_) seen_.emplace_back(history[i], 1);
+  std::sort(seen_.begin(), seen_.end());
+  for (size_t i = 0; i < seen_.size();) {
+    size_t j = i;
+    while (j < seen_.size() && seen_[j].first == seen_[i].first) ++j;
+    float &v = x_[size_t(seen_[i].first)];
+    if (repeat_penalty_ != 1.0f) v = v > 0.0f ? v / repeat_penalty_ : v * repeat_penalty_;
+    v -= float(j - i) * frequency_ + presence_;
+    i = j;
+  }
+}
+
+int Sampler::sample_chain(const float *logits, const int *history, int n_history) {
+  if (!chain_) return sample(logits);
+  adjusted_logits(logits, history, n_history);
+  // Stage 3, top_k: the k largest as (logit, id) candidates; the rest never enter.
+  cand_.clear();
+  for (int i = 0; i < vocab_; ++i)
+    if (x_[size_t(i)] != -std::numeric_limits<float>::infinity()) cand_.emplace_back(x_[size_t(i)], i);
+  if (cand_.empty()) return argmax(logits, vocab_);  // every token banned: the raw choice
+  auto before = [](const std::pair<double, int> &a, const std::pair<double, int> &b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  };
+  if (top_k_ > 0 && size_t(top_k_) < cand_.size()) {
+    std::nth_element(cand_.begin(), cand_.begin() + top_k_, cand_.end(), before);
+    cand_.resize(size_t(top_k_));
+  }
+  std::sort(cand_.begin(), cand_.end(), before);  // descending, ties by lower id
+  // Stage 4: greedy, or p = softmax(x / T) over the candidates.
+  if (temperature_ == 0.0f) return cand_[0].second;
+  const double top = cand_[0].first / double(temperature_);
+  double sum = 0.0;
+  for (auto &c : cand_) sum += c.first = std::exp(c.first / double(temperature_) - top);
+  for (auto &c : cand_) c.first /= sum;  // still descending: exp is monotonic
+  // Stage 5, min_p; stage 6, top_p.
+  size_t n = cand_.size();
+  if (min_p_ > 0.0f) {
+    const double floor = double(min_p_) * cand_[0].first;
+    while (n > 1 && cand_[n - 1].first < floor) --n;
+  }
+  double mass = 0.0;
+  size_t cut = 0;
+  for (; cut < n; ++cut) {
+    mass += cand_[cut].first;
+    if (topp_ < 1.0f && mass > double(topp_)) {
+      ++cut;
+      break;
+    }
+  }
+  // Stage 7, the draw.
+  const double r = double(random_f32()) * mass;
+  double cdf = 0.0;
+  for (size_t i = 0; i < cut; ++i) {
+    cdf += cand_[i].first;
+    if (r < cdf) return cand_[i].second;
+  }
+  return cand_[cut - 1].second;
+}
+
+ml_status Sampler::logprobs(const float *logits, const int *history, int n_history, int token, int n_top,
+                            ml_logprob *top, float *chosen) {
+  if (token < 0 || token >= vocab_) return fail(ML_E_ARG, "logprobs: token %d is not in [0, %d)", token, vocab_);
+  if (n_top < 0 || n_top > vocab_ || (n_top > 0 && !top)) return fail(ML_E_ARG, "logprobs: %d top entries", n_top);
+  try {
+    x_.resize(size_t(vocab_));
+    cand_.reserve(size_t(vocab_));
+  } catch (const std::bad_alloc &) {
+    return fail(ML_E_NOMEM, "logprobs: out of memory for %d tokens", vocab_);
+  }
+  adjusted_logits(logits, history, n_history);
+  double mx = -std::numeric_limits<double>::infinity();
+  for (int i = 0; i < vocab_; ++i) mx = std::max(mx, double(x_[size_t(i)]));
+  double sum = 0.0;
+  for (int i = 0; i < vocab_; ++i) sum += std::exp(double(x_[size_t(i)]) - mx);
+  const double log_z = mx + std::log(sum);
+  if (chosen) *chosen = float(double(x_[size_t(token)]) - log_z);
+  if (n_top == 0) return ML_OK;
+  cand_.clear();
+  for (int i = 0; i < vocab_; ++i) cand_.emplace_back(x_[size_t(i)], i);
+  auto before = [](const std::pair<double, int> &a, const std::pair<double, int> &b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  };
+  std::partial_sort(cand_.begin(), cand_.begin() + n_top, cand_.end(), before);
+  for (int i = 0; i < n_top; ++i) top[i] = {cand_[size_t(i)].second, float(cand_[size_t(i)].first - log_z)};
+  return ML_OK;
 }
 
 }  // namespace ml

@@ -49,7 +49,7 @@ extern "C" int ml_verify_quant(ml_check_sink sink, void *user, double tol_scale)
     std::vector<uint8_t> q(static_cast<size_t>(k) / 2);
     std::vector<float> d(static_cast<size_t>(nb)), back(static_cast<size_t>(k));
     ml_quantize_row_q4_0(q.data(), d.data(), x.data(), k);
-    ml_qtensor W{q.data(), d.data(), 1, k, ML_TYPE_Q4_0, 0, nullptr};
+    ml_qtensor W{q.data(), d.data(), 1, k, ML_TYPE_Q4_0, 0, nullptr, nullptr, nullptr};
     ml_dequantize_row(back.data(), &W, 0);
     for (int i = 0; i < k; ++i) {
       const double dd = std::fabs(double(d[size_t(i / ML_QK)]));
@@ -69,7 +69,7 @@ extern "C" int ml_verify_quant(ml_check_sink sink, void *user, double tol_scale)
       float d8 = -1, d4 = -1, back[ML_QK];
       ml_quantize_row_q8_0(q8, &d8, z.data(), ML_QK);
       ml_quantize_row_q4_0(q4, &d4, z.data(), ML_QK);
-      ml_qtensor W{q4, &d4, 1, ML_QK, ML_TYPE_Q4_0, 0, nullptr};
+      ml_qtensor W{q4, &d4, 1, ML_QK, ML_TYPE_Q4_0, 0, nullptr, nullptr, nullptr};
       ml_dequantize_row(back, &W, 0);
       Reporter::observe(c, d8 == 0.0f ? 0 : 1, "scale %g: q8 d = %g", double(scale), double(d8));
       Reporter::observe(c, d4 == 0.0f ? 0 : 1, "scale %g: q4 d = %g", double(scale), double(d4));
