@@ -85,7 +85,8 @@ const char kUsage[] =
     "roofline: bandwidth and decode, plus decode tok/s as a\n"
     "share of the bandwidth ceiling; sample: ml_sample's time (temperature 1, top-p 0.9 and 1.0,\n"
     "on the model's logits, on Zipf-shaped logits like a trained model's, and on flat logits, the\n"
-    "worst case) as a share of a decode step. Models: tools/gen_random.py --preset stories15m|stories110m|\n"
+    "worst case), the sampler chain's (llama-server's defaults) and ml_logprobs' (5 top entries),\n"
+    "as a share of a decode step. Models: tools/gen_random.py --preset stories15m|stories110m|\n"
     "tinyllama (tools/bench_isas.py and tools/roofline.sh make them).\n";
 const char kEpilogue[] =
     "For stable numbers on a shared machine run it alone, pinned, at raised priority (as root):\n"
@@ -572,9 +573,11 @@ int run_prefill(const Opts &o) {
 // top-p draw. Then top-p 0.9 on Zipf-shaped logits (p ~ rank^-1.5 over a shuffled vocabulary: a
 // nucleus of some 60 tokens among thousands of candidates, like a trained model's distribution) and
 // on flat logits (all equal: every entry is a candidate and the nucleus holds 90 % of the
-// vocabulary). Medians over the steps.
+// vocabulary). Then the sampler chain as llama-server's defaults set it (ml_sample_chain: top_k 40,
+// top_p 0.95, min_p 0.05, temperature 0.8, repeat_penalty 1.1 over the last 64 tokens), and
+// ml_logprobs with 5 top entries, on each step's logits. Medians over the steps.
 struct SampleCost {
-  double step_ms, topp_ms, mult_ms, zipf_ms, flat_ms;
+  double step_ms, topp_ms, mult_ms, zipf_ms, flat_ms, chain_ms, logprobs_ms;
   ml_model_info info;
 };
 
@@ -582,11 +585,20 @@ bool measure_sample(const std::string &path, int threads, int tokens, SampleCost
   ml_ctx *ctx = open_model(path, threads, tokens + 16, 0, &out->info);
   if (!ctx) return false;
   const int vocab = out->info.vocab;
-  std::vector<double> step, topp, mult, flat;
+  std::vector<double> step, topp, mult, flat, chain, lp;
   const float *logits = nullptr;
   int tok = 1, pos = 0;
-  for (; pos < 8; ++pos) ml_eval(ctx, tok = (pos * 7919) % vocab, pos, &logits);
+  std::vector<int> history;
+  for (; pos < 8; ++pos) ml_eval(ctx, tok = (pos * 7919) % vocab, pos, &logits), history.push_back(tok);
   std::vector<float> copy(static_cast<size_t>(vocab));
+  ml_sampling chain_cfg;
+  ml_sampling_default(&chain_cfg);
+  chain_cfg.top_k = 40;
+  chain_cfg.top_p = 0.95f;
+  chain_cfg.min_p = 0.05f;
+  chain_cfg.temperature = 0.8f;
+  chain_cfg.repeat_penalty = 1.1f;
+  ml_logprob top[5];
   for (int i = 0; i < tokens; ++i, ++pos) {
     double t0 = now_ms();
     ml_eval(ctx, tok, pos, &logits);
@@ -600,6 +612,17 @@ bool measure_sample(const std::string &path, int threads, int tokens, SampleCost
     t0 = now_ms();
     ml_sample(ctx, copy.data(), &tok);
     topp.push_back(now_ms() - t0);
+    chain_cfg.seed = 1000 + uint64_t(i);
+    ml_sampler_configure(ctx, &chain_cfg);
+    int chain_tok;
+    t0 = now_ms();
+    ml_sample_chain(ctx, copy.data(), history.data(), int(history.size()), &chain_tok);
+    chain.push_back(now_ms() - t0);
+    float chosen;
+    t0 = now_ms();
+    ml_logprobs(ctx, copy.data(), history.data(), int(history.size()), chain_tok, 5, top, &chosen);
+    lp.push_back(now_ms() - t0);
+    history.push_back(tok);
   }
   std::vector<double> zipf;
   uint32_t lcg = 1;
@@ -628,6 +651,8 @@ bool measure_sample(const std::string &path, int threads, int tokens, SampleCost
   out->mult_ms = median(mult);
   out->zipf_ms = median(zipf);
   out->flat_ms = median(flat);
+  out->chain_ms = median(chain);
+  out->logprobs_ms = median(lp);
   ml_close(ctx);
   return true;
 }
@@ -640,9 +665,10 @@ int run_sample(const Opts &o) {
   std::vector<int> threads = o.threads;
   if (threads.empty()) threads.push_back(1);
   if (!o.tsv)
-    std::printf("%-28s %-5s %7s %3s %9s %10s %7s %10s %7s %10s %7s %10s %7s\n", "model (dim/hidden/layers/heads/kv)",
-                "type", "vocab", "thr", "step ms", "top-p ms", "% step", "multi ms", "% step", "zipf ms", "% step",
-                "flat ms", "% step");
+    std::printf("%-28s %-5s %7s %3s %9s %10s %7s %10s %7s %10s %7s %10s %7s %10s %7s %10s %7s\n",
+                "model (dim/hidden/layers/heads/kv)", "type", "vocab", "thr", "step ms", "top-p ms", "% step",
+                "multi ms", "% step", "zipf ms", "% step", "flat ms", "% step", "chain ms", "% step", "logprob ms",
+                "% step");
   for (const std::string &m : o.models)
     for (int t : threads) {
       SampleCost c;
@@ -652,12 +678,15 @@ int run_sample(const Opts &o) {
                     c.info.n_heads, c.info.n_kv_heads);
       const double s = c.step_ms;
       if (o.tsv)
-        std::printf("sample\t%s\t%s\t%s\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\n", m.c_str(), shape,
-                    type_name(c.info.wtype), c.info.vocab, t, s, c.topp_ms, c.mult_ms, c.zipf_ms, c.flat_ms);
+        std::printf("sample\t%s\t%s\t%s\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\n", m.c_str(), shape,
+                    type_name(c.info.wtype), c.info.vocab, t, s, c.topp_ms, c.mult_ms, c.zipf_ms, c.flat_ms,
+                    c.chain_ms, c.logprobs_ms);
       else
-        std::printf("%-28s %-5s %7d %3d %9.2f %10.3f %6.1f%% %10.3f %6.1f%% %10.3f %6.1f%% %10.3f %6.1f%%\n", shape,
-                    type_name(c.info.wtype), c.info.vocab, t, s, c.topp_ms, 100.0 * c.topp_ms / s, c.mult_ms,
-                    100.0 * c.mult_ms / s, c.zipf_ms, 100.0 * c.zipf_ms / s, c.flat_ms, 100.0 * c.flat_ms / s);
+        std::printf("%-28s %-5s %7d %3d %9.2f %10.3f %6.1f%% %10.3f %6.1f%% %10.3f %6.1f%% %10.3f %6.1f%% %10.3f %6.1f%% "
+                    "%10.3f %6.1f%%\n", shape, type_name(c.info.wtype), c.info.vocab, t, s, c.topp_ms,
+                    100.0 * c.topp_ms / s, c.mult_ms, 100.0 * c.mult_ms / s, c.zipf_ms, 100.0 * c.zipf_ms / s,
+                    c.flat_ms, 100.0 * c.flat_ms / s, c.chain_ms, 100.0 * c.chain_ms / s, c.logprobs_ms,
+                    100.0 * c.logprobs_ms / s);
       std::fflush(stdout);
     }
   return 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <new>
 
@@ -184,6 +185,7 @@ ml_status Sampler::configure_chain(const ml_sampling &s) {
       bias_.emplace_back(id, b);
     }
     x_.resize(size_t(vocab_));
+    kth_.reserve(size_t(vocab_));
     cand_.reserve(size_t(vocab_));
   } catch (const std::bad_alloc &) {
     return fail(ML_E_NOMEM, "sampler chain: out of memory for %d tokens", vocab_);
@@ -221,18 +223,27 @@ void Sampler::adjusted_logits(const float *logits, const int *history, int n_his
 int Sampler::sample_chain(const float *logits, const int *history, int n_history) {
   if (!chain_) return sample(logits);
   adjusted_logits(logits, history, n_history);
-  // Stage 3, top_k: the k largest as (logit, id) candidates; the rest never enter.
+  // Stage 3, top_k: the k largest as (logit, id) candidates; the rest never enter. With k set, the
+  // k-th largest value is found on the floats alone (a selection over 4-byte values, not pairs),
+  // then the candidates above it and, in id order, enough of those equal to it.
+  constexpr float kBanned = -std::numeric_limits<float>::infinity();
   cand_.clear();
-  for (int i = 0; i < vocab_; ++i)
-    if (x_[size_t(i)] != -std::numeric_limits<float>::infinity()) cand_.emplace_back(x_[size_t(i)], i);
+  float kth = kBanned;
+  if (top_k_ > 0 && top_k_ < vocab_) {
+    kth_.assign(x_.begin(), x_.end());
+    std::nth_element(kth_.begin(), kth_.begin() + (top_k_ - 1), kth_.end(), std::greater<float>());
+    kth = kth_[size_t(top_k_ - 1)];
+  }
+  int ties = top_k_ > 0 ? top_k_ : vocab_;
+  for (int i = 0; i < vocab_; ++i) ties -= x_[size_t(i)] > kth;
+  for (int i = 0; i < vocab_; ++i) {
+    const float v = x_[size_t(i)];
+    if (v != kBanned && (v > kth || (v == kth && ties-- > 0))) cand_.emplace_back(v, i);
+  }
   if (cand_.empty()) return argmax(logits, vocab_);  // every token banned: the raw choice
   auto before = [](const std::pair<double, int> &a, const std::pair<double, int> &b) {
     return a.first > b.first || (a.first == b.first && a.second < b.second);
   };
-  if (top_k_ > 0 && size_t(top_k_) < cand_.size()) {
-    std::nth_element(cand_.begin(), cand_.begin() + top_k_, cand_.end(), before);
-    cand_.resize(size_t(top_k_));
-  }
   std::sort(cand_.begin(), cand_.end(), before);  // descending, ties by lower id
   // Stage 4: greedy, or p = softmax(x / T) over the candidates.
   if (temperature_ == 0.0f) return cand_[0].second;

@@ -88,7 +88,7 @@ class Sampler {
   int top_k_ = 0, repeat_last_n_ = 64;
   float min_p_ = 0.0f, repeat_penalty_ = 1.0f, presence_ = 0.0f, frequency_ = 0.0f;
   std::vector<std::pair<int, float>> bias_;
-  std::vector<float> x_;                   // the adjusted logits
+  std::vector<float> x_, kth_;             // the adjusted logits; top_k's selection
   std::vector<std::pair<int, int>> seen_;  // (id, count) of the penalty window
   std::vector<std::pair<double, int>> cand_;
 };
