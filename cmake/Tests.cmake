@@ -202,7 +202,7 @@ if(ML_ARCH_GENERIC)
 endif()
 
 # --- chat (issue 15 item 1): prompt formats and ml_run --chat -------------------------------------
-# chat.render: runtime/chat.cc's renderer against what a real Jinja engine renders for the real
+# chat.render: runtime/text/chat.cc's renderer against what a real Jinja engine renders for the real
 # templates (verify/data/chat_expected.txt, written by verify/chat_oracle.js); chat.api: the C API on
 # a llama2.c tokenizer; chat.oracle / chat.jinja2: the committed renderings are what @huggingface/jinja
 # (tools/npm) and Python's jinja2 render now; chat.cli: ml_run --chat end to end (verify/tests/test_chat.py).

@@ -9,8 +9,8 @@
 // ByteLevelOracle: docs/tokenizer-format.md's encoding steps for an MLTK tokenizer, from its
 // token list and merge list: added tokens and (when asked) special tokens split out by a scan at
 // every position for the longest one that matches (the lowest id among equal ones), NFC of the
-// text between them when declared (runtime/unicode.h), the runtime's pre-tokenizer
-// (runtime/pretokenize.h, which has its own oracle), then per pre-token the adjacent pair of lowest merge rank merged, the leftmost
+// text between them when declared (runtime/text/unicode.h), the runtime's pre-tokenizer
+// (runtime/text/pretokenize.h, which has its own oracle), then per pre-token the adjacent pair of lowest merge rank merged, the leftmost
 // first, until none has a rule (ignore_merges: a pre-token that is a normal token is taken whole),
 // BOS first when asked and the file's add_bos is set.
 #pragma once
@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/bpe_tokenizer.h"
-#include "runtime/pretokenize.h"
-#include "runtime/tokenizer.h"
-#include "runtime/unicode.h"
+#include "runtime/text/bpe_tokenizer.h"
+#include "runtime/text/pretokenize.h"
+#include "runtime/text/tokenizer.h"
+#include "runtime/text/unicode.h"
 
 namespace mlfuzz {
 

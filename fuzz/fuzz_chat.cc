@@ -1,4 +1,4 @@
-// Fuzz target: the chat formats (runtime/chat.h) on arbitrary bytes — the template source a
+// Fuzz target: the chat formats (runtime/text/chat.h) on arbitrary bytes — the template source a
 // tokenizer file carries (untrusted: detection by markers, the ChatML default system prompt taken
 // out of a Jinja string literal with its escapes, Llama 3.1's date_string), the bos/eos texts,
 // and the messages, roles included.
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_common.h"
-#include "runtime/chat.h"
+#include "runtime/text/chat.h"
 
 namespace {
 

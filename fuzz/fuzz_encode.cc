@@ -1,4 +1,4 @@
-// Fuzz target: tokenizer encode (runtime/tokenizer.cc Tokenizer::encode) on arbitrary bytes as
+// Fuzz target: tokenizer encode (runtime/text/tokenizer.cc Tokenizer::encode) on arbitrary bytes as
 // the prompt, against two valid small vocabularies compiled in by cmake/fuzz.cmake (both written
 // by fuzz/gen_corpus.py): a llama2.c-layout one (fuzz/data/encode_tokenizer.bin) and a byte-level
 // MLTK one (fuzz/data/encode_tokenizer.mltk: qwen2 pre-tokenizer, NFC, BOS, special and added
@@ -23,8 +23,8 @@
 #include "fuzz/encode_oracle.h"
 #include "fuzz/fuzz_common.h"
 #include "runtime/error.h"
-#include "runtime/tokenizer.h"
-#include "runtime/unicode.h"
+#include "runtime/text/tokenizer.h"
+#include "runtime/text/unicode.h"
 
 namespace {
 

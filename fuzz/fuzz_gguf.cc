@@ -32,11 +32,11 @@
 #include <vector>
 
 #include "fuzz/fuzz_common.h"
-#include "runtime/bpe_tokenizer.h"
+#include "runtime/text/bpe_tokenizer.h"
 #include "runtime/error.h"
 #include "runtime/gguf.h"
 #include "runtime/model.h"
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)

@@ -1,4 +1,4 @@
-// Fuzz target: the tokenizer loader (runtime/tokenizer.cc Tokenizer::load) for both kinds of file
+// Fuzz target: the tokenizer loader (runtime/text/tokenizer.cc Tokenizer::load) for both kinds of file
 // (docs/tokenizer-format.md), then decode, the text stream (ml_text_stream_feed) and encode with
 // the loaded, hostile vocabulary.
 //
@@ -20,8 +20,8 @@
 #include "fuzz/encode_oracle.h"
 #include "fuzz/fuzz_common.h"
 #include "runtime/error.h"
-#include "runtime/tokenizer.h"
-#include "runtime/unicode.h"
+#include "runtime/text/tokenizer.h"
+#include "runtime/text/unicode.h"
 
 namespace {
 

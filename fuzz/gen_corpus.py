@@ -370,7 +370,7 @@ def mltk_corpus():
         seed("ok-mltk-%s.bin" % name, n, mltk(tokens, merges, pretok, norm, flags, bos=named["<|im_start|>"]))
     byte_only = [(0, bytes([b])) for b in range(256)]
     seed("ok-mltk-bytes-only.bin", 256, mltk(byte_only, []))
-    # broken: one per rule of runtime/bpe_tokenizer.cc
+    # broken: one per rule of runtime/text/bpe_tokenizer.cc
     seed("bad-mltk-vocab-smaller.bin", n - 1, good)
     seed("bad-mltk-magic-case.bin", n, b"mltk" + good[4:])
     seed("bad-mltk-version.bin", n, put_u32(good, 4, 2))

@@ -16,7 +16,7 @@
 #include "runtime/file_map.h"
 #include "runtime/ml.h"
 #include "runtime/gguf.h"
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 
 namespace {
 

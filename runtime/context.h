@@ -9,7 +9,7 @@
 #include "runtime/sampler.h"
 #include "runtime/state.h"
 #include "runtime/threads.h"
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 
 struct ml_ctx {
   ml::Model model;
@@ -22,7 +22,7 @@ struct ml_ctx {
   ml::ForwardFn forward = nullptr;
   bool reference = false;
   int n_past = 0;  // positions whose K/V are in the cache
-  std::once_flag chat_once;             // runtime/chat.cc: ml_chat_stop_ids fills chat_stops once
+  std::once_flag chat_once;             // runtime/chat_api.cc: ml_chat_stop_ids fills chat_stops once
   std::vector<int> chat_stops[6];       // per ml_chat_format: end-of-turn ids + the tokenizer's stop ids
   ml_status chat_status[6] = {};        // why a format does not fit the tokenizer (message in chat_errors)
   std::string chat_errors[6];

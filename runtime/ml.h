@@ -148,7 +148,7 @@ typedef struct ml_tokenizer_info {
 ml_status ml_get_tokenizer_info(const ml_ctx *ctx, ml_tokenizer_info *info);
 
 /* Chat prompt formats (no Jinja engine: known templates are recognised by their markers; the
- * renderer reproduces the real templates byte for byte, runtime/chat.h). Thread safety: these
+ * renderer reproduces the real templates byte for byte, runtime/text/chat.h). Thread safety: these
  * functions only read ctx (ml_chat_stop_ids fills its list once, safely from several threads). */
 typedef enum ml_chat_format {
   ML_CHAT_UNKNOWN = 0,

@@ -25,11 +25,17 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# folder -> the folders its files may include (quoted includes "folder/...").
+# folder (a top-level folder, or a subfolder with rules of its own) -> the folders (or single
+# files) its files may include (quoted includes "folder/..."). A file belongs to the deepest folder
+# the table names.
 ALLOWED = {
     "simd": {"simd"},
     "kernels": {"kernels", "simd"},
     "runtime": {"runtime", "kernels", "simd"},
+    # runtime/text/: tokenizers, Unicode, chat rendering: text only, none of the model half (load,
+    # state, forward, threads) — the shared status/error helpers, the C API's types, and the
+    # mutation switch.
+    "runtime/text": {"runtime/text", "runtime/error.h", "runtime/ml.h", "kernels/mutants.h"},
     # The checks and tests reach every layer, and the programs' shared headers.
     "verify": {"verify", "runtime", "kernels", "simd", "native", "fuzz"},
     # native/: ml_run, ml_tokenize, ml_bench (which times every kernel variant through
@@ -65,12 +71,25 @@ def sources(root):
                     yield os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/")
 
 
+def layer_of(rel):
+    """The deepest folder of ALLOWED holding rel (else its top-level folder)."""
+    parts = rel.split("/")
+    for i in range(len(parts) - 1, 0, -1):
+        if "/".join(parts[:i]) in ALLOWED:
+            return "/".join(parts[:i])
+    return parts[0]
+
+
+def allowed(layer, path):
+    return any(path == e or path.startswith(e + "/") for e in ALLOWED[layer])
+
+
 def check(root):
     """The violations in the tree at root, as 'file:line: message' strings."""
     tops = {t for t in os.listdir(root) if os.path.isdir(os.path.join(root, t))}
     bad = []
     for rel in sources(root):
-        layer = rel.split("/")[0]
+        layer = layer_of(rel)
         if layer not in ALLOWED:
             bad.append("%s: folder %s/ is not in tools/check_includes.py's ALLOWED table" % (rel, layer))
             continue
@@ -85,8 +104,7 @@ def check(root):
                                % (rel, n, path))
                 if kind != '"' or "/" not in path:
                     continue
-                target = path.split("/")[0]
-                if target not in tops or target in ALLOWED[layer] or (rel, path) in EXCEPTIONS:
+                if path.split("/")[0] not in tops or allowed(layer, path) or (rel, path) in EXCEPTIONS:
                     continue
                 bad.append('%s:%d: "%s": %s/ may include only %s (tools/check_includes.py)'
                            % (rel, n, path, layer, ", ".join(sorted(ALLOWED[layer]))))
@@ -102,6 +120,9 @@ def self_test():
         ({"kernels/k.cc": '  #  include "verify/v.h"\n', "verify/v.h": ""}, 1),  # kernels -> verify
         ({"native/n.cc": "#include <arm_neon.h>\n"}, 1),  # intrinsics in a program
         ({"newdir/x.cc": "\n"}, 1),  # a folder the table does not know
+        ({"runtime/text/t.cc": '#include "runtime/model.h"\n#include "runtime/error.h"\n', "runtime/model.h": "",
+          "runtime/error.h": ""}, 1),  # text -> the model half
+        ({"runtime/m.cc": '#include "runtime/text/t.h"\n', "runtime/text/t.h": ""}, 0),  # model -> text
     ]
     for files, want in cases:
         with tempfile.TemporaryDirectory() as tmp:

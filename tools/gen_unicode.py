@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes runtime/unicode_data.inc: the Unicode tables of runtime/unicode.cc, from Python's unicodedata.
+"""Writes runtime/text/unicode_data.inc: the Unicode tables of runtime/text/unicode.cc, from Python's unicodedata.
 
-Usage: tools/gen_unicode.py [OUT]   (default: runtime/unicode_data.inc next to this script's repo)
+Usage: tools/gen_unicode.py [OUT]   (default: runtime/text/unicode_data.inc next to this script's repo)
        tools/gen_unicode.py --check  (exit 1 if the committed file differs from what this Python makes;
                                       77, skipped, when this Python's Unicode version is another)
 
@@ -160,7 +160,7 @@ def main():
     args = sys.argv[1:]
     check = "--check" in args
     args = [a for a in args if a != "--check"]
-    path = args[0] if args else os.path.join(root, "runtime", "unicode_data.inc")
+    path = args[0] if args else os.path.join(root, "runtime", "text", "unicode_data.inc")
     text = render()
     if check:
         with open(path, encoding="utf-8") as f:

@@ -49,26 +49,26 @@ MUTANTS=(
   "att_scale     runtime/forward.cc          attention scores divided by sqrt(dim) instead of sqrt(head_dim)"
   "ffn_residual  runtime/forward.cc          the FFN residual add dropped (x = W2·hb)"
   "shared_cls    runtime/model.cc            shared classifier bound to the wrong tensor (last w1)"
-  "bpe_priority  runtime/tokenizer.cc        llama2.c BPE merges the rightmost of equal scores first"
+  "bpe_priority  runtime/text/tokenizer.cc   llama2.c BPE merges the rightmost of equal scores first"
   "topp_boundary runtime/sampler.cc          top-p cuts at cumulative >= p (drops the boundary candidate)"
   "utf8_stream   runtime/api.cc              text stream emits 3 bytes of a 4-byte UTF-8 character"
-  # byte-level tokenizer (runtime/bpe_tokenizer.cc, runtime/pretokenize.cc)
-  "pretok_contraction runtime/pretokenize.cc  Llama 3/Qwen2 pre-tokenizer matches contractions ('s 't ...) case-sensitively"
+  # byte-level tokenizer (runtime/text/bpe_tokenizer.cc, runtime/text/pretokenize.cc)
+  "pretok_contraction runtime/text/pretokenize.cc  Llama 3/Qwen2 pre-tokenizer matches contractions ('s 't ...) case-sensitively"
   # architectures (.mlb version 2)
   "qkv_bias      runtime/forward.cc          the k bias of Qwen2-style q/k/v biases is skipped"
   # .mlb version 3 (Qwen3)
   "qk_norm       runtime/forward.cc          Qwen3's per-head RMSNorm of k is skipped (q is still normed)"
   # beyond the kernels (issue 40): byte-level BPE, pre-tokenizer, normalization, special tokens
-  "pretok_qwen_digits runtime/pretokenize.cc  Qwen2's pre-tokenizer takes up to 3 digits a piece (Llama 3's rule)"
-  "bpe_leftmost  runtime/bpe_tokenizer.cc    byte-level BPE merges the rightmost of equal-rank pairs first"
-  "bpe_nfc       runtime/bpe_tokenizer.cc    a tokenizer that declares NFC is not normalized"
-  "bpe_special_split runtime/bpe_tokenizer.cc special tokens split out of the text even without special parsing"
-  "bpe_add_bos   runtime/bpe_tokenizer.cc    BOS prepended when asked although the file's add_bos is clear"
+  "pretok_qwen_digits runtime/text/pretokenize.cc  Qwen2's pre-tokenizer takes up to 3 digits a piece (Llama 3's rule)"
+  "bpe_leftmost  runtime/text/bpe_tokenizer.cc byte-level BPE merges the rightmost of equal-rank pairs first"
+  "bpe_nfc       runtime/text/bpe_tokenizer.cc a tokenizer that declares NFC is not normalized"
+  "bpe_special_split runtime/text/bpe_tokenizer.cc special tokens split out of the text even without special parsing"
+  "bpe_add_bos   runtime/text/bpe_tokenizer.cc BOS prepended when asked although the file's add_bos is clear"
   "bpe_byte_table tools/bpe.py               the converter's GPT-2 byte->unicode table shifted by one"
   # chat templates and stop ids
-  "chat_stop_chatml runtime/chat.cc          ChatML's stop ids leave out <|im_end|> (only EOS/EOT/the file's stops)"
-  "chat_stop_llama3 runtime/chat.cc          Llama 3's stop ids leave out <|eot_id|>"
-  "chat_zephyr_eos runtime/chat.cc           Zephyr renders each message without the EOS after it"
+  "chat_stop_chatml runtime/chat_api.cc      ChatML's stop ids leave out <|im_end|> (only EOS/EOT/the file's stops)"
+  "chat_stop_llama3 runtime/chat_api.cc      Llama 3's stop ids leave out <|eot_id|>"
+  "chat_zephyr_eos runtime/text/chat.cc      Zephyr renders each message without the EOS after it"
   # sampler stages
   "topp_late     runtime/sampler.cc          top-p tests the mass before a candidate: the nucleus cut one late"
   "sampler_seed  runtime/sampler.cc          the sampler ignores its seed (every seed draws as seed 1)"
@@ -105,7 +105,7 @@ QUICK='^(pinned|logits\.checksum|quant|quant\.converter|tokenizer\.(bpe|unicode)
 quick_for() {
   case $1 in
     server/*) echo '^server$' ;;  # test_server.py's functional classes (~5 s)
-    runtime/chat.cc) echo '^(chat\.(render|api)|tokenizer\.bpe)$' ;;
+    runtime/text/chat.cc|runtime/chat_api.cc) echo '^(chat\.(render|api)|tokenizer\.bpe)$' ;;
     tools/bpe.py) echo '^tools\.python\.bpe$' ;;  # tools/tests/test_bpe.py (~20 s)
     runtime/gguf*.cc) echo '^gguf\.(types|cli)$' ;;  # the block types' weights, the reader's files (~15 s)
     kernels/scalar/matvec.cc) echo '^(pinned|logits\.checksum|quant|gguf\.types)$' ;;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The second outside reference for runtime/chat.cc: renders verify/data/chat_templates.json with
+"""The second outside reference for runtime/text/chat.cc: renders verify/data/chat_templates.json with
 Python's jinja2 the way Hugging Face transformers' apply_chat_template does (an immutable sandboxed
 environment with trim_blocks and lstrip_blocks, raise_exception, the tojson filter, strftime_now
 fixed to the file's `today`), for every template whose format is known, conversation and

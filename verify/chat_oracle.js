@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The outside reference for runtime/chat.cc (ml_chat_render): renders the real chat templates of
+// The outside reference for runtime/text/chat.cc (chat_render; ml_chat_render in runtime/chat_api.cc): renders the real chat templates of
 // verify/data/chat_templates.json with a real Jinja engine (@huggingface/jinja, as bundled in
 // tools/npm's @lenml/tokenizers: apply_chat_template with trim_blocks and lstrip_blocks, as
 // Hugging Face transformers renders) for every conversation there, with and without

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The outside witness for runtime/pretokenize.cc: applies each family's pre-tokenizer regex, as its
+// The outside witness for runtime/text/pretokenize.cc: applies each family's pre-tokenizer regex, as its
 // tokenizer.json states it, with node's own regular-expression engine (V8 irregexp, `u` flag:
 // \p{L}, \p{N}, lookahead, backtracking) to the corpora in verify/data/ and writes the pieces.
 //

@@ -15,7 +15,7 @@ unassigned in Python's Unicode version or changed since (the JS engines run a ne
 pretokenize_extra_corpus.txt (same format) holds those for the pre-tokenizer tests only.
 
 Also writes nfc_expected.txt: lines `INPUT<TAB>NFC` (both JSON strings as above), Python's
-unicodedata.normalize("NFC", INPUT) (runtime/unicode.cc's tables come from the same unicodedata, so
+unicodedata.normalize("NFC", INPUT) (runtime/text/unicode.cc's tables come from the same unicodedata, so
 this checks the algorithm and the table encoding, not the data): the canonical decomposition (NFD)
 of every code point that has one except Hangul syllables (sampled instead), every corpus string,
 and random strings of combining marks, starters and jamo that exercise reordering and blocking.
@@ -231,7 +231,7 @@ def write_nfc(path, inputs, check):
     return True
 
 
-UNICODE = "14.0.0"  # the unicodedata version the committed files were made with (runtime/unicode_data.inc's)
+UNICODE = "14.0.0"  # the unicodedata version the committed files were made with (runtime/text/unicode_data.inc's)
 
 
 def main():

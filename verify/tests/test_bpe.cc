@@ -1,4 +1,4 @@
-// The byte-level BPE tokenizer (runtime/bpe_tokenizer.h, docs/tokenizer-format.md): MLTK images
+// The byte-level BPE tokenizer (runtime/text/bpe_tokenizer.h, docs/tokenizer-format.md): MLTK images
 // built here in memory (Image below), then merge order, ignore_merges, special vs added tokens,
 // NFC only when declared, BOS, decode and streaming of a split character, the C API with a model
 // whose vocabulary is larger than the tokenizer, and one malformed image per loader rule.
@@ -12,9 +12,9 @@
 
 #include <unistd.h>
 
-#include "runtime/bpe_tokenizer.h"
+#include "runtime/text/bpe_tokenizer.h"
 #include "runtime/error.h"
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 #include "verify/tests/common.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// Chat prompt formats (runtime/chat.h, ml_chat_* of runtime/ml.h):
+// Chat prompt formats (runtime/text/chat.h, ml_chat_* of runtime/ml.h):
 //  - ml::chat_render against verify/data/chat_expected.txt: what a real Jinja engine
 //    (@huggingface/jinja, verify/chat_oracle.js) renders for the real templates of Qwen2.5,
 //    SmolLM2, generic ChatML, TinyLlama-Chat (Zephyr), Llama 2 chat and Llama 3 Instruct, and
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/chat.h"
+#include "runtime/text/chat.h"
 #include "verify/tests/common.h"
 
 namespace {

@@ -15,7 +15,7 @@
 #include "runtime/model.h"
 #include "runtime/sampler.h"
 #include "runtime/state.h"
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 #include "verify/tests/common.h"
 
 namespace {

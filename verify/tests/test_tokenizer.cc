@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "runtime/file_map.h"
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 #include "verify/tests/common.h"
 
 namespace {

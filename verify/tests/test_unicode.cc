@@ -1,4 +1,4 @@
-// The Unicode layer and the pre-tokenizers (runtime/unicode.h, runtime/pretokenize.h):
+// The Unicode layer and the pre-tokenizers (runtime/text/unicode.h, runtime/text/pretokenize.h):
 //  - category / is_space / utf8_next on named edge cases;
 //  - NFC on named cases and on verify/data/nfc_expected.txt (Python's unicodedata.normalize: every
 //    canonical decomposition, the corpus, random mark/jamo strings; verify/data/gen_tokenizer_corpus.py);
@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/pretokenize.h"
-#include "runtime/unicode.h"
+#include "runtime/text/pretokenize.h"
+#include "runtime/text/unicode.h"
 #include "verify/tests/common.h"
 
 namespace {

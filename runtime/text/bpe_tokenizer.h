@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "runtime/ml.h"
-#include "runtime/pretokenize.h"
+#include "runtime/text/pretokenize.h"
 
 namespace ml {
 

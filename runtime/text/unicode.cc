@@ -1,7 +1,7 @@
 // Unicode facts for the byte-level tokenizers (contracts in unicode.h): general category major
 // class, White_Space, and NFC, all from the tables tools/gen_unicode.py generates out of Python's
 // unicodedata into unicode_data.inc (binary-searched; code points below U+0100 take a direct table).
-#include "runtime/unicode.h"
+#include "runtime/text/unicode.h"
 
 #include <algorithm>
 #include <new>
@@ -10,7 +10,7 @@
 namespace ml::unicode {
 namespace {
 
-#include "runtime/unicode_data.inc"
+#include "runtime/text/unicode_data.inc"
 
 // The class numbers gen_unicode.py writes into kCategoryRuns.
 static_assert(kOther == 0 && kLetter == 1 && kMark == 2 && kNumber == 3 && kPunct == 4 && kSymbol == 5 &&

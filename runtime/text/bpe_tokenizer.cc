@@ -1,4 +1,4 @@
-#include "runtime/bpe_tokenizer.h"
+#include "runtime/text/bpe_tokenizer.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,8 +6,8 @@
 
 #include "kernels/mutants.h"
 #include "runtime/error.h"
-#include "runtime/tokenizer.h"
-#include "runtime/unicode.h"
+#include "runtime/text/tokenizer.h"
+#include "runtime/text/unicode.h"
 
 namespace ml {
 

@@ -14,12 +14,12 @@
 //
 // Work per character is O(1) amortized: a whitespace run is scanned at most three times, every
 // other run once, so pretokenize is linear in n.
-#include "runtime/pretokenize.h"
+#include "runtime/text/pretokenize.h"
 
 #include <new>
 
 #include "kernels/mutants.h"
-#include "runtime/unicode.h"
+#include "runtime/text/unicode.h"
 
 namespace ml {
 namespace {

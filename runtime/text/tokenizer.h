@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/bpe_tokenizer.h"
+#include "runtime/text/bpe_tokenizer.h"
 #include "runtime/ml.h"
 
 namespace ml {

@@ -1,4 +1,4 @@
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 
 #include <algorithm>
 #include <cstring>
