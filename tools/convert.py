@@ -39,7 +39,7 @@ A reader is an object with
     `convert()` zero-pads hidden_dim to a multiple of 32;
   - `close()`; optionally `notes` (lines for stderr), `source_types` ({name: stored type}),
     `input_bytes`, and `tokenizer_bin()` (llama2.c tokenizer or MLTK bytes; None when the input
-    has no tokenizer file; raises gguf.TokenizerUnavailable when it has one that cannot be
+    has no tokenizer file; raises checkpoint.TokenizerUnavailable when it has one that cannot be
     written).
 Exit codes: 0 ok, 1 bad input / I/O error, 2 usage error or a shape the output type cannot store.
 """
@@ -60,6 +60,7 @@ except ImportError:
                      "(Debian's python3-numpy)\n" % sys.executable)
     sys.exit(1)
 import mlb  # noqa: E402
+import checkpoint  # noqa: E402
 import rawtensor  # noqa: E402
 import gguf  # noqa: E402
 import hf  # noqa: E402
@@ -411,7 +412,7 @@ def convert(input_path, output, wtype, progress=None, prog=PROG, max_seq=None, t
             else:
                 try:
                     tok_bytes = reader.tokenizer_bin()
-                except gguf.TokenizerUnavailable as e:
+                except checkpoint.TokenizerUnavailable as e:
                     if explicit:
                         raise mlb.MlbError("%s: cannot write the tokenizer: %s" % (input_path, e))
                     notes.append("no tokenizer written: %s" % e)
@@ -484,7 +485,7 @@ def read_tokenizer(input_path):
             try:
                 toks = md.get("tokenizer.ggml.tokens")
                 data = gguf.llama2c_tokenizer(md, len(toks) if isinstance(toks, list) else 0)
-            except gguf.TokenizerUnavailable as e:
+            except checkpoint.TokenizerUnavailable as e:
                 raise mlb.MlbError("%s: %s" % (input_path, e))
             return data, "llama2.c tokenizer.bin (SentencePiece vocabulary, %d tokens)" % len(toks)
         finally:

@@ -37,6 +37,7 @@ except ImportError:
                      % sys.executable)
     sys.exit(1)
 import mlb  # noqa: E402
+import checkpoint  # noqa: E402
 import convert  # noqa: E402
 import gguf  # noqa: E402
 import hf  # noqa: E402
@@ -117,7 +118,7 @@ def export(input_spec, output, fmt, dtype="f32", gguf_version=3, tokenizer=None,
             hf.write_hf(reader, output, DTYPES[dtype], shards, untie, vocab=v)
             if v is not None:
                 import json
-                with gguf._AtomicFile(os.path.join(output, "tokenizer.json")) as f:
+                with checkpoint.AtomicFile(os.path.join(output, "tokenizer.json")) as f:
                     f.write(json.dumps(bpe.to_tokenizer_json(v), ensure_ascii=False).encode("utf-8"))
     finally:
         reader.close()

@@ -36,6 +36,8 @@ import bpe
 import ggml_quants
 import mlb
 import rawtensor as rt
+from checkpoint import (AtomicFile, TokenizerUnavailable, float_chunks, hparams_plan,
+                        hparams_plan_names, mltk_for_model, rope_rows_from_hf, rope_rows_to_hf)
 
 MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
@@ -314,10 +316,6 @@ def gguf_name(mlb_name):
     return inv[mlb_name] + ".weight"
 
 
-class TokenizerUnavailable(Exception):
-    """The input has no tokenizer that can be written (the reason)."""
-
-
 class GgufReader:
     """convert.py reader for a GGUF file of architecture llama (Llama 1-3, SmolLM2; Llama 3's
     rope_freqs.weight), qwen2 (q/k/v biases; q/k rows and biases in Hugging Face's half-split
@@ -474,14 +472,14 @@ class GgufReader:
             t.where = path + ": "
             base = mname.rsplit(".", 1)[-1]
             if half_split and base in ("wq", "wk"):  # half-split -> interleaved
-                t = t.permuted(_rope_rows_from_hf(n_heads if base == "wq" else n_kv, head_dim))
+                t = t.permuted(rope_rows_from_hf(n_heads if base == "wq" else n_kv, head_dim))
             elif base in ("q_norm", "k_norm"):  # F32 in .mlb; one head's entries, permuted likewise
                 t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
-                t = t[_rope_rows_from_hf(1, head_dim)].reshape(1, -1)
+                t = t[rope_rows_from_hf(1, head_dim)].reshape(1, -1)
             elif base in ("bq", "bk", "bv"):  # F32 in .mlb (widened exactly), permuted
                 t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
                 if base != "bv":
-                    t = t[_rope_rows_from_hf(n_heads if base == "bq" else n_kv, head_dim)]
+                    t = t[rope_rows_from_hf(n_heads if base == "bq" else n_kv, head_dim)]
                 t = t.reshape(1, -1)
             self.raw[mname] = t
         rope = self._llama3_rope(head_dim, theta) if ROPE_FREQS in g.tensors else {}
@@ -583,7 +581,7 @@ class GgufReader:
             return 0
 
     def tensors(self):
-        for spec in _plan_names(self.hparams):
+        for spec in hparams_plan_names(self.hparams):
             yield spec, self.raw[spec]
 
     def tokenizer_bin(self):
@@ -597,29 +595,6 @@ class GgufReader:
     def close(self):
         self.g.close()
         self.raw = {}
-
-
-def _rope_rows_from_hf(n_heads, head_dim):
-    import hf
-    return hf.rope_rows_from_hf(n_heads, head_dim)
-
-
-def _rope_rows_to_hf(n_heads, head_dim):
-    import hf
-    return hf.rope_rows_to_hf(n_heads, head_dim)
-
-
-def _plan(hp):
-    """The tensors (mlb.TensorSpec) of hparams hp in .mlb order, with the unpadded hidden_dim."""
-    return mlb.tensor_plan(mlb.Header(hp["dim"], hp["n_layers"], hp["n_heads"], hp["n_kv_heads"],
-                                      hp["hidden_dim"], hp["vocab"], hp["max_seq"], 10000.0, 1e-5,
-                                      mlb.F32, hp["shared_classifier"],
-                                      qkv_bias=hp.get("qkv_bias", 0),
-                                      head_size=hp.get("head_size", 0), qk_norm=hp.get("qk_norm", 0)))
-
-
-def _plan_names(hp):
-    return [s.name for s in _plan(hp)]
 
 
 # -------------------------------------------------------------------------------- tokenizer
@@ -687,13 +662,6 @@ def gpt2_tokenizer(md, vocab, where):
     except bpe.BpeError as e:
         raise TokenizerUnavailable(str(e))
     return mltk_for_model(v, vocab)
-
-
-def mltk_for_model(v, vocab):
-    if vocab is not None and len(v.tokens) > vocab:
-        raise TokenizerUnavailable("the tokenizer has %d tokens but the model's vocabulary is %d"
-                                   % (len(v.tokens), vocab))
-    return v.to_mltk()
 
 
 def read_llama2c_tokenizer(path):
@@ -873,7 +841,7 @@ class GgufWriter:
             sizes.append(n)
             off = mlb.align_up(off + n, self.alignment)
         head = b"".join(head)
-        with _AtomicFile(self.path) as f:
+        with AtomicFile(self.path) as f:
             f.write(head)
             f.write(bytes(mlb.align_up(len(head), self.alignment) - len(head)))
             for (name, t, shape), n in zip(self.infos, sizes):
@@ -886,40 +854,6 @@ class GgufWriter:
                     raise mlb.MlbError("internal: tensor %s: wrote %d bytes, expected %d"
                                        % (name, written, n))
                 f.write(bytes(mlb.align_up(n, self.alignment) - n))
-
-
-class _AtomicFile:
-    """A file written under a temporary name in the target's folder, renamed on success."""
-
-    def __init__(self, path):
-        self.path = path
-
-    def __enter__(self):
-        import tempfile
-        d = os.path.dirname(os.path.abspath(self.path))
-        fd, self.tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(self.path) + ".",
-                                        suffix=".tmp")
-        self.f = os.fdopen(fd, "wb", buffering=1 << 20)
-        return self.f
-
-    def __exit__(self, exc_type, exc, tb):
-        try:
-            self.f.close()
-            if exc_type is None:
-                os.chmod(self.tmp, 0o644)
-                os.replace(self.tmp, self.path)
-                return False
-        except BaseException:
-            self._unlink()
-            raise
-        self._unlink()
-        return False
-
-    def _unlink(self):
-        try:
-            os.unlink(self.tmp)
-        except OSError:
-            pass
 
 
 def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=False,
@@ -974,7 +908,7 @@ def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=Fals
         for k, t, v in gguf_tokenizer_metadata(tokenizer):
             w.add(k, t, v)
         _pad_tokens(w, hp["vocab"])
-    shapes = {spec.name: spec.shape for spec in _plan(hp)}
+    shapes = {spec.name: spec.shape for spec in hparams_plan(hp)}
     out = list(shapes)
     if untie and hp["shared_classifier"]:
         out.append("wcls")
@@ -1003,11 +937,11 @@ def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=Fals
         name, arr = next(it)
         if name != want:
             raise mlb.MlbError("internal: reader gave %s, expected %s" % (name, want))
-        chunks = _float_chunks(arr)
+        chunks = float_chunks(arr)
         base = name.rsplit(".", 1)[-1]
         if arch in ("qwen2", "qwen3") and base in ("wq", "wk", "bq", "bk", "q_norm", "k_norm"):
             # interleaved -> half-split
-            rows = _rope_rows_to_hf(1 if base in ("q_norm", "k_norm") else
+            rows = rope_rows_to_hf(1 if base in ("q_norm", "k_norm") else
                                     hp["n_heads"] if base in ("wq", "bq") else hp["n_kv_heads"], hd)
             if base in ("bq", "bk", "q_norm", "k_norm"):
                 full = np.concatenate([np.asarray(c).reshape(-1) for c in chunks])
@@ -1037,12 +971,3 @@ def _pad_tokens(w, vocab):
     k, t, types = w.kv[kv["tokenizer.ggml.token_type"]]
     w.kv[kv["tokenizer.ggml.token_type"]] = (k, t, np.concatenate(
         [np.asarray(types, "<i4"), np.full(vocab - n, bpe.GT_UNUSED, "<i4")]))
-
-
-def _float_chunks(arr):
-    if isinstance(arr, rt.RawTensor):
-        return arr.float_chunks()
-    if isinstance(arr, np.ndarray):
-        a = arr.reshape(1, -1) if arr.ndim == 1 else arr
-        return [a]
-    return arr

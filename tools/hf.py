@@ -26,6 +26,8 @@ import numpy as np
 import bpe
 import mlb
 import rawtensor as rt
+from checkpoint import (AtomicFile, TokenizerUnavailable, float_chunks, hparams_plan,
+                        mltk_for_model, rope_rows_from_hf, rope_rows_to_hf)
 
 DTYPES = {"F32": rt.F32, "F16": rt.F16, "BF16": rt.BF16}
 KNOWN_DTYPES = ("F64", "F32", "F16", "BF16", "I64", "I32", "I16", "I8", "U8", "BOOL",
@@ -35,18 +37,6 @@ MAX_HEADER = 100 * 1000 * 1000
 
 class HfError(mlb.MlbError):
     pass
-
-
-def rope_rows_from_hf(n_heads, head_dim):
-    """Source (HF) row of each interleaved output row."""
-    return np.arange(n_heads * head_dim).reshape(n_heads, 2, head_dim // 2) \
-        .transpose(0, 2, 1).reshape(-1)
-
-
-def rope_rows_to_hf(n_heads, head_dim):
-    """Source (interleaved) row of each HF output row: the inverse of rope_rows_from_hf."""
-    return np.arange(n_heads * head_dim).reshape(n_heads, head_dim // 2, 2) \
-        .transpose(0, 2, 1).reshape(-1)
 
 
 # ------------------------------------------------------------------------------ safetensors
@@ -444,8 +434,7 @@ class HfReader:
         self.input_bytes = sum(sf.size for sf in self.files)
 
     def tensors(self):
-        import gguf
-        for spec in gguf._plan(self.hparams):
+        for spec in hparams_plan(self.hparams):
             yield spec.name, self.raw[spec.name]
 
     def _tokenizer_size(self):
@@ -463,13 +452,12 @@ class HfReader:
 
     def tokenizer_bin(self):
         """MLTK bytes of the folder's tokenizer.json (or GPT-2's encoder.json + vocab.bpe); None
-        when the folder has neither; gguf.TokenizerUnavailable when it cannot be represented."""
-        import gguf
+        when the folder has neither; TokenizerUnavailable when it cannot be represented."""
         if self._tok_error is not None:
-            raise gguf.TokenizerUnavailable(self._tok_error)
+            raise TokenizerUnavailable(self._tok_error)
         if self._vocab_obj is None:
             return None
-        return gguf.mltk_for_model(self._vocab_obj, self.hparams["vocab"])
+        return mltk_for_model(self._vocab_obj, self.hparams["vocab"])
 
     def close(self):
         for sf in self.files:
@@ -496,7 +484,6 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None, vocab
     copy and tie_word_embeddings false). vocab: the bpe.Vocab written beside it as tokenizer.json,
     whose BOS/EOS ids config.json then names (absent when it has none; else 1 and 2, llama2.c's).
     Each file is written under a temporary name first."""
-    import gguf
     hp = reader.hparams
     D, nh, nkv = hp["dim"], hp["n_heads"], hp["n_kv_heads"]
     hd = hp.get("head_size") or D // nh
@@ -538,7 +525,7 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None, vocab
                                "original_max_position_embeddings": int(hp["rope_original_max_seq"])}
     os.makedirs(folder, exist_ok=True)
     # gather tensors (names, shapes) in the reader's order
-    plan = [(spec.name, spec.shape) for spec in gguf._plan(hp)]
+    plan = [(spec.name, spec.shape) for spec in hparams_plan(hp)]
     if shared and untie:
         plan.append(("wcls", plan[0][1]))
     size = {"F32": 4, "F16": 2, "BF16": 2}[dtype]
@@ -570,7 +557,7 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None, vocab
         header["__metadata__"] = {"format": "pt"}
         text = json.dumps(header, separators=(",", ":")).encode("utf-8")
         text += b" " * (-(8 + len(text)) % 8)
-        with gguf._AtomicFile(os.path.join(folder, fname)) as f:
+        with AtomicFile(os.path.join(folder, fname)) as f:
             f.write(struct.pack("<Q", len(text)))
             f.write(text)
             for i in g:
@@ -580,8 +567,8 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None, vocab
                 else:
                     name, arr = next(it)
                     assert name == n, (name, n)
-                    chunks = list(gguf._float_chunks(arr)) if (n == "tok_emb" and untie) \
-                        else gguf._float_chunks(arr)
+                    chunks = list(float_chunks(arr)) if (n == "tok_emb" and untie) \
+                        else float_chunks(arr)
                     if n == "tok_emb" and untie:
                         emb = chunks
                 rows = None
@@ -605,7 +592,7 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None, vocab
                 assert w == nbytes[i], (n, w, nbytes[i])
     if len(groups) > 1:
         idx = {"metadata": {"total_size": total}, "weight_map": weight_map}
-        with gguf._AtomicFile(os.path.join(folder, "model.safetensors.index.json")) as f:
+        with AtomicFile(os.path.join(folder, "model.safetensors.index.json")) as f:
             f.write(json.dumps(idx, indent=2).encode("utf-8"))
-    with gguf._AtomicFile(os.path.join(folder, "config.json")) as f:
+    with AtomicFile(os.path.join(folder, "config.json")) as f:
         f.write(json.dumps(cfg, indent=2).encode("utf-8"))

@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""What the outside-checkpoint modules tools/gguf.py and tools/hf.py share (both import this
+module; neither imports the other). Standard library + numpy only.
+
+- `rope_rows_from_hf` / `rope_rows_to_hf`: Hugging Face's half-split q/k row order <-> .mlb's
+  interleaved RoPE pairs (also llama.cpp's qwen2/qwen3 order).
+- `hparams_plan(hp)` / `hparams_plan_names(hp)`: the .mlb tensors of a reader's hparams dict,
+  in file order.
+- `TokenizerUnavailable`, `mltk_for_model(vocab, n)`: a reader's tokenizer that cannot be
+  written, and a byte-level vocabulary as MLTK bytes checked against the model's vocabulary.
+- `AtomicFile`: a file written under a temporary name and renamed into place on success.
+- `float_chunks(arr)`: float32 row chunks of a RawTensor, an array or a list of chunks.
+"""
+import os
+import tempfile
+
+import numpy as np
+
+import mlb
+import rawtensor as rt
+
+
+def rope_rows_from_hf(n_heads, head_dim):
+    """Source (HF) row of each interleaved output row."""
+    return np.arange(n_heads * head_dim).reshape(n_heads, 2, head_dim // 2) \
+        .transpose(0, 2, 1).reshape(-1)
+
+
+def rope_rows_to_hf(n_heads, head_dim):
+    """Source (interleaved) row of each HF output row: the inverse of rope_rows_from_hf."""
+    return np.arange(n_heads * head_dim).reshape(n_heads, head_dim // 2, 2) \
+        .transpose(0, 2, 1).reshape(-1)
+
+
+def hparams_plan(hp):
+    """The tensors (mlb.TensorSpec) of hparams hp in .mlb order, with the unpadded hidden_dim."""
+    return mlb.tensor_plan(mlb.Header(hp["dim"], hp["n_layers"], hp["n_heads"], hp["n_kv_heads"],
+                                      hp["hidden_dim"], hp["vocab"], hp["max_seq"], 10000.0, 1e-5,
+                                      mlb.F32, hp["shared_classifier"],
+                                      qkv_bias=hp.get("qkv_bias", 0),
+                                      head_size=hp.get("head_size", 0), qk_norm=hp.get("qk_norm", 0)))
+
+
+def hparams_plan_names(hp):
+    return [s.name for s in hparams_plan(hp)]
+
+
+class TokenizerUnavailable(Exception):
+    """The input has no tokenizer that can be written (the reason)."""
+
+
+def mltk_for_model(v, vocab):
+    if vocab is not None and len(v.tokens) > vocab:
+        raise TokenizerUnavailable("the tokenizer has %d tokens but the model's vocabulary is %d"
+                                   % (len(v.tokens), vocab))
+    return v.to_mltk()
+
+
+class AtomicFile:
+    """A file written under a temporary name in the target's folder, renamed on success."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        d = os.path.dirname(os.path.abspath(self.path))
+        fd, self.tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(self.path) + ".",
+                                        suffix=".tmp")
+        self.f = os.fdopen(fd, "wb", buffering=1 << 20)
+        return self.f
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            self.f.close()
+            if exc_type is None:
+                os.chmod(self.tmp, 0o644)
+                os.replace(self.tmp, self.path)
+                return False
+        except BaseException:
+            self._unlink()
+            raise
+        self._unlink()
+        return False
+
+    def _unlink(self):
+        try:
+            os.unlink(self.tmp)
+        except OSError:
+            pass
+
+
+def float_chunks(arr):
+    if isinstance(arr, rt.RawTensor):
+        return arr.float_chunks()
+    if isinstance(arr, np.ndarray):
+        a = arr.reshape(1, -1) if arr.ndim == 1 else arr
+        return [a]
+    return arr
