@@ -64,7 +64,8 @@ import checkpoint  # noqa: E402
 import rawtensor  # noqa: E402
 import gguf  # noqa: E402
 import hf  # noqa: E402
-import bpe  # noqa: E402
+import bpe_import  # noqa: E402
+import mltk  # noqa: E402
 
 PROG = "convert.py"
 PROGRESS_THRESHOLD = 50 * 1000 * 1000  # input bytes above which progress is shown by default
@@ -450,10 +451,10 @@ def convert(input_path, output, wtype, progress=None, prog=PROG, max_seq=None, t
             os.replace(tok_tmp, tok_path)
             tok_tmp = None
             if not quiet:
-                n = (struct.unpack_from("<I", tok_bytes, 8)[0] if tok_bytes[:4] == bpe.MAGIC
+                n = (struct.unpack_from("<I", tok_bytes, 8)[0] if tok_bytes[:4] == mltk.MAGIC
                      else header.vocab)
                 sys.stderr.write("%s: wrote the tokenizer (%d tokens%s) to %s\n"
-                                 % (prog, n, ", MLTK" if tok_bytes[:4] == bpe.MAGIC else "",
+                                 % (prog, n, ", MLTK" if tok_bytes[:4] == mltk.MAGIC else "",
                                     tok_path))
         return header
     finally:
@@ -471,7 +472,7 @@ def read_tokenizer(input_path):
     """(bytes to write, description) of the tokenizer in input_path: a tokenizer.json, a folder,
     GPT-2's encoder.json, or a GGUF ('gpt2' -> MLTK, 'llama' -> llama2.c tokenizer.bin)."""
     if os.path.isdir(input_path):
-        v = bpe.from_hf_folder(input_path)
+        v = bpe_import.from_hf_folder(input_path)
         return v.to_mltk(), v.describe()
     _, magic = _stat_and_head(input_path, 4)
     if magic == b"GGUF":
@@ -480,7 +481,7 @@ def read_tokenizer(input_path):
             md = g.metadata
             model = md.get("tokenizer.ggml.model")
             if isinstance(model, str) and model == "gpt2":
-                v = bpe.from_gguf_metadata(md, input_path)
+                v = bpe_import.from_gguf_metadata(md, input_path)
                 return v.to_mltk(), v.describe()
             try:
                 toks = md.get("tokenizer.ggml.tokens")
@@ -490,12 +491,13 @@ def read_tokenizer(input_path):
             return data, "llama2.c tokenizer.bin (SentencePiece vocabulary, %d tokens)" % len(toks)
         finally:
             g.close()
-    if magic == bpe.MAGIC:
+    if magic == mltk.MAGIC:
         raise mlb.MlbError("%s: already an MLTK tokenizer file" % input_path)
     if os.path.basename(input_path) == "encoder.json":
-        v = bpe.from_gpt2_files(input_path, os.path.join(os.path.dirname(input_path), "vocab.bpe"))
+        v = bpe_import.from_gpt2_files(input_path,
+                                       os.path.join(os.path.dirname(input_path), "vocab.bpe"))
     else:
-        v = bpe.from_tokenizer_json(input_path)
+        v = bpe_import.from_tokenizer_json(input_path)
     return v.to_mltk(), v.describe()
 
 

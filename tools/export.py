@@ -41,7 +41,7 @@ import checkpoint  # noqa: E402
 import convert  # noqa: E402
 import gguf  # noqa: E402
 import hf  # noqa: E402
-import bpe  # noqa: E402
+import bpe_import  # noqa: E402
 import rawtensor as rt  # noqa: E402
 
 PROG = "export.py"
@@ -119,7 +119,8 @@ def export(input_spec, output, fmt, dtype="f32", gguf_version=3, tokenizer=None,
             if v is not None:
                 import json
                 with checkpoint.AtomicFile(os.path.join(output, "tokenizer.json")) as f:
-                    f.write(json.dumps(bpe.to_tokenizer_json(v), ensure_ascii=False).encode("utf-8"))
+                    f.write(json.dumps(bpe_import.to_tokenizer_json(v),
+                                       ensure_ascii=False).encode("utf-8"))
     finally:
         reader.close()
 

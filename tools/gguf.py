@@ -8,7 +8,7 @@ Standard library + numpy only; tensor data is memory-mapped, never read whole.
   tensors (`rawtensor.RawTensor`s, so Q8_0/Q4_0 blocks can be copied into .mlb unchanged).
 - `llama2c_tokenizer(meta, vocab)`: the tokenizer in the metadata as llama2.c's tokenizer.bin.
 - `gpt2_tokenizer(meta, vocab, where)`: a `gpt2` (byte-level BPE) tokenizer as an MLTK file
-  (tools/bpe.py, docs/tokenizer-format.md).
+  (tools/mltk.py, docs/tokenizer-format.md).
 - `GgufWriter` / `write_gguf`: write a model as GGUF (tools/export.py, tests), in the types read
   here and also Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (tools/ggml_quants.py's simple
   encoder: test fixtures such as a Q4_K_M-like model; the C++ runtime reads those, not this module).
@@ -32,7 +32,8 @@ import struct
 
 import numpy as np
 
-import bpe
+import bpe_import
+import mltk
 import ggml_quants
 import mlb
 import rawtensor as rt
@@ -576,8 +577,8 @@ class GgufReader:
                 and md["tokenizer.ggml.model"] == "gpt2"):
             return 0
         try:
-            return len(bpe.from_gguf_metadata(md, self.path).tokens)
-        except bpe.BpeError:
+            return len(bpe_import.from_gguf_metadata(md, self.path).tokens)
+        except mltk.BpeError:
             return 0
 
     def tensors(self):
@@ -655,11 +656,11 @@ def llama2c_tokenizer(md, vocab, notes=None):
 
 
 def gpt2_tokenizer(md, vocab, where):
-    """The GGUF's 'gpt2' tokenizer as MLTK bytes (tools/bpe.py), or raise TokenizerUnavailable.
+    """The GGUF's 'gpt2' tokenizer as MLTK bytes (tools/mltk.py), or raise TokenizerUnavailable.
     vocab: the model's vocabulary (rows of token_embd), which must hold every token id."""
     try:
-        v = bpe.from_gguf_metadata(md, where)
-    except bpe.BpeError as e:
+        v = bpe_import.from_gguf_metadata(md, where)
+    except mltk.BpeError as e:
         raise TokenizerUnavailable(str(e))
     return mltk_for_model(v, vocab)
 
@@ -683,27 +684,27 @@ def read_llama2c_tokenizer(path):
 
 
 def byte_level_vocab(path):
-    """bpe.Vocab of an MLTK file, a tokenizer.json, GPT-2's encoder.json or a folder; None for
+    """mltk.Vocab of an MLTK file, a tokenizer.json, GPT-2's encoder.json or a folder; None for
     anything else (a llama2.c tokenizer.bin)."""
     if os.path.isdir(path):
-        return bpe.from_hf_folder(path)
-    if bpe.is_mltk(path):
+        return bpe_import.from_hf_folder(path)
+    if mltk.is_mltk(path):
         with open(path, "rb") as f:
-            return bpe.read_mltk(f.read(), path)
+            return mltk.read_mltk(f.read(), path)
     if os.path.basename(path) == "encoder.json":
-        return bpe.from_gpt2_files(path, os.path.join(os.path.dirname(path), "vocab.bpe"))
+        return bpe_import.from_gpt2_files(path, os.path.join(os.path.dirname(path), "vocab.bpe"))
     if path.endswith(".json"):
-        return bpe.from_tokenizer_json(path)
+        return bpe_import.from_tokenizer_json(path)
     return None
 
 
 def gpt2_tokenizer_metadata(v):
-    """GGUF metadata [(key, type, value)] of a bpe.Vocab, as llama.cpp's converter writes a
+    """GGUF metadata [(key, type, value)] of a mltk.Vocab, as llama.cpp's converter writes a
     'gpt2' tokenizer (the inverse of gpt2_tokenizer)."""
     types = {"tokenizer.ggml.tokens": (T_ARRAY, T_STRING), "tokenizer.ggml.merges": (T_ARRAY, T_STRING),
              "tokenizer.ggml.token_type": (T_ARRAY, T_I32), "tokenizer.ggml.add_bos_token": T_BOOL}
     out = []
-    for k, val in bpe.gguf_metadata(v):
+    for k, val in bpe_import.gguf_metadata(v):
         t = types.get(k, T_STRING if isinstance(val, str) else T_U32)
         if k == "tokenizer.ggml.token_type":
             val = np.array(val, "<i4")
@@ -970,4 +971,4 @@ def _pad_tokens(w, vocab):
     w.kv[kv["tokenizer.ggml.tokens"]] = (k, t, list(toks) + ["[PAD%d]" % i for i in range(n, vocab)])
     k, t, types = w.kv[kv["tokenizer.ggml.token_type"]]
     w.kv[kv["tokenizer.ggml.token_type"]] = (k, t, np.concatenate(
-        [np.asarray(types, "<i4"), np.full(vocab - n, bpe.GT_UNUSED, "<i4")]))
+        [np.asarray(types, "<i4"), np.full(vocab - n, bpe_import.GT_UNUSED, "<i4")]))

@@ -9,7 +9,7 @@ memory-mapped and read a row chunk at a time, so a model larger than RAM convert
 - `HfReader`: a convert.py reader for a folder with config.json and model.safetensors, or
   model.safetensors.index.json and its shards; F32, F16 and BF16 tensors.
 - `write_hf`: write a model as such a folder (tools/export.py, tests).
-- `HfReader.tokenizer_bin()`: the folder's byte-level BPE `tokenizer.json` as MLTK (tools/bpe.py).
+- `HfReader.tokenizer_bin()`: the folder's byte-level BPE `tokenizer.json` as MLTK (tools/mltk.py).
 
 Hugging Face's Llama conversion (transformers' convert_llama_weights_to_hf) permutes the rows of
 q_proj/k_proj within each head from the interleaved RoPE pairs (2i, 2i+1) of Meta's and
@@ -23,7 +23,8 @@ import struct
 
 import numpy as np
 
-import bpe
+import bpe_import
+import mltk
 import mlb
 import rawtensor as rt
 from checkpoint import (AtomicFile, TokenizerUnavailable, float_chunks, hparams_plan,
@@ -444,8 +445,8 @@ class HfReader:
                    for f in ("tokenizer.json", "encoder.json")):
             return 0
         try:
-            self._vocab_obj = bpe.from_hf_folder(self.folder)
-        except bpe.BpeError as e:
+            self._vocab_obj = bpe_import.from_hf_folder(self.folder)
+        except mltk.BpeError as e:
             self._tok_error = str(e)
             return 0
         return len(self._vocab_obj.tokens)
@@ -481,7 +482,7 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None, vocab
     model.safetensors, or `shards` files plus model.safetensors.index.json), in dtype F32, F16
     or BF16, with q_proj/k_proj rows permuted into HF's order. A shared classifier is written as
     tie_word_embeddings = true without lm_head.weight, unless untie (then lm_head.weight is a
-    copy and tie_word_embeddings false). vocab: the bpe.Vocab written beside it as tokenizer.json,
+    copy and tie_word_embeddings false). vocab: the mltk.Vocab written beside it as tokenizer.json,
     whose BOS/EOS ids config.json then names (absent when it has none; else 1 and 2, llama2.c's).
     Each file is written under a temporary name first."""
     hp = reader.hparams
