@@ -3,7 +3,9 @@
 module; neither imports the other). Standard library + numpy only.
 
 - `rope_rows_from_hf` / `rope_rows_to_hf`: Hugging Face's half-split q/k row order <-> .mlb's
-  interleaved RoPE pairs (also llama.cpp's qwen2/qwen3 order).
+  interleaved RoPE pairs (also llama.cpp's qwen2/qwen3 order); `from_half_split(t, base, ...)`:
+  a tensor read in that order put into .mlb's (q/k/v biases and q/k norms widened to float32).
+- `describe(source, hp, raw, head_dim, rope)`: a reader's one-line description of its model.
 - `hparams_plan(hp)` / `hparams_plan_names(hp)`: the .mlb tensors of a reader's hparams dict,
   in file order.
 - `TokenizerUnavailable`, `mltk_for_model(vocab, n)`: a reader's tokenizer that cannot be
@@ -30,6 +32,43 @@ def rope_rows_to_hf(n_heads, head_dim):
     """Source (interleaved) row of each HF output row: the inverse of rope_rows_from_hf."""
     return np.arange(n_heads * head_dim).reshape(n_heads, head_dim // 2, 2) \
         .transpose(0, 2, 1).reshape(-1)
+
+
+def from_half_split(t, base, n_heads, n_kv, head_dim):
+    """Tensor t (a RawTensor) of .mlb base name `base`, read from a checkpoint in Hugging Face's
+    half-split RoPE order, in .mlb's: wq/wk rows permuted (a lazy row selection), bq/bk/bv and
+    q_norm/k_norm widened to float32 (exactly; .mlb stores them so) and bq/bk's entries and
+    q_norm/k_norm's (one head's) permuted like the rows; any other tensor as it is."""
+    if base in ("wq", "wk"):
+        return t.permuted(rope_rows_from_hf(n_heads if base == "wq" else n_kv, head_dim))
+    if base in ("q_norm", "k_norm"):
+        t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
+        return t[rope_rows_from_hf(1, head_dim)].reshape(1, -1)
+    if base in ("bq", "bk", "bv"):
+        t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
+        if base != "bv":
+            t = t[rope_rows_from_hf(n_heads if base == "bq" else n_kv, head_dim)]
+        return t.reshape(1, -1)
+    return t
+
+
+def describe(source, hp, raw, head_dim, rope):
+    """"SOURCE: dim .., hidden .., ..., context .., TYPES, EXTRAS" for a reader of hparams hp
+    whose tensors are raw (the types of its RawTensor matrices); rope: its llama3 fields or {}."""
+    types = sorted({t.type for t in raw.values()
+                    if isinstance(t, rt.RawTensor) and len(t.shape) == 2})
+    extras = ["q/k/v biases"] if hp.get("qkv_bias") else []
+    if hp.get("qk_norm"):
+        extras.append("head_dim %d, q/k norm" % head_dim)
+    if rope:
+        extras.append("llama3 RoPE scaling x%g" % rope["rope_factor"])
+    if hp.get("n_tokens"):
+        extras.append("%d tokens" % hp["n_tokens"])
+    return ("%s: dim %d, hidden %d, layers %d, heads %d, kv heads %d, vocab %d%s, context %d, %s%s"
+            % (source, hp["dim"], hp["hidden_dim"], hp["n_layers"], hp["n_heads"],
+               hp["n_kv_heads"], hp["vocab"],
+               "" if hp["shared_classifier"] else " (separate classifier)", hp["max_seq"],
+               "/".join(types), "".join(", " + e for e in extras)))
 
 
 def hparams_plan(hp):

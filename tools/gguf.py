@@ -37,8 +37,8 @@ import mltk
 import ggml_quants
 import mlb
 import rawtensor as rt
-from checkpoint import (AtomicFile, TokenizerUnavailable, float_chunks, hparams_plan,
-                        hparams_plan_names, mltk_for_model, rope_rows_from_hf, rope_rows_to_hf)
+from checkpoint import (AtomicFile, TokenizerUnavailable, describe, float_chunks, from_half_split,
+                        hparams_plan, hparams_plan_names, mltk_for_model, rope_rows_to_hf)
 
 MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
@@ -472,16 +472,8 @@ class GgufReader:
                 t = rt.RawTensor(t.raw.reshape(1, -1), t.type, shape, t.name)
             t.where = path + ": "
             base = mname.rsplit(".", 1)[-1]
-            if half_split and base in ("wq", "wk"):  # half-split -> interleaved
-                t = t.permuted(rope_rows_from_hf(n_heads if base == "wq" else n_kv, head_dim))
-            elif base in ("q_norm", "k_norm"):  # F32 in .mlb; one head's entries, permuted likewise
-                t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
-                t = t[rope_rows_from_hf(1, head_dim)].reshape(1, -1)
-            elif base in ("bq", "bk", "bv"):  # F32 in .mlb (widened exactly), permuted
-                t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
-                if base != "bv":
-                    t = t[rope_rows_from_hf(n_heads if base == "bq" else n_kv, head_dim)]
-                t = t.reshape(1, -1)
+            if half_split or base not in ("wq", "wk"):  # llama's wq/wk are interleaved already
+                t = from_half_split(t, base, n_heads, n_kv, head_dim)
             self.raw[mname] = t
         rope = self._llama3_rope(head_dim, theta) if ROPE_FREQS in g.tensors else {}
         shared = 1
@@ -505,20 +497,8 @@ class GgufReader:
         n_tokens = self._gpt2_tokens()
         if n_tokens and n_tokens < vocab:
             self.hparams["n_tokens"] = n_tokens
-        types = sorted({t.type for t in self.raw.values()
-                        if isinstance(t, rt.RawTensor) and len(t.shape) == 2})
-        extras = ["q/k/v biases"] if qwen2 else []
-        if qwen3:
-            extras.append("head_dim %d, q/k norm" % head_dim)
-        if rope:
-            extras.append("llama3 RoPE scaling x%g" % rope["rope_factor"])
-        if self.hparams.get("n_tokens"):
-            extras.append("%d tokens" % n_tokens)
-        self.description = ("GGUF v%d %s: dim %d, hidden %d, layers %d, heads %d, kv heads %d, "
-                            "vocab %d%s, context %d, %s%s"
-                            % (g.version, arch, dim, hidden, n_layers, n_heads, n_kv, vocab,
-                               "" if shared else " (separate classifier)", max_seq,
-                               "/".join(types), "".join(", " + e for e in extras)))
+        self.description = describe("GGUF v%d %s" % (g.version, arch), self.hparams, self.raw,
+                                     head_dim, rope)
         self.source_types = {k: t.type for k, t in self.raw.items()
                              if isinstance(t, rt.RawTensor)}
         self.input_bytes = g.size

@@ -27,8 +27,8 @@ import bpe_import
 import mltk
 import mlb
 import rawtensor as rt
-from checkpoint import (AtomicFile, TokenizerUnavailable, float_chunks, hparams_plan,
-                        mltk_for_model, rope_rows_from_hf, rope_rows_to_hf)
+from checkpoint import (AtomicFile, TokenizerUnavailable, describe, float_chunks, from_half_split,
+                        hparams_plan, mltk_for_model, rope_rows_to_hf)
 
 DTYPES = {"F32": rt.F32, "F16": rt.F16, "BF16": rt.BF16}
 KNOWN_DTYPES = ("F64", "F32", "F16", "BF16", "I64", "I32", "I16", "I8", "U8", "BOOL",
@@ -385,19 +385,7 @@ class HfReader:
                                  "x".join(map(str, shape))))
             if len(shape) == 1:
                 t = rt.RawTensor(t.raw.reshape(1, -1), t.type, shape, t.name, where=t.where)
-            if m.endswith(".wq"):
-                t = t.permuted(rope_rows_from_hf(n_heads, head_dim))
-            elif m.endswith(".wk"):
-                t = t.permuted(rope_rows_from_hf(n_kv, head_dim))
-            elif m.endswith((".bq", ".bk", ".bv")):  # F32 in .mlb: widened (exact), permuted
-                t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
-                if not m.endswith(".bv"):
-                    t = t[rope_rows_from_hf(n_heads if m.endswith(".bq") else n_kv, head_dim)]
-                t = t.reshape(1, -1)
-            elif m.endswith((".q_norm", ".k_norm")):  # F32, one head's entries permuted like its rows
-                t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
-                t = t[rope_rows_from_hf(1, head_dim)].reshape(1, -1)
-            self.raw[m] = t
+            self.raw[m] = from_half_split(t, m.rsplit(".", 1)[-1], n_heads, n_kv, head_dim)
         shared = 0 if "wcls" in self.raw else 1
         if not shared and self.raw["wcls"].tobytes_equal(self.raw["tok_emb"]):
             self.notes.append("lm_head.weight is identical to model.embed_tokens.weight: stored "
@@ -414,22 +402,9 @@ class HfReader:
         n_tokens = self._tokenizer_size()
         if n_tokens and n_tokens < vocab:
             self.hparams["n_tokens"] = n_tokens
-        types = sorted({t.type for t in self.raw.values()
-                        if isinstance(t, rt.RawTensor) and len(t.shape) == 2})
-        extras = ["q/k/v biases"] if biases else []
-        if qwen3:
-            extras.append("head_dim %d, q/k norm" % head_dim)
-        if rope:
-            extras.append("llama3 RoPE scaling x%g" % rope["rope_factor"])
-        if self.hparams.get("n_tokens"):
-            extras.append("%d tokens" % n_tokens)
-        self.description = ("Hugging Face %s (%d file%s): dim %d, hidden %d, layers %d, "
-                            "heads %d, kv heads %d, vocab %d%s, context %d, %s%s"
-                            % (ARCH_TITLES[mt], len(self.files),
-                               "" if len(self.files) == 1 else "s", dim, hidden,
-                               n_layers, n_heads, n_kv, vocab,
-                               "" if shared else " (separate classifier)", max_seq,
-                               "/".join(types), "".join(", " + e for e in extras)))
+        self.description = describe("Hugging Face %s (%d file%s)" % (
+            ARCH_TITLES[mt], len(self.files), "" if len(self.files) == 1 else "s"),
+            self.hparams, self.raw, head_dim, rope)
         self.source_types = {k: t.type for k, t in self.raw.items()
                              if isinstance(t, rt.RawTensor)}
         self.input_bytes = sum(sf.size for sf in self.files)
