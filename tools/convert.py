@@ -368,12 +368,17 @@ def _write_file_tmp(path, data):
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink_quietly(tmp)
         raise
     return tmp
+
+
+def _unlink_quietly(path):
+    """Remove a temporary file of ours; one already gone (or not removable) is left alone."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _same_file(a, b):
@@ -459,10 +464,7 @@ def convert(input_path, output, wtype, progress=None, prog=PROG, max_seq=None, t
         return header
     finally:
         if tok_tmp is not None:
-            try:
-                os.unlink(tok_tmp)
-            except OSError:
-                pass
+            _unlink_quietly(tok_tmp)
         reader.close()
 
 
@@ -517,10 +519,7 @@ def convert_tokenizer(input_path, output, quiet=False, prog=PROG):
     try:
         os.replace(tmp, output)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink_quietly(tmp)
         raise
     if not quiet:
         sys.stderr.write("%s: %s: %s -> %s\n" % (prog, input_path, what, output))
