@@ -51,6 +51,7 @@ import argparse
 import os
 import signal
 import struct
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 try:
@@ -355,7 +356,6 @@ def default_tokenizer_path(output):
 
 def _write_file_tmp(path, data):
     """Write data to a temporary file next to path; return the temporary name."""
-    import tempfile
     d = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
