@@ -6,6 +6,7 @@ module; neither imports the other). Standard library + numpy only.
   interleaved RoPE pairs (also llama.cpp's qwen2/qwen3 order); `from_half_split(t, base, ...)`:
   a tensor read in that order put into .mlb's (q/k/v biases and q/k norms widened to float32).
 - `describe(source, hp, raw, head_dim, rope)`: a reader's one-line description of its model.
+- `outside_name(mlb_name, ...)`: an .mlb tensor name in a checkpoint's naming (GGUF's, HF's).
 - `hparams_plan(hp)` / `hparams_plan_names(hp)`: the .mlb tensors of a reader's hparams dict,
   in file order.
 - `TokenizerUnavailable`, `mltk_for_model(vocab, n)`: a reader's tokenizer that cannot be
@@ -69,6 +70,20 @@ def describe(source, hp, raw, head_dim, rope):
                hp["n_kv_heads"], hp["vocab"],
                "" if hp["shared_classifier"] else " (separate classifier)", hp["max_seq"],
                "/".join(types), "".join(", " + e for e in extras)))
+
+
+def outside_name(mlb_name, layer_prefix, layer_names, bias_names, qk_norm_names, global_names):
+    """The name of .mlb tensor mlb_name in a checkpoint that names layer tensors
+    "<layer_prefix><layer>.<name>.weight" (".bias" for bias_names), <name> from the tables
+    {outside name: .mlb base name}, and the others as global_names ({outside name: .mlb name})."""
+    if mlb_name.startswith("layers."):
+        _, layer, base = mlb_name.split(".")
+        if base in bias_names.values():
+            inv = {v: k for k, v in bias_names.items()}
+            return "%s%s.%s.bias" % (layer_prefix, layer, inv[base])
+        inv = {v: k for k, v in dict(layer_names, **qk_norm_names).items()}
+        return "%s%s.%s.weight" % (layer_prefix, layer, inv[base])
+    return {v: k for k, v in global_names.items()}[mlb_name]
 
 
 def hparams_plan(hp):

@@ -38,7 +38,8 @@ import ggml_quants
 import mlb
 import rawtensor as rt
 from checkpoint import (AtomicFile, TokenizerUnavailable, describe, float_chunks, from_half_split,
-                        hparams_plan, hparams_plan_names, mltk_for_model, rope_rows_to_hf)
+                        hparams_plan, hparams_plan_names, mltk_for_model, outside_name,
+                        rope_rows_to_hf)
 
 MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
@@ -306,15 +307,8 @@ def llama3_rope_factors(head_dim, theta, p):
 
 def gguf_name(mlb_name):
     """.mlb tensor name -> GGUF tensor name."""
-    if mlb_name.startswith("layers."):
-        _, layer, base = mlb_name.split(".")
-        if base in BIAS_NAMES.values():
-            inv = {v: k for k, v in BIAS_NAMES.items()}
-            return "blk.%s.%s.bias" % (layer, inv[base])
-        inv = {v: k for k, v in dict(LAYER_NAMES, **QK_NORM_NAMES).items()}
-        return "blk.%s.%s.weight" % (layer, inv[base])
-    inv = {v: k for k, v in GLOBAL_NAMES.items()}
-    return inv[mlb_name] + ".weight"
+    return outside_name(mlb_name, "blk.", LAYER_NAMES, BIAS_NAMES, QK_NORM_NAMES,
+                        {k + ".weight": v for k, v in GLOBAL_NAMES.items()})
 
 
 class GgufReader:

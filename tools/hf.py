@@ -28,7 +28,7 @@ import mltk
 import mlb
 import rawtensor as rt
 from checkpoint import (AtomicFile, TokenizerUnavailable, describe, float_chunks, from_half_split,
-                        hparams_plan, mltk_for_model, rope_rows_to_hf)
+                        hparams_plan, mltk_for_model, outside_name, rope_rows_to_hf)
 
 DTYPES = {"F32": rt.F32, "F16": rt.F16, "BF16": rt.BF16}
 KNOWN_DTYPES = ("F64", "F32", "F16", "BF16", "I64", "I32", "I16", "I8", "U8", "BOOL",
@@ -136,14 +136,9 @@ ARCH_TITLES = {"llama": "Llama", "qwen2": "Qwen2", "qwen3": "Qwen3"}
 
 
 def hf_name(mlb_name):
-    if mlb_name.startswith("layers."):
-        _, layer, base = mlb_name.split(".")
-        if base in BIAS_NAMES.values():
-            inv = {v: k for k, v in BIAS_NAMES.items()}
-            return "model.layers.%s.%s.bias" % (layer, inv[base])
-        inv = {v: k for k, v in dict(LAYER_NAMES, **QK_NORM_NAMES).items()}
-        return "model.layers.%s.%s.weight" % (layer, inv[base])
-    return {v: k for k, v in GLOBAL_NAMES.items()}[mlb_name]
+    """.mlb tensor name -> Hugging Face tensor name."""
+    return outside_name(mlb_name, "model.layers.", LAYER_NAMES, BIAS_NAMES, QK_NORM_NAMES,
+                        GLOBAL_NAMES)
 
 
 def llama3_rope(rs, where):
