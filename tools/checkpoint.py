@@ -7,6 +7,7 @@ module; neither imports the other). Standard library + numpy only.
   a tensor read in that order put into .mlb's (q/k/v biases and q/k norms widened to float32).
 - `describe(source, hp, raw, head_dim, rope)`: a reader's one-line description of its model.
 - `outside_name(mlb_name, ...)`: an .mlb tensor name in a checkpoint's naming (GGUF's, HF's).
+- `layer_shapes(...)`: the shapes of one layer's tensors, as a reader expects them.
 - `hparams_plan(hp)` / `hparams_plan_names(hp)`: the .mlb tensors of a reader's hparams dict,
   in file order.
 - `TokenizerUnavailable`, `mltk_for_model(vocab, n)`: a reader's tokenizer that cannot be
@@ -84,6 +85,20 @@ def outside_name(mlb_name, layer_prefix, layer_names, bias_names, qk_norm_names,
         inv = {v: k for k, v in dict(layer_names, **qk_norm_names).items()}
         return "%s%s.%s.weight" % (layer_prefix, layer, inv[base])
     return {v: k for k, v in global_names.items()}[mlb_name]
+
+
+def layer_shapes(dim, hidden, n_heads, n_kv, head_dim, biases, qk_norm):
+    """{.mlb base name: shape} of one layer's tensors, in .mlb's order (q/k/v biases if biases,
+    Qwen3's q/k norm weights if qk_norm)."""
+    kv_dim, q_dim = n_kv * head_dim, n_heads * head_dim
+    per_layer = {"attn_norm": (dim,), "wq": (q_dim, dim), "wk": (kv_dim, dim),
+                 "wv": (kv_dim, dim), "wo": (dim, q_dim), "ffn_norm": (dim,),
+                 "w1": (hidden, dim), "w2": (dim, hidden), "w3": (hidden, dim)}
+    if biases:
+        per_layer.update(bq=(q_dim,), bk=(kv_dim,), bv=(kv_dim,))
+    if qk_norm:
+        per_layer.update(q_norm=(head_dim,), k_norm=(head_dim,))
+    return per_layer
 
 
 def hparams_plan(hp):

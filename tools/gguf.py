@@ -38,8 +38,8 @@ import ggml_quants
 import mlb
 import rawtensor as rt
 from checkpoint import (AtomicFile, TokenizerUnavailable, describe, float_chunks, from_half_split,
-                        hparams_plan, hparams_plan_names, mltk_for_model, outside_name,
-                        rope_rows_to_hf)
+                        hparams_plan, hparams_plan_names, layer_shapes, mltk_for_model,
+                        outside_name, rope_rows_to_hf)
 
 MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
@@ -433,14 +433,7 @@ class GgufReader:
         if "tok_emb" not in names:
             raise GgufError("%s: missing tensor token_embd.weight" % path)
         vocab = g.tensors[names["tok_emb"]].shape[0]
-        kv_dim, q_dim = n_kv * head_dim, n_heads * head_dim
-        per_layer = {"attn_norm": (dim,), "wq": (q_dim, dim), "wk": (kv_dim, dim),
-                     "wv": (kv_dim, dim), "wo": (dim, q_dim), "ffn_norm": (dim,),
-                     "w1": (hidden, dim), "w2": (dim, hidden), "w3": (hidden, dim)}
-        if qwen2:
-            per_layer.update(bq=(q_dim,), bk=(kv_dim,), bv=(kv_dim,))
-        if qwen3:
-            per_layer.update(q_norm=(head_dim,), k_norm=(head_dim,))
+        per_layer = layer_shapes(dim, hidden, n_heads, n_kv, head_dim, qwen2, qwen3)
 
         def expect():  # generated, not listed: llama.block_count may say 2^31 - 1
             yield "tok_emb", (vocab, dim)

@@ -28,7 +28,8 @@ import mltk
 import mlb
 import rawtensor as rt
 from checkpoint import (AtomicFile, TokenizerUnavailable, describe, float_chunks, from_half_split,
-                        hparams_plan, mltk_for_model, outside_name, rope_rows_to_hf)
+                        hparams_plan, layer_shapes, mltk_for_model, outside_name,
+                        rope_rows_to_hf)
 
 DTYPES = {"F32": rt.F32, "F16": rt.F16, "BF16": rt.BF16}
 KNOWN_DTYPES = ("F64", "F32", "F16", "BF16", "I64", "I32", "I16", "I8", "U8", "BOOL",
@@ -344,14 +345,7 @@ class HfReader:
                               "converter supports%s" % (where[name].path, name, dtype,
                                                         ARCH_TITLES[mt], hint))
             found[m] = name
-        kv_dim, q_dim = n_kv * head_dim, n_heads * head_dim
-        per_layer = {"attn_norm": (dim,), "wq": (q_dim, dim), "wk": (kv_dim, dim),
-                     "wv": (kv_dim, dim), "wo": (dim, q_dim), "ffn_norm": (dim,),
-                     "w1": (hidden, dim), "w2": (dim, hidden), "w3": (hidden, dim)}
-        if biases:
-            per_layer.update(bq=(q_dim,), bk=(kv_dim,), bv=(kv_dim,))
-        if qwen3:
-            per_layer.update(q_norm=(head_dim,), k_norm=(head_dim,))
+        per_layer = layer_shapes(dim, hidden, n_heads, n_kv, head_dim, biases, qwen3)
 
         def expect():  # generated, not listed: num_hidden_layers may say 2^31 - 1
             yield "tok_emb", (vocab, dim)
