@@ -39,7 +39,7 @@ A reader is an object with
     `convert()` zero-pads hidden_dim to a multiple of 32;
   - `close()`; optionally `notes` (lines for stderr), `source_types` ({name: stored type}),
     `input_bytes`, and `tokenizer_bin()` (llama2.c tokenizer or MLTK bytes; None when the input
-    has no tokenizer file; raises gguf.TokenizerUnavailable when it has one that cannot be
+    has no tokenizer file; raises checkpoint.TokenizerUnavailable when it has one that cannot be
     written).
 Exit codes: 0 ok, 1 bad input / I/O error, 2 usage error or a shape the output type cannot store.
 """
@@ -51,6 +51,7 @@ import argparse
 import os
 import signal
 import struct
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 try:
@@ -60,10 +61,12 @@ except ImportError:
                      "(Debian's python3-numpy)\n" % sys.executable)
     sys.exit(1)
 import mlb  # noqa: E402
+import checkpoint  # noqa: E402
 import rawtensor  # noqa: E402
 import gguf  # noqa: E402
 import hf  # noqa: E402
-import bpe  # noqa: E402
+import bpe_import  # noqa: E402
+import mltk  # noqa: E402
 
 PROG = "convert.py"
 PROGRESS_THRESHOLD = 50 * 1000 * 1000  # input bytes above which progress is shown by default
@@ -353,7 +356,6 @@ def default_tokenizer_path(output):
 
 def _write_file_tmp(path, data):
     """Write data to a temporary file next to path; return the temporary name."""
-    import tempfile
     d = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
@@ -366,12 +368,17 @@ def _write_file_tmp(path, data):
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink_quietly(tmp)
         raise
     return tmp
+
+
+def _unlink_quietly(path):
+    """Remove a temporary file of ours; one already gone (or not removable) is left alone."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _same_file(a, b):
@@ -411,7 +418,7 @@ def convert(input_path, output, wtype, progress=None, prog=PROG, max_seq=None, t
             else:
                 try:
                     tok_bytes = reader.tokenizer_bin()
-                except gguf.TokenizerUnavailable as e:
+                except checkpoint.TokenizerUnavailable as e:
                     if explicit:
                         raise mlb.MlbError("%s: cannot write the tokenizer: %s" % (input_path, e))
                     notes.append("no tokenizer written: %s" % e)
@@ -449,18 +456,15 @@ def convert(input_path, output, wtype, progress=None, prog=PROG, max_seq=None, t
             os.replace(tok_tmp, tok_path)
             tok_tmp = None
             if not quiet:
-                n = (struct.unpack_from("<I", tok_bytes, 8)[0] if tok_bytes[:4] == bpe.MAGIC
+                n = (struct.unpack_from("<I", tok_bytes, 8)[0] if tok_bytes[:4] == mltk.MAGIC
                      else header.vocab)
                 sys.stderr.write("%s: wrote the tokenizer (%d tokens%s) to %s\n"
-                                 % (prog, n, ", MLTK" if tok_bytes[:4] == bpe.MAGIC else "",
+                                 % (prog, n, ", MLTK" if tok_bytes[:4] == mltk.MAGIC else "",
                                     tok_path))
         return header
     finally:
         if tok_tmp is not None:
-            try:
-                os.unlink(tok_tmp)
-            except OSError:
-                pass
+            _unlink_quietly(tok_tmp)
         reader.close()
 
 
@@ -470,7 +474,7 @@ def read_tokenizer(input_path):
     """(bytes to write, description) of the tokenizer in input_path: a tokenizer.json, a folder,
     GPT-2's encoder.json, or a GGUF ('gpt2' -> MLTK, 'llama' -> llama2.c tokenizer.bin)."""
     if os.path.isdir(input_path):
-        v = bpe.from_hf_folder(input_path)
+        v = bpe_import.from_hf_folder(input_path)
         return v.to_mltk(), v.describe()
     _, magic = _stat_and_head(input_path, 4)
     if magic == b"GGUF":
@@ -479,22 +483,23 @@ def read_tokenizer(input_path):
             md = g.metadata
             model = md.get("tokenizer.ggml.model")
             if isinstance(model, str) and model == "gpt2":
-                v = bpe.from_gguf_metadata(md, input_path)
+                v = bpe_import.from_gguf_metadata(md, input_path)
                 return v.to_mltk(), v.describe()
             try:
                 toks = md.get("tokenizer.ggml.tokens")
                 data = gguf.llama2c_tokenizer(md, len(toks) if isinstance(toks, list) else 0)
-            except gguf.TokenizerUnavailable as e:
+            except checkpoint.TokenizerUnavailable as e:
                 raise mlb.MlbError("%s: %s" % (input_path, e))
             return data, "llama2.c tokenizer.bin (SentencePiece vocabulary, %d tokens)" % len(toks)
         finally:
             g.close()
-    if magic == bpe.MAGIC:
+    if magic == mltk.MAGIC:
         raise mlb.MlbError("%s: already an MLTK tokenizer file" % input_path)
     if os.path.basename(input_path) == "encoder.json":
-        v = bpe.from_gpt2_files(input_path, os.path.join(os.path.dirname(input_path), "vocab.bpe"))
+        v = bpe_import.from_gpt2_files(input_path,
+                                       os.path.join(os.path.dirname(input_path), "vocab.bpe"))
     else:
-        v = bpe.from_tokenizer_json(input_path)
+        v = bpe_import.from_tokenizer_json(input_path)
     return v.to_mltk(), v.describe()
 
 
@@ -514,10 +519,7 @@ def convert_tokenizer(input_path, output, quiet=False, prog=PROG):
     try:
         os.replace(tmp, output)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink_quietly(tmp)
         raise
     if not quiet:
         sys.stderr.write("%s: %s: %s -> %s\n" % (prog, input_path, what, output))

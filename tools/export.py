@@ -27,6 +27,7 @@ import sys
 
 sys.dont_write_bytecode = True
 
+import json
 import os
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -37,10 +38,12 @@ except ImportError:
                      % sys.executable)
     sys.exit(1)
 import mlb  # noqa: E402
+import checkpoint  # noqa: E402
 import convert  # noqa: E402
+import gen_random  # noqa: E402
 import gguf  # noqa: E402
 import hf  # noqa: E402
-import bpe  # noqa: E402
+import bpe_import  # noqa: E402
 import rawtensor as rt  # noqa: E402
 
 PROG = "export.py"
@@ -76,7 +79,6 @@ class MlbReader:
 
 def open_input(spec):
     if spec.startswith("random:"):
-        import gen_random
         parts = spec.split(":")
         if len(parts) not in (2, 3) or parts[1] not in gen_random.PRESETS:
             raise mlb.MlbError("%s: expected random:PRESET[:SEED], PRESET one of %s"
@@ -116,9 +118,9 @@ def export(input_spec, output, fmt, dtype="f32", gguf_version=3, tokenizer=None,
                                    "Hugging Face folder takes a byte-level BPE tokenizer)")
             hf.write_hf(reader, output, DTYPES[dtype], shards, untie, vocab=v)
             if v is not None:
-                import json
-                with gguf._AtomicFile(os.path.join(output, "tokenizer.json")) as f:
-                    f.write(json.dumps(bpe.to_tokenizer_json(v), ensure_ascii=False).encode("utf-8"))
+                with checkpoint.AtomicFile(os.path.join(output, "tokenizer.json")) as f:
+                    f.write(json.dumps(bpe_import.to_tokenizer_json(v),
+                                       ensure_ascii=False).encode("utf-8"))
     finally:
         reader.close()
 

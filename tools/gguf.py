@@ -8,7 +8,7 @@ Standard library + numpy only; tensor data is memory-mapped, never read whole.
   tensors (`rawtensor.RawTensor`s, so Q8_0/Q4_0 blocks can be copied into .mlb unchanged).
 - `llama2c_tokenizer(meta, vocab)`: the tokenizer in the metadata as llama2.c's tokenizer.bin.
 - `gpt2_tokenizer(meta, vocab, where)`: a `gpt2` (byte-level BPE) tokenizer as an MLTK file
-  (tools/bpe.py, docs/tokenizer-format.md).
+  (tools/mltk.py, docs/tokenizer-format.md).
 - `GgufWriter` / `write_gguf`: write a model as GGUF (tools/export.py, tests), in the types read
   here and also Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (tools/ggml_quants.py's simple
   encoder: test fixtures such as a Q4_K_M-like model; the C++ runtime reads those, not this module).
@@ -32,10 +32,14 @@ import struct
 
 import numpy as np
 
-import bpe
+import bpe_import
+import mltk
 import ggml_quants
 import mlb
 import rawtensor as rt
+from checkpoint import (AtomicFile, TokenizerUnavailable, describe, float_chunks, from_half_split,
+                        hparams_plan, hparams_plan_names, layer_shapes, mltk_for_model,
+                        outside_name, rope_rows_to_hf)
 
 MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
@@ -303,19 +307,8 @@ def llama3_rope_factors(head_dim, theta, p):
 
 def gguf_name(mlb_name):
     """.mlb tensor name -> GGUF tensor name."""
-    if mlb_name.startswith("layers."):
-        _, layer, base = mlb_name.split(".")
-        if base in BIAS_NAMES.values():
-            inv = {v: k for k, v in BIAS_NAMES.items()}
-            return "blk.%s.%s.bias" % (layer, inv[base])
-        inv = {v: k for k, v in dict(LAYER_NAMES, **QK_NORM_NAMES).items()}
-        return "blk.%s.%s.weight" % (layer, inv[base])
-    inv = {v: k for k, v in GLOBAL_NAMES.items()}
-    return inv[mlb_name] + ".weight"
-
-
-class TokenizerUnavailable(Exception):
-    """The input has no tokenizer that can be written (the reason)."""
+    return outside_name(mlb_name, "blk.", LAYER_NAMES, BIAS_NAMES, QK_NORM_NAMES,
+                        {k + ".weight": v for k, v in GLOBAL_NAMES.items()})
 
 
 class GgufReader:
@@ -440,14 +433,7 @@ class GgufReader:
         if "tok_emb" not in names:
             raise GgufError("%s: missing tensor token_embd.weight" % path)
         vocab = g.tensors[names["tok_emb"]].shape[0]
-        kv_dim, q_dim = n_kv * head_dim, n_heads * head_dim
-        per_layer = {"attn_norm": (dim,), "wq": (q_dim, dim), "wk": (kv_dim, dim),
-                     "wv": (kv_dim, dim), "wo": (dim, q_dim), "ffn_norm": (dim,),
-                     "w1": (hidden, dim), "w2": (dim, hidden), "w3": (hidden, dim)}
-        if qwen2:
-            per_layer.update(bq=(q_dim,), bk=(kv_dim,), bv=(kv_dim,))
-        if qwen3:
-            per_layer.update(q_norm=(head_dim,), k_norm=(head_dim,))
+        per_layer = layer_shapes(dim, hidden, n_heads, n_kv, head_dim, qwen2, qwen3)
 
         def expect():  # generated, not listed: llama.block_count may say 2^31 - 1
             yield "tok_emb", (vocab, dim)
@@ -473,16 +459,8 @@ class GgufReader:
                 t = rt.RawTensor(t.raw.reshape(1, -1), t.type, shape, t.name)
             t.where = path + ": "
             base = mname.rsplit(".", 1)[-1]
-            if half_split and base in ("wq", "wk"):  # half-split -> interleaved
-                t = t.permuted(_rope_rows_from_hf(n_heads if base == "wq" else n_kv, head_dim))
-            elif base in ("q_norm", "k_norm"):  # F32 in .mlb; one head's entries, permuted likewise
-                t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
-                t = t[_rope_rows_from_hf(1, head_dim)].reshape(1, -1)
-            elif base in ("bq", "bk", "bv"):  # F32 in .mlb (widened exactly), permuted
-                t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
-                if base != "bv":
-                    t = t[_rope_rows_from_hf(n_heads if base == "bq" else n_kv, head_dim)]
-                t = t.reshape(1, -1)
+            if half_split or base not in ("wq", "wk"):  # llama's wq/wk are interleaved already
+                t = from_half_split(t, base, n_heads, n_kv, head_dim)
             self.raw[mname] = t
         rope = self._llama3_rope(head_dim, theta) if ROPE_FREQS in g.tensors else {}
         shared = 1
@@ -506,20 +484,8 @@ class GgufReader:
         n_tokens = self._gpt2_tokens()
         if n_tokens and n_tokens < vocab:
             self.hparams["n_tokens"] = n_tokens
-        types = sorted({t.type for t in self.raw.values()
-                        if isinstance(t, rt.RawTensor) and len(t.shape) == 2})
-        extras = ["q/k/v biases"] if qwen2 else []
-        if qwen3:
-            extras.append("head_dim %d, q/k norm" % head_dim)
-        if rope:
-            extras.append("llama3 RoPE scaling x%g" % rope["rope_factor"])
-        if self.hparams.get("n_tokens"):
-            extras.append("%d tokens" % n_tokens)
-        self.description = ("GGUF v%d %s: dim %d, hidden %d, layers %d, heads %d, kv heads %d, "
-                            "vocab %d%s, context %d, %s%s"
-                            % (g.version, arch, dim, hidden, n_layers, n_heads, n_kv, vocab,
-                               "" if shared else " (separate classifier)", max_seq,
-                               "/".join(types), "".join(", " + e for e in extras)))
+        self.description = describe("GGUF v%d %s" % (g.version, arch), self.hparams, self.raw,
+                                     head_dim, rope)
         self.source_types = {k: t.type for k, t in self.raw.items()
                              if isinstance(t, rt.RawTensor)}
         self.input_bytes = g.size
@@ -578,12 +544,12 @@ class GgufReader:
                 and md["tokenizer.ggml.model"] == "gpt2"):
             return 0
         try:
-            return len(bpe.from_gguf_metadata(md, self.path).tokens)
-        except bpe.BpeError:
+            return len(bpe_import.from_gguf_metadata(md, self.path).tokens)
+        except mltk.BpeError:
             return 0
 
     def tensors(self):
-        for spec in _plan_names(self.hparams):
+        for spec in hparams_plan_names(self.hparams):
             yield spec, self.raw[spec]
 
     def tokenizer_bin(self):
@@ -597,29 +563,6 @@ class GgufReader:
     def close(self):
         self.g.close()
         self.raw = {}
-
-
-def _rope_rows_from_hf(n_heads, head_dim):
-    import hf
-    return hf.rope_rows_from_hf(n_heads, head_dim)
-
-
-def _rope_rows_to_hf(n_heads, head_dim):
-    import hf
-    return hf.rope_rows_to_hf(n_heads, head_dim)
-
-
-def _plan(hp):
-    """The tensors (mlb.TensorSpec) of hparams hp in .mlb order, with the unpadded hidden_dim."""
-    return mlb.tensor_plan(mlb.Header(hp["dim"], hp["n_layers"], hp["n_heads"], hp["n_kv_heads"],
-                                      hp["hidden_dim"], hp["vocab"], hp["max_seq"], 10000.0, 1e-5,
-                                      mlb.F32, hp["shared_classifier"],
-                                      qkv_bias=hp.get("qkv_bias", 0),
-                                      head_size=hp.get("head_size", 0), qk_norm=hp.get("qk_norm", 0)))
-
-
-def _plan_names(hp):
-    return [s.name for s in _plan(hp)]
 
 
 # -------------------------------------------------------------------------------- tokenizer
@@ -680,20 +623,13 @@ def llama2c_tokenizer(md, vocab, notes=None):
 
 
 def gpt2_tokenizer(md, vocab, where):
-    """The GGUF's 'gpt2' tokenizer as MLTK bytes (tools/bpe.py), or raise TokenizerUnavailable.
+    """The GGUF's 'gpt2' tokenizer as MLTK bytes (tools/mltk.py), or raise TokenizerUnavailable.
     vocab: the model's vocabulary (rows of token_embd), which must hold every token id."""
     try:
-        v = bpe.from_gguf_metadata(md, where)
-    except bpe.BpeError as e:
+        v = bpe_import.from_gguf_metadata(md, where)
+    except mltk.BpeError as e:
         raise TokenizerUnavailable(str(e))
     return mltk_for_model(v, vocab)
-
-
-def mltk_for_model(v, vocab):
-    if vocab is not None and len(v.tokens) > vocab:
-        raise TokenizerUnavailable("the tokenizer has %d tokens but the model's vocabulary is %d"
-                                   % (len(v.tokens), vocab))
-    return v.to_mltk()
 
 
 def read_llama2c_tokenizer(path):
@@ -715,27 +651,27 @@ def read_llama2c_tokenizer(path):
 
 
 def byte_level_vocab(path):
-    """bpe.Vocab of an MLTK file, a tokenizer.json, GPT-2's encoder.json or a folder; None for
+    """mltk.Vocab of an MLTK file, a tokenizer.json, GPT-2's encoder.json or a folder; None for
     anything else (a llama2.c tokenizer.bin)."""
     if os.path.isdir(path):
-        return bpe.from_hf_folder(path)
-    if bpe.is_mltk(path):
+        return bpe_import.from_hf_folder(path)
+    if mltk.is_mltk(path):
         with open(path, "rb") as f:
-            return bpe.read_mltk(f.read(), path)
+            return mltk.read_mltk(f.read(), path)
     if os.path.basename(path) == "encoder.json":
-        return bpe.from_gpt2_files(path, os.path.join(os.path.dirname(path), "vocab.bpe"))
+        return bpe_import.from_gpt2_files(path, os.path.join(os.path.dirname(path), "vocab.bpe"))
     if path.endswith(".json"):
-        return bpe.from_tokenizer_json(path)
+        return bpe_import.from_tokenizer_json(path)
     return None
 
 
 def gpt2_tokenizer_metadata(v):
-    """GGUF metadata [(key, type, value)] of a bpe.Vocab, as llama.cpp's converter writes a
+    """GGUF metadata [(key, type, value)] of a mltk.Vocab, as llama.cpp's converter writes a
     'gpt2' tokenizer (the inverse of gpt2_tokenizer)."""
     types = {"tokenizer.ggml.tokens": (T_ARRAY, T_STRING), "tokenizer.ggml.merges": (T_ARRAY, T_STRING),
              "tokenizer.ggml.token_type": (T_ARRAY, T_I32), "tokenizer.ggml.add_bos_token": T_BOOL}
     out = []
-    for k, val in bpe.gguf_metadata(v):
+    for k, val in bpe_import.gguf_metadata(v):
         t = types.get(k, T_STRING if isinstance(val, str) else T_U32)
         if k == "tokenizer.ggml.token_type":
             val = np.array(val, "<i4")
@@ -873,7 +809,7 @@ class GgufWriter:
             sizes.append(n)
             off = mlb.align_up(off + n, self.alignment)
         head = b"".join(head)
-        with _AtomicFile(self.path) as f:
+        with AtomicFile(self.path) as f:
             f.write(head)
             f.write(bytes(mlb.align_up(len(head), self.alignment) - len(head)))
             for (name, t, shape), n in zip(self.infos, sizes):
@@ -886,40 +822,6 @@ class GgufWriter:
                     raise mlb.MlbError("internal: tensor %s: wrote %d bytes, expected %d"
                                        % (name, written, n))
                 f.write(bytes(mlb.align_up(n, self.alignment) - n))
-
-
-class _AtomicFile:
-    """A file written under a temporary name in the target's folder, renamed on success."""
-
-    def __init__(self, path):
-        self.path = path
-
-    def __enter__(self):
-        import tempfile
-        d = os.path.dirname(os.path.abspath(self.path))
-        fd, self.tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(self.path) + ".",
-                                        suffix=".tmp")
-        self.f = os.fdopen(fd, "wb", buffering=1 << 20)
-        return self.f
-
-    def __exit__(self, exc_type, exc, tb):
-        try:
-            self.f.close()
-            if exc_type is None:
-                os.chmod(self.tmp, 0o644)
-                os.replace(self.tmp, self.path)
-                return False
-        except BaseException:
-            self._unlink()
-            raise
-        self._unlink()
-        return False
-
-    def _unlink(self):
-        try:
-            os.unlink(self.tmp)
-        except OSError:
-            pass
 
 
 def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=False,
@@ -974,7 +876,7 @@ def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=Fals
         for k, t, v in gguf_tokenizer_metadata(tokenizer):
             w.add(k, t, v)
         _pad_tokens(w, hp["vocab"])
-    shapes = {spec.name: spec.shape for spec in _plan(hp)}
+    shapes = {spec.name: spec.shape for spec in hparams_plan(hp)}
     out = list(shapes)
     if untie and hp["shared_classifier"]:
         out.append("wcls")
@@ -1003,11 +905,11 @@ def write_gguf(reader, path, ftype=rt.F32, version=3, tokenizer=None, untie=Fals
         name, arr = next(it)
         if name != want:
             raise mlb.MlbError("internal: reader gave %s, expected %s" % (name, want))
-        chunks = _float_chunks(arr)
+        chunks = float_chunks(arr)
         base = name.rsplit(".", 1)[-1]
         if arch in ("qwen2", "qwen3") and base in ("wq", "wk", "bq", "bk", "q_norm", "k_norm"):
             # interleaved -> half-split
-            rows = _rope_rows_to_hf(1 if base in ("q_norm", "k_norm") else
+            rows = rope_rows_to_hf(1 if base in ("q_norm", "k_norm") else
                                     hp["n_heads"] if base in ("wq", "bq") else hp["n_kv_heads"], hd)
             if base in ("bq", "bk", "q_norm", "k_norm"):
                 full = np.concatenate([np.asarray(c).reshape(-1) for c in chunks])
@@ -1036,13 +938,4 @@ def _pad_tokens(w, vocab):
     w.kv[kv["tokenizer.ggml.tokens"]] = (k, t, list(toks) + ["[PAD%d]" % i for i in range(n, vocab)])
     k, t, types = w.kv[kv["tokenizer.ggml.token_type"]]
     w.kv[kv["tokenizer.ggml.token_type"]] = (k, t, np.concatenate(
-        [np.asarray(types, "<i4"), np.full(vocab - n, bpe.GT_UNUSED, "<i4")]))
-
-
-def _float_chunks(arr):
-    if isinstance(arr, rt.RawTensor):
-        return arr.float_chunks()
-    if isinstance(arr, np.ndarray):
-        a = arr.reshape(1, -1) if arr.ndim == 1 else arr
-        return [a]
-    return arr
+        [np.asarray(types, "<i4"), np.full(vocab - n, bpe_import.GT_UNUSED, "<i4")]))

@@ -9,7 +9,7 @@ memory-mapped and read a row chunk at a time, so a model larger than RAM convert
 - `HfReader`: a convert.py reader for a folder with config.json and model.safetensors, or
   model.safetensors.index.json and its shards; F32, F16 and BF16 tensors.
 - `write_hf`: write a model as such a folder (tools/export.py, tests).
-- `HfReader.tokenizer_bin()`: the folder's byte-level BPE `tokenizer.json` as MLTK (tools/bpe.py).
+- `HfReader.tokenizer_bin()`: the folder's byte-level BPE `tokenizer.json` as MLTK (tools/mltk.py).
 
 Hugging Face's Llama conversion (transformers' convert_llama_weights_to_hf) permutes the rows of
 q_proj/k_proj within each head from the interleaved RoPE pairs (2i, 2i+1) of Meta's and
@@ -23,9 +23,13 @@ import struct
 
 import numpy as np
 
-import bpe
+import bpe_import
+import mltk
 import mlb
 import rawtensor as rt
+from checkpoint import (AtomicFile, TokenizerUnavailable, describe, float_chunks, from_half_split,
+                        hparams_plan, layer_shapes, mltk_for_model, outside_name,
+                        rope_rows_to_hf)
 
 DTYPES = {"F32": rt.F32, "F16": rt.F16, "BF16": rt.BF16}
 KNOWN_DTYPES = ("F64", "F32", "F16", "BF16", "I64", "I32", "I16", "I8", "U8", "BOOL",
@@ -35,18 +39,6 @@ MAX_HEADER = 100 * 1000 * 1000
 
 class HfError(mlb.MlbError):
     pass
-
-
-def rope_rows_from_hf(n_heads, head_dim):
-    """Source (HF) row of each interleaved output row."""
-    return np.arange(n_heads * head_dim).reshape(n_heads, 2, head_dim // 2) \
-        .transpose(0, 2, 1).reshape(-1)
-
-
-def rope_rows_to_hf(n_heads, head_dim):
-    """Source (interleaved) row of each HF output row: the inverse of rope_rows_from_hf."""
-    return np.arange(n_heads * head_dim).reshape(n_heads, head_dim // 2, 2) \
-        .transpose(0, 2, 1).reshape(-1)
 
 
 # ------------------------------------------------------------------------------ safetensors
@@ -145,14 +137,9 @@ ARCH_TITLES = {"llama": "Llama", "qwen2": "Qwen2", "qwen3": "Qwen3"}
 
 
 def hf_name(mlb_name):
-    if mlb_name.startswith("layers."):
-        _, layer, base = mlb_name.split(".")
-        if base in BIAS_NAMES.values():
-            inv = {v: k for k, v in BIAS_NAMES.items()}
-            return "model.layers.%s.%s.bias" % (layer, inv[base])
-        inv = {v: k for k, v in dict(LAYER_NAMES, **QK_NORM_NAMES).items()}
-        return "model.layers.%s.%s.weight" % (layer, inv[base])
-    return {v: k for k, v in GLOBAL_NAMES.items()}[mlb_name]
+    """.mlb tensor name -> Hugging Face tensor name."""
+    return outside_name(mlb_name, "model.layers.", LAYER_NAMES, BIAS_NAMES, QK_NORM_NAMES,
+                        GLOBAL_NAMES)
 
 
 def llama3_rope(rs, where):
@@ -358,14 +345,7 @@ class HfReader:
                               "converter supports%s" % (where[name].path, name, dtype,
                                                         ARCH_TITLES[mt], hint))
             found[m] = name
-        kv_dim, q_dim = n_kv * head_dim, n_heads * head_dim
-        per_layer = {"attn_norm": (dim,), "wq": (q_dim, dim), "wk": (kv_dim, dim),
-                     "wv": (kv_dim, dim), "wo": (dim, q_dim), "ffn_norm": (dim,),
-                     "w1": (hidden, dim), "w2": (dim, hidden), "w3": (hidden, dim)}
-        if biases:
-            per_layer.update(bq=(q_dim,), bk=(kv_dim,), bv=(kv_dim,))
-        if qwen3:
-            per_layer.update(q_norm=(head_dim,), k_norm=(head_dim,))
+        per_layer = layer_shapes(dim, hidden, n_heads, n_kv, head_dim, biases, qwen3)
 
         def expect():  # generated, not listed: num_hidden_layers may say 2^31 - 1
             yield "tok_emb", (vocab, dim)
@@ -394,19 +374,7 @@ class HfReader:
                                  "x".join(map(str, shape))))
             if len(shape) == 1:
                 t = rt.RawTensor(t.raw.reshape(1, -1), t.type, shape, t.name, where=t.where)
-            if m.endswith(".wq"):
-                t = t.permuted(rope_rows_from_hf(n_heads, head_dim))
-            elif m.endswith(".wk"):
-                t = t.permuted(rope_rows_from_hf(n_kv, head_dim))
-            elif m.endswith((".bq", ".bk", ".bv")):  # F32 in .mlb: widened (exact), permuted
-                t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
-                if not m.endswith(".bv"):
-                    t = t[rope_rows_from_hf(n_heads if m.endswith(".bq") else n_kv, head_dim)]
-                t = t.reshape(1, -1)
-            elif m.endswith((".q_norm", ".k_norm")):  # F32, one head's entries permuted like its rows
-                t = np.concatenate(list(t.float_chunks())).reshape(-1).astype(np.float32)
-                t = t[rope_rows_from_hf(1, head_dim)].reshape(1, -1)
-            self.raw[m] = t
+            self.raw[m] = from_half_split(t, m.rsplit(".", 1)[-1], n_heads, n_kv, head_dim)
         shared = 0 if "wcls" in self.raw else 1
         if not shared and self.raw["wcls"].tobytes_equal(self.raw["tok_emb"]):
             self.notes.append("lm_head.weight is identical to model.embed_tokens.weight: stored "
@@ -423,29 +391,15 @@ class HfReader:
         n_tokens = self._tokenizer_size()
         if n_tokens and n_tokens < vocab:
             self.hparams["n_tokens"] = n_tokens
-        types = sorted({t.type for t in self.raw.values()
-                        if isinstance(t, rt.RawTensor) and len(t.shape) == 2})
-        extras = ["q/k/v biases"] if biases else []
-        if qwen3:
-            extras.append("head_dim %d, q/k norm" % head_dim)
-        if rope:
-            extras.append("llama3 RoPE scaling x%g" % rope["rope_factor"])
-        if self.hparams.get("n_tokens"):
-            extras.append("%d tokens" % n_tokens)
-        self.description = ("Hugging Face %s (%d file%s): dim %d, hidden %d, layers %d, "
-                            "heads %d, kv heads %d, vocab %d%s, context %d, %s%s"
-                            % (ARCH_TITLES[mt], len(self.files),
-                               "" if len(self.files) == 1 else "s", dim, hidden,
-                               n_layers, n_heads, n_kv, vocab,
-                               "" if shared else " (separate classifier)", max_seq,
-                               "/".join(types), "".join(", " + e for e in extras)))
+        self.description = describe("Hugging Face %s (%d file%s)" % (
+            ARCH_TITLES[mt], len(self.files), "" if len(self.files) == 1 else "s"),
+            self.hparams, self.raw, head_dim, rope)
         self.source_types = {k: t.type for k, t in self.raw.items()
                              if isinstance(t, rt.RawTensor)}
         self.input_bytes = sum(sf.size for sf in self.files)
 
     def tensors(self):
-        import gguf
-        for spec in gguf._plan(self.hparams):
+        for spec in hparams_plan(self.hparams):
             yield spec.name, self.raw[spec.name]
 
     def _tokenizer_size(self):
@@ -455,21 +409,20 @@ class HfReader:
                    for f in ("tokenizer.json", "encoder.json")):
             return 0
         try:
-            self._vocab_obj = bpe.from_hf_folder(self.folder)
-        except bpe.BpeError as e:
+            self._vocab_obj = bpe_import.from_hf_folder(self.folder)
+        except mltk.BpeError as e:
             self._tok_error = str(e)
             return 0
         return len(self._vocab_obj.tokens)
 
     def tokenizer_bin(self):
         """MLTK bytes of the folder's tokenizer.json (or GPT-2's encoder.json + vocab.bpe); None
-        when the folder has neither; gguf.TokenizerUnavailable when it cannot be represented."""
-        import gguf
+        when the folder has neither; TokenizerUnavailable when it cannot be represented."""
         if self._tok_error is not None:
-            raise gguf.TokenizerUnavailable(self._tok_error)
+            raise TokenizerUnavailable(self._tok_error)
         if self._vocab_obj is None:
             return None
-        return gguf.mltk_for_model(self._vocab_obj, self.hparams["vocab"])
+        return mltk_for_model(self._vocab_obj, self.hparams["vocab"])
 
     def close(self):
         for sf in self.files:
@@ -493,10 +446,9 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None, vocab
     model.safetensors, or `shards` files plus model.safetensors.index.json), in dtype F32, F16
     or BF16, with q_proj/k_proj rows permuted into HF's order. A shared classifier is written as
     tie_word_embeddings = true without lm_head.weight, unless untie (then lm_head.weight is a
-    copy and tie_word_embeddings false). vocab: the bpe.Vocab written beside it as tokenizer.json,
+    copy and tie_word_embeddings false). vocab: the mltk.Vocab written beside it as tokenizer.json,
     whose BOS/EOS ids config.json then names (absent when it has none; else 1 and 2, llama2.c's).
     Each file is written under a temporary name first."""
-    import gguf
     hp = reader.hparams
     D, nh, nkv = hp["dim"], hp["n_heads"], hp["n_kv_heads"]
     hd = hp.get("head_size") or D // nh
@@ -538,7 +490,7 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None, vocab
                                "original_max_position_embeddings": int(hp["rope_original_max_seq"])}
     os.makedirs(folder, exist_ok=True)
     # gather tensors (names, shapes) in the reader's order
-    plan = [(spec.name, spec.shape) for spec in gguf._plan(hp)]
+    plan = [(spec.name, spec.shape) for spec in hparams_plan(hp)]
     if shared and untie:
         plan.append(("wcls", plan[0][1]))
     size = {"F32": 4, "F16": 2, "BF16": 2}[dtype]
@@ -570,7 +522,7 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None, vocab
         header["__metadata__"] = {"format": "pt"}
         text = json.dumps(header, separators=(",", ":")).encode("utf-8")
         text += b" " * (-(8 + len(text)) % 8)
-        with gguf._AtomicFile(os.path.join(folder, fname)) as f:
+        with AtomicFile(os.path.join(folder, fname)) as f:
             f.write(struct.pack("<Q", len(text)))
             f.write(text)
             for i in g:
@@ -580,8 +532,8 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None, vocab
                 else:
                     name, arr = next(it)
                     assert name == n, (name, n)
-                    chunks = list(gguf._float_chunks(arr)) if (n == "tok_emb" and untie) \
-                        else gguf._float_chunks(arr)
+                    chunks = list(float_chunks(arr)) if (n == "tok_emb" and untie) \
+                        else float_chunks(arr)
                     if n == "tok_emb" and untie:
                         emb = chunks
                 rows = None
@@ -605,7 +557,7 @@ def write_hf(reader, folder, dtype="F32", shards=1, untie=False, tie=None, vocab
                 assert w == nbytes[i], (n, w, nbytes[i])
     if len(groups) > 1:
         idx = {"metadata": {"total_size": total}, "weight_map": weight_map}
-        with gguf._AtomicFile(os.path.join(folder, "model.safetensors.index.json")) as f:
+        with AtomicFile(os.path.join(folder, "model.safetensors.index.json")) as f:
             f.write(json.dumps(idx, indent=2).encode("utf-8"))
-    with gguf._AtomicFile(os.path.join(folder, "config.json")) as f:
+    with AtomicFile(os.path.join(folder, "config.json")) as f:
         f.write(json.dumps(cfg, indent=2).encode("utf-8"))

@@ -9,7 +9,7 @@
 # each mutant point as `if (ML_MUTANT("name")) <bug>`), in build/mutants (or $ML_MUTANTS_BUILD),
 # builds it (ml_server too: its mutant points are compiled in as well), runs its suite once
 # unmutated (it must pass: a broken baseline would "catch" everything), then once per mutant with
-# ML_MUTANT=<name> (C++) or ML_PY_MUTANT=<name> (tools/*.py: `_mutant("name")`, tools/bpe.py):
+# ML_MUTANT=<name> (C++) or ML_PY_MUTANT=<name> (tools/*.py: `_mutant("name")`, tools/bpe_import.py):
 # the quick tests of the mutant's file (quick_for below) first, the rest of the suite only if none
 # of them failed. Prints per mutant the ctest tests that failed
 # (caught it) or NOT CAUGHT, the total time, and as its last line `mutants caught: A/B`.
@@ -64,7 +64,7 @@ MUTANTS=(
   "bpe_nfc       runtime/text/bpe_tokenizer.cc a tokenizer that declares NFC is not normalized"
   "bpe_special_split runtime/text/bpe_tokenizer.cc special tokens split out of the text even without special parsing"
   "bpe_add_bos   runtime/text/bpe_tokenizer.cc BOS prepended when asked although the file's add_bos is clear"
-  "bpe_byte_table tools/bpe.py               the converter's GPT-2 byte->unicode table shifted by one"
+  "bpe_byte_table tools/bpe_import.py        the converter's GPT-2 byte->unicode table shifted by one"
   # chat templates and stop ids
   "chat_stop_chatml runtime/chat_api.cc      ChatML's stop ids leave out <|im_end|> (only EOS/EOT/the file's stops)"
   "chat_stop_llama3 runtime/chat_api.cc      Llama 3's stop ids leave out <|eot_id|>"
@@ -93,7 +93,7 @@ JOBS=${ML_MUTANTS_JOBS:-2}
 TIMEOUT=${ML_MUTANTS_TIMEOUT:-300}
 EXCLUDE_ALWAYS='tokenizer\.(corpus_current|unicode_tables_current|pretokenize_oracle|oracle)|e2e\.random|e2e\.stories260K|logits\.identical|bench\..*|isa\.flags_vs_guard'
 EXCLUDE="^(tools\.python(\.bpe)?|$EXCLUDE_ALWAYS)\$"  # C++ mutants
-# Python mutants (tools/bpe.py): tools.python.bpe, its own tests, runs too; the rest of the
+# Python mutants (tools/bpe_import.py): tools.python.bpe, its own tests, runs too; the rest of the
 # converter's tests (tools.python, ~90 s) stays out for time. A Python mutant in another file
 # needs its tests' entry in quick_for and here.
 EXCLUDE_PY="^(tools\.python|$EXCLUDE_ALWAYS)\$"
@@ -105,8 +105,13 @@ QUICK='^(pinned|logits\.checksum|quant|quant\.converter|tokenizer\.(bpe|unicode)
 quick_for() {
   case $1 in
     server/*) echo '^server$' ;;  # test_server.py's functional classes (~5 s)
+<<<<<<< HEAD
     runtime/text/chat.cc|runtime/chat_api.cc) echo '^(chat\.(render|api)|tokenizer\.bpe)$' ;;
     tools/bpe.py) echo '^tools\.python\.bpe$' ;;  # tools/tests/test_bpe.py (~20 s)
+=======
+    runtime/chat.cc) echo '^(chat\.(render|api)|tokenizer\.bpe)$' ;;
+    tools/bpe*.py | tools/mltk.py) echo '^tools\.python\.bpe$' ;;  # tools/tests/test_bpe.py (~20 s)
+>>>>>>> pytools
     runtime/gguf*.cc) echo '^gguf\.(types|cli)$' ;;  # the block types' weights, the reader's files (~15 s)
     kernels/scalar/matvec.cc) echo '^(pinned|logits\.checksum|quant|gguf\.types)$' ;;
     *) echo "$QUICK" ;;

@@ -71,6 +71,19 @@ def load_st(folder):
     return out
 
 
+def save_st(folder, st):
+    """Tensors {name: array} as the folder's model.safetensors, F32 (load_st's inverse)."""
+    items, off = {}, 0
+    for n, a in st.items():
+        items[n] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [off, off + a.nbytes]}
+        off += a.nbytes
+    text = json.dumps(items).encode()
+    with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        for a in st.values():
+            f.write(np.ascontiguousarray(a, "<f4").tobytes())
+
+
 class ArchRoundTripTest(unittest.TestCase, FileChecks):
 
     @classmethod
@@ -340,15 +353,7 @@ class RefusalTest(unittest.TestCase, FileChecks):
         if extra_tensor:
             st = load_st(folder)
             st[extra_tensor] = np.ones(64, np.float32)
-            items, off = {}, 0
-            for n, a in st.items():
-                items[n] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [off, off + a.nbytes]}
-                off += a.nbytes
-            text = json.dumps(items).encode()
-            with open(os.path.join(folder, "model.safetensors"), "wb") as f:
-                f.write(struct.pack("<Q", len(text)) + text)
-                for a in st.values():
-                    f.write(np.ascontiguousarray(a, "<f4").tobytes())
+            save_st(folder, st)
         self.refused(folder, needle)
 
     def test_hf_refusals(self):
@@ -382,15 +387,7 @@ class RefusalTest(unittest.TestCase, FileChecks):
         shutil.copytree(self.hf["qwen2-tiny"], folder)
         st = load_st(folder)
         del st["model.layers.1.self_attn.k_proj.bias"]
-        items, off = {}, 0
-        for n, a in st.items():
-            items[n] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [off, off + a.nbytes]}
-            off += a.nbytes
-        text = json.dumps(items).encode()
-        with open(os.path.join(folder, "model.safetensors"), "wb") as f:
-            f.write(struct.pack("<Q", len(text)) + text)
-            for a in st.values():
-                f.write(np.ascontiguousarray(a, "<f4").tobytes())
+        save_st(folder, st)
         self.refused(folder, "missing tensor model.layers.1.self_attn.k_proj.bias")
 
     def gguf_case(self, preset, needle, kv=None, drop_tensors=(), arch=None):

@@ -438,7 +438,10 @@ class FormatTests(unittest.TestCase, FileChecks):
         shutil.rmtree(self.dir)
 
     def write_small(self, name, **kw):
-        h = small_header(**kw)
+        return self.write_mlb(name, small_header(**kw))
+
+    def write_mlb(self, name, h):
+        """An .mlb file of header h in self.dir, tensors N(0, 1) from seed 0."""
         rng = np.random.default_rng(0)
         path = os.path.join(self.dir, name)
         with mlb.MlbWriter(path, h) as w:
@@ -461,11 +464,7 @@ class FormatTests(unittest.TestCase, FileChecks):
         self.assertEqual(mlb.Header.unpack(raw).pack(), raw)
         names = [t.base for t in mlb.tensor_plan(h) if t.layer == 0]
         self.assertEqual(names[names.index("wv") + 1:names.index("wo")], ["bq", "bk", "bv"])
-        path = os.path.join(self.dir, "v2.mlb")
-        rng = np.random.default_rng(0)
-        with mlb.MlbWriter(path, h) as w:
-            for spec in mlb.tensor_plan(h):
-                w.write_tensor(spec.name, rng.standard_normal(spec.shape).astype(np.float32))
+        path = self.write_mlb("v2.mlb", h)
         self.assertEqual(mlb.MlbFile(path).header.pack(), raw)
         for bad in (dict(arch=3), dict(version=2, arch=2), dict(qkv_bias=2), dict(rope_scaling=2), dict(rope_factor=1.0),
                     dict(rope_scaling=1, rope_factor=32.0, rope_low_freq_factor=4.0,
@@ -492,11 +491,7 @@ class FormatTests(unittest.TestCase, FileChecks):
         names = [t.base for t in mlb.tensor_plan(small_header(qkv_bias=1, qk_norm=1)) if t.layer == 0]
         self.assertEqual(names[names.index("wv") + 1:names.index("wo")], ["bq", "bk", "bv", "q_norm", "k_norm"])
         self.assertEqual(small_header(arch=mlb.ARCH_QWEN2).version, 2)
-        path = os.path.join(self.dir, "v3.mlb")
-        rng = np.random.default_rng(0)
-        with mlb.MlbWriter(path, h) as w:
-            for spec in mlb.tensor_plan(h):
-                w.write_tensor(spec.name, rng.standard_normal(spec.shape).astype(np.float32))
+        path = self.write_mlb("v3.mlb", h)
         self.assertEqual(mlb.MlbFile(path).header.pack(), raw)
         # a version-2 reader's reserved bytes: a v2 file with byte 88 set is refused
         v2 = small_header(arch=mlb.ARCH_QWEN2).pack()

