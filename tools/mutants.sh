@@ -105,13 +105,8 @@ QUICK='^(pinned|logits\.checksum|quant|quant\.converter|tokenizer\.(bpe|unicode)
 quick_for() {
   case $1 in
     server/*) echo '^server$' ;;  # test_server.py's functional classes (~5 s)
-<<<<<<< HEAD
     runtime/text/chat.cc|runtime/chat_api.cc) echo '^(chat\.(render|api)|tokenizer\.bpe)$' ;;
-    tools/bpe.py) echo '^tools\.python\.bpe$' ;;  # tools/tests/test_bpe.py (~20 s)
-=======
-    runtime/chat.cc) echo '^(chat\.(render|api)|tokenizer\.bpe)$' ;;
     tools/bpe*.py | tools/mltk.py) echo '^tools\.python\.bpe$' ;;  # tools/tests/test_bpe.py (~20 s)
->>>>>>> pytools
     runtime/gguf*.cc) echo '^gguf\.(types|cli)$' ;;  # the block types' weights, the reader's files (~15 s)
     kernels/scalar/matvec.cc) echo '^(pinned|logits\.checksum|quant|gguf\.types)$' ;;
     *) echo "$QUICK" ;;
