@@ -4,10 +4,12 @@
 //                  vocabulary, for a table of schemas x 3 seeds; every walk must complete, every mask
 //                  must equal the plain walk's; the outputs go to json_schema_walks.jsonl, which
 //                  verify/json_schema_check.js validates with ajv (ctest json_schema.ajv);
-//   [json_bench]   the time of one mask at a 151936-token synthetic byte-level vocabulary and tok512.
+//   [json_bench]   the time of one mask at a 151936-token synthetic byte-level vocabulary and tok512
+//                  (and the tokenizer file named by ML_JSON_BENCH_TOKENIZER, when set).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -459,6 +461,8 @@ TEST_CASE("json constraint: mask time at 151936 tokens (synthetic byte-level) an
   std::vector<Vocab> vocabs;
   vocabs.push_back({synthetic_vocab(151936), "synthetic-151936"});
   vocabs.push_back(load_vocab(test::shared("models/stories260K/tok512.bin"), 512, "tok512"));
+  // a real vocabulary on request, e.g. the converted Qwen3 one of tokenizer.oracle's cache
+  if (const char *extra = std::getenv("ML_JSON_BENCH_TOKENIZER")) vocabs.push_back(load_vocab(extra, 0, "env-tokenizer"));
   for (const Vocab &v : vocabs) {
     for (const Point &p : points) {
       ml::JsonConstraint c;
