@@ -492,6 +492,7 @@ enum ObjPhase : uint8_t { O_FIRST, O_KEYWS, O_KEY, O_COLON, O_VALUE, O_AFTER };
 enum ArrPhase : uint8_t { A_FIRST, A_VALUE, A_AFTER };
 enum NumPhase : uint8_t { N_START, N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
 constexpr size_t kMaxStack = 64;
+constexpr size_t kMaxStacks = 64;  // alternative stacks carried at once
 constexpr uint32_t kMaxExtraKey = 64;  // code points of a key not named in properties
 constexpr uint32_t kMaxDigits = 15, kMaxExpDigits = 2;
 
@@ -681,11 +682,18 @@ int run(const JsonSchema &S, JsonState &st, uint8_t b) {
         return 0;
       }
       case K_LIT: {
+        // the candidates share their first p bytes and are sorted: by byte p, one that ends first
         const uint32_t p = t.pos;
-        uint32_t lo = t.lo;
-        while (lo < t.hi && !(L[lo].size() > p && uint8_t(L[lo][p]) == b)) ++lo;
-        uint32_t hi = lo;
-        while (hi < t.hi && L[hi].size() > p && uint8_t(L[hi][p]) == b) ++hi;
+        auto at = [&](uint32_t i) { return L[i].size() > p ? int(uint8_t(L[i][p])) : -1; };
+        auto bound = [&](uint32_t a, uint32_t e, int v) {  // first index of [a, e) whose byte p is > v
+          while (a < e) {
+            const uint32_t m = a + (e - a) / 2;
+            if (at(m) <= v) a = m + 1;
+            else e = m;
+          }
+          return a;
+        };
+        const uint32_t lo = bound(t.lo, t.hi, int(b) - 1), hi = bound(lo, t.hi, int(b));
         if (lo == hi) {
           if (L[t.lo].size() != p) return 0;
           f.pop_back(), value_done(f, base);  // a complete literal: b belongs to the parent
@@ -821,6 +829,10 @@ void JsonMatcher::step(const JsonSchema &s, const JsonState &in, uint8_t b, Json
     if (dup) continue;
     keep_start.push_back(uint32_t(kept.size()));
     kept.insert(kept.end(), o.frames.begin() + long(a), o.frames.begin() + long(e));
+  }
+  if (keep_start.size() > kMaxStacks) {  // a pathological anyOf nest: keep the first ones (each still valid)
+    kept.resize(keep_start[kMaxStacks]);
+    keep_start.resize(kMaxStacks);
   }
   o.frames.swap(kept);
   o.starts.swap(keep_start);

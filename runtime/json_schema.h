@@ -22,7 +22,9 @@
 //     is never repeated when it is a property (extra keys may repeat: JSON.parse keeps the last);
 //   - enum/const values: exactly their compact serialization (numbers spelled as in the schema),
 //     and only those that the schema object's other keywords accept (none left: ML_E_ARG);
-//   - nesting: at most 64 open containers (only reachable through "any value" schemas).
+//   - nesting: at most 64 open containers (only reachable through "any value" schemas);
+//   - anyOf: at most 64 alternative states at once; past that, the later ones are dropped (what
+//     is generated stays valid; some valid texts of such a schema become unreachable).
 //
 // Matching: a state is a stack of frames (object/array/string/number/literal/value-to-come); a
 // set of such stacks carries anyOf and type alternatives (usually one). feed() is byte by byte.

@@ -2,7 +2,8 @@
 //   [json_schema]  schema compiler errors and the byte matcher on hand-written texts, keyword by keyword;
 //   [json_walk]    random walks over the token masks of tok512.bin (llama2.c) and a byte-level MLTK
 //                  vocabulary, for a table of schemas x 3 seeds; every walk must complete, every mask
-//                  must equal the plain walk's; the outputs go to json_schema_walks.jsonl, which
+//                  must equal the plain walk's; the outputs (and the byte edits of them that the
+//                  matcher accepts) go to json_schema_walks.jsonl, which
 //                  verify/json_schema_check.js validates with ajv (ctest json_schema.ajv);
 //   [json_bench]   the time of one mask at a 151936-token synthetic byte-level vocabulary and tok512
 //                  (and the tokenizer file named by ML_JSON_BENCH_TOKENIZER, when set).
@@ -408,7 +409,7 @@ TEST_CASE("json constraint: random walks complete and validate (tok512 and byte-
   vocabs.push_back(load_vocab(test::env_path("ML_SOURCE", "fuzz/data/encode_tokenizer.mltk"), 0, "mltk"));
   std::ofstream out("json_schema_walks.jsonl", std::ios::binary);
   REQUIRE(out.good());
-  int walks = 0, mismatches = 0, total_steps = 0;
+  int walks = 0, mismatches = 0, total_steps = 0, mutants = 0;
   for (const Vocab &v : vocabs) {
     for (const char *schema_text : kWalkSchemas) {
       const ml::JsonSchema s = compiled(schema_text);
@@ -427,13 +428,35 @@ TEST_CASE("json constraint: random walks complete and validate (tok512 and byte-
         json_string(text, &line);
         out << line << ",\"complete\":" << (ok ? "true" : "false") << "}\n";
         ++walks, total_steps += steps;
+        // Soundness beyond the walks: byte edits of the output that the matcher accepts as a whole
+        // document go to ajv too (the matcher may refuse valid JSON, never accept invalid JSON).
+        static const char kAlphabet[] = "{}[]\",: 0123456789.-+eE\\tfnrulsax\xC3\xA9\xF0";
+        std::mt19937 mrng(seed * 31u + uint32_t(walks));
+        for (int k = 0; k < 24 && !text.empty(); ++k) {
+          std::string mut = text;
+          const size_t at = mrng() % mut.size();
+          const char ch = kAlphabet[mrng() % (sizeof kAlphabet - 1)];
+          switch (mrng() % 3) {
+            case 0: mut.erase(at, 1); break;
+            case 1: mut.insert(mut.begin() + long(at), ch); break;
+            default: mut[at] = ch; break;
+          }
+          if (mut == text || verdict(s, mut) != 'c') continue;
+          std::string mline = "{\"vocab\":\"" + v.name + "\",\"seed\":" + std::to_string(seed) + ",\"schema\":" + schema_text +
+                              ",\"mutant\":true,\"output\":";
+          json_string(mut, &mline);
+          out << mline << ",\"complete\":true}\n";
+          ++mutants;
+        }
       }
     }
   }
   CHECK(mismatches == 0);  // the in-string shortcut gives the plain walk's mask
   CHECK(walks == 2 * 3 * int(sizeof kWalkSchemas / sizeof *kWalkSchemas));
   CHECK(sizeof kWalkSchemas / sizeof *kWalkSchemas >= 30);
-  std::printf("json walks: %d walks, %d tokens, written to json_schema_walks.jsonl\n", walks, total_steps);
+  CHECK(mutants > 100);
+  std::printf("json walks: %d walks, %d tokens, %d accepted byte edits, written to json_schema_walks.jsonl\n", walks,
+              total_steps, mutants);
 }
 
 TEST_CASE("json constraint: mask time at 151936 tokens (synthetic byte-level) and tok512", "[json_bench]") {
