@@ -357,6 +357,47 @@ bool random_walk(ml::JsonConstraint &c, const ml::TokenBytes &bytes, uint32_t se
 
 }  // namespace
 
+TEST_CASE("json schema: byte edits of schemas compile or fail with a message; texts never crash", "[json_schema]") {
+  // hostile input: every edited schema is either compiled (then matched against random bytes and
+  // its own text) or refused with ML_E_ARG and a non-empty message
+  static const char kAlphabet[] = "{}[]\",: 0123456789-eE\\tfnu\x80\xC3";
+  std::mt19937 rng(99);
+  int compiled_ok = 0, refused = 0;
+  for (const char *base : kWalkSchemas) {
+    for (int k = 0; k < 40; ++k) {
+      std::string schema = base;
+      for (int e = 0, ne = 1 + int(rng() % 3); e < ne && !schema.empty(); ++e) {
+        const size_t at = rng() % schema.size();
+        const char ch = kAlphabet[rng() % (sizeof kAlphabet - 1)];
+        if (rng() % 2) schema.erase(at, 1);
+        else schema.insert(schema.begin() + long(at), ch);
+      }
+      ml::JsonSchema s;
+      std::string err;
+      const ml_status st = ml::JsonSchema::compile(schema.data(), schema.size(), &s, &err);
+      if (st != ML_OK) {
+        INFO(schema);
+        CHECK(st == ML_E_ARG);
+        CHECK(!err.empty());
+        ++refused;
+        continue;
+      }
+      ++compiled_ok;
+      ml::JsonMatcher m;
+      m.reset(s);
+      for (int b = 0; b < 64; ++b) {
+        const char ch = char(rng() % 4 ? kAlphabet[rng() % (sizeof kAlphabet - 1)] : char(rng()));
+        m.feed(&ch, 1);  // refusals leave the state as it was
+        (void)m.min_remaining();
+      }
+      m.reset(s);
+      m.feed(schema.data(), schema.size());
+    }
+  }
+  CHECK(compiled_ok > 10);
+  CHECK(refused > 100);
+}
+
 TEST_CASE("json constraint: setup checks the vocabulary can spell every JSON byte", "[json_schema]") {
   const ml::JsonSchema s = compiled(R"({"type":"string"})");
   ml::TokenBytes v;
