@@ -1000,10 +1000,9 @@ int32_t plain_code_points(const std::string &s) {
 }
 }  // namespace
 
-ml_status JsonConstraint::init(const JsonSchema &schema, const TokenBytes &tokens, std::string *err) {
+ml_status JsonVocab::init(const TokenBytes &tokens, std::string *err) {
   std::string local;
   if (!err) err = &local;
-  schema_ = &schema;
   tokens_ = tokens;
   bool single[256] = {};
   for (const std::string &s : tokens_) if (s.size() == 1) single[uint8_t(s[0])] = true;
@@ -1046,21 +1045,32 @@ ml_status JsonConstraint::init(const JsonSchema &schema, const TokenBytes &token
   by_plain_len_.clear();
   for (size_t i = 0; i < V; ++i) if (plain_cp_[i] >= 0) by_plain_len_.push_back(int(i));
   std::stable_sort(by_plain_len_.begin(), by_plain_len_.end(), [&](int a, int b) { return plain_cp_[size_t(a)] < plain_cp_[size_t(b)]; });
-  depth_.assign(max_len + 1, JsonState());
-  reset();
+  max_len_ = max_len;
   err->clear();
   return ML_OK;
 }
 
-void JsonConstraint::reset() { m_.reset(*schema_); }
+ml_status JsonConstraint::init(const JsonSchema &schema, const JsonVocab &vocab) {
+  if (schema.nodes().empty()) return fail(ML_E_ARG, "JsonConstraint::init: the schema is not compiled");
+  schema_ = &schema;
+  vocab_ = &vocab;
+  if (depth_.size() < vocab.max_len_ + 1) depth_.resize(vocab.max_len_ + 1);
+  reset();
+  return ML_OK;
+}
 
-void JsonConstraint::walk(const Sorted &list, std::vector<uint8_t> *mask) {
+void JsonConstraint::reset() {
+  if (schema_) m_.reset(*schema_);
+}
+
+void JsonConstraint::walk(const JsonVocab::Sorted &list, std::vector<uint8_t> *mask) {
+  const TokenBytes &tok = vocab_->tokens_;
   depth_[0] = m_.state();
   const size_t N = list.ids.size();
   size_t i = 0;
   while (i < N) {
     const int id = list.ids[i];
-    const std::string &s = tokens_[size_t(id)];
+    const std::string &s = tok[size_t(id)];
     size_t d = list.lcp[i];
     bool dead = false;
     for (; d < s.size(); ++d) {
@@ -1074,7 +1084,7 @@ void JsonConstraint::walk(const Sorted &list, std::vector<uint8_t> *mask) {
 }
 
 bool JsonConstraint::fits(int id) {
-  const std::string &s = tokens_[size_t(id)];
+  const std::string &s = vocab_->tokens_[size_t(id)];
   depth_[0] = m_.state();
   for (size_t d = 0; d < s.size(); ++d) {
     JsonMatcher::step(*schema_, depth_[d], uint8_t(s[d]), &depth_[d + 1]);
@@ -1084,6 +1094,9 @@ bool JsonConstraint::fits(int id) {
 }
 
 void JsonConstraint::allowed(std::vector<uint8_t> *mask) {
+  const TokenBytes &tok = vocab_->tokens_;
+  const std::vector<int32_t> &plain = vocab_->plain_cp_;
+  const std::vector<int> &by_len = vocab_->by_plain_len_;
   // Inside a string, or a key that may still be a key not named in properties (in every
   // alternative stack): a plain-text token only has to fit the largest length room left; the
   // other tokens are walked.
@@ -1104,31 +1117,32 @@ void JsonConstraint::allowed(std::vector<uint8_t> *mask) {
   }
   if (eligible) {
     const uint32_t room = uint32_t(std::min<uint64_t>(room64, 0xFFFFFFFEu));
-    mask->resize(tokens_.size());
+    mask->resize(tok.size());
     uint8_t *m = mask->data();
-    const int32_t *cp = plain_cp_.data();
-    const size_t V = tokens_.size();
+    const int32_t *cp = plain.data();
+    const size_t V = tok.size();
     for (size_t i = 0; i < V; ++i) m[i] = uint32_t(cp[i]) <= room;  // -1 (not plain) never fits
-    walk(special_, mask);
+    walk(vocab_->special_, mask);
     if (any_key) {  // longer plain tokens may still continue a property's name
-      auto it = std::upper_bound(by_plain_len_.begin(), by_plain_len_.end(), room,
-                                 [&](uint32_t r, int id) { return r < uint32_t(plain_cp_[size_t(id)]); });
-      for (; it != by_plain_len_.end(); ++it) m[*it] = fits(*it);
+      auto it = std::upper_bound(by_len.begin(), by_len.end(), room,
+                                 [&](uint32_t r, int id) { return r < uint32_t(plain[size_t(id)]); });
+      for (; it != by_len.end(); ++it) m[*it] = fits(*it);
     }
     return;
   }
-  mask->assign(tokens_.size(), 0);
-  walk(all_, mask);
+  mask->assign(tok.size(), 0);
+  walk(vocab_->all_, mask);
 }
 
 void JsonConstraint::allowed_walk_only(std::vector<uint8_t> *mask) {
-  mask->assign(tokens_.size(), 0);
-  walk(all_, mask);
+  mask->assign(vocab_->tokens_.size(), 0);
+  walk(vocab_->all_, mask);
 }
 
 bool JsonConstraint::accept(int token) {
-  if (token < 0 || size_t(token) >= tokens_.size() || tokens_[size_t(token)].empty()) return false;
-  const std::string &s = tokens_[size_t(token)];
+  const TokenBytes &tok = vocab_->tokens_;
+  if (token < 0 || size_t(token) >= tok.size() || tok[size_t(token)].empty()) return false;
+  const std::string &s = tok[size_t(token)];
   return m_.feed(s.data(), s.size());
 }
 

@@ -29,12 +29,12 @@
 // Matching: a state is a stack of frames (object/array/string/number/literal/value-to-come); a
 // set of such stacks carries anyOf and type alternatives (usually one). feed() is byte by byte.
 //
-// Token masks: JsonConstraint sorts the vocabulary's byte strings once (shared-prefix lengths
-// kept) and walks them with per-depth state copies, skipping every token below a rejected prefix.
+// Token masks: JsonVocab sorts the vocabulary's byte strings once (shared-prefix lengths kept);
+// JsonConstraint walks them with per-depth state copies, skipping every token below a rejected prefix.
 // Inside a string (the common case) or a key not named in properties, tokens of plain text
 // (complete UTF-8, no '"', '\\' or control bytes) are allowed by their code-point length alone;
 // only the other tokens are walked.
-// Assumption, checked by init(): the vocabulary has a single-byte token for every byte that can
+// Assumption, checked by JsonVocab::init(): the vocabulary has a single-byte token for every byte that can
 // appear in compact JSON text (0x20..0x7E, 0x80..0xBF, 0xC2..0xF4) — byte-level BPE has all 256,
 // llama2.c tokenizers their <0xNN> tokens — so every incomplete state allows at least one token.
 // Tokens with an empty byte string (BOS/EOS/special tokens: the caller's choice) are never allowed;
@@ -138,11 +138,32 @@ using TokenBytes = std::vector<std::string>;
 // (unk, BOS, EOS) empty; byte-level: each token's bytes, special/added/absent tokens empty.
 ml_status token_bytes_of(const Tokenizer &tok, TokenBytes *out);
 
+// A vocabulary prepared for masks: built once per tokenizer (sorting ~150k tokens takes ~0.2 s),
+// shared read-only by every JsonConstraint (any schema, any number of requests).
+class JsonVocab {
+ public:
+  // ML_E_ARG, *err naming the byte, when the vocabulary lacks a single-byte token it needs.
+  ml_status init(const TokenBytes &tokens, std::string *err);
+  int size() const { return int(tokens_.size()); }
+  const std::string &bytes(int id) const { return tokens_[size_t(id)]; }
+
+ private:
+  friend class JsonConstraint;
+  struct Sorted {
+    std::vector<int> ids;        // token ids by byte string
+    std::vector<uint16_t> lcp;   // common prefix length with the previous entry (capped)
+  };
+  TokenBytes tokens_;
+  std::vector<int32_t> plain_cp_;  // code points of a plain-text token, -1 otherwise
+  Sorted all_, special_;           // every token / the non-plain ones
+  std::vector<int> by_plain_len_;  // plain tokens by code-point length
+  size_t max_len_ = 0;             // the longest token's bytes
+};
+
+// The constraint of one generation: cheap to set up (the schema and the vocabulary must outlive it).
 class JsonConstraint {
  public:
-  // Prepares the vocabulary walk (once per vocabulary; the schema must outlive this object).
-  // ML_E_ARG, *err naming the byte, when the vocabulary lacks a single-byte token it needs.
-  ml_status init(const JsonSchema &schema, const TokenBytes &tokens, std::string *err);
+  ml_status init(const JsonSchema &schema, const JsonVocab &vocab);
   void reset();                               // back to the empty text
   // mask[id] = 1 when token id may come next, else 0 (mask resized to the vocabulary).
   void allowed(std::vector<uint8_t> *mask);
@@ -153,20 +174,13 @@ class JsonConstraint {
   bool finished() const { return m_.finished(); }
   uint64_t min_remaining() const { return m_.min_remaining(); }
   const JsonMatcher &matcher() const { return m_; }
-  int vocab() const { return int(tokens_.size()); }
+  int vocab() const { return vocab_ ? vocab_->size() : 0; }
 
  private:
-  struct Sorted {
-    std::vector<int> ids;        // token ids by byte string
-    std::vector<uint16_t> lcp;   // common prefix length with the previous entry (capped)
-  };
-  void walk(const Sorted &list, std::vector<uint8_t> *mask);
+  void walk(const JsonVocab::Sorted &list, std::vector<uint8_t> *mask);
   bool fits(int id);  // token id can follow (one token's own walk)
   const JsonSchema *schema_ = nullptr;
-  TokenBytes tokens_;
-  std::vector<int32_t> plain_cp_;  // code points of a plain-text token, -1 otherwise
-  Sorted all_, special_;           // every token / the non-plain ones
-  std::vector<int> by_plain_len_;  // plain tokens by code-point length
+  const JsonVocab *vocab_ = nullptr;
   std::vector<JsonState> depth_;   // walk scratch: state after each prefix length
   JsonMatcher m_;
 };

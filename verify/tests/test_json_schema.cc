@@ -215,6 +215,15 @@ namespace {
 struct Vocab {
   ml::TokenBytes bytes;
   std::string name;
+  ml::JsonVocab jv;
+  double init_ms = 0;
+  void prepare() {
+    std::string err;
+    const auto t0 = std::chrono::steady_clock::now();
+    INFO(name << ": " << err);
+    REQUIRE(jv.init(bytes, &err) == ML_OK);
+    init_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
 };
 
 Vocab load_vocab(const std::string &path, int vocab, const char *name) {
@@ -225,6 +234,7 @@ Vocab load_vocab(const std::string &path, int vocab, const char *name) {
   Vocab v;
   REQUIRE(ml::token_bytes_of(tok, &v.bytes) == ML_OK);
   v.name = name;
+  v.prepare();
   return v;
 }
 
@@ -403,12 +413,14 @@ TEST_CASE("json constraint: setup checks the vocabulary can spell every JSON byt
   ml::TokenBytes v;
   for (int b = 0; b < 256; ++b) v.emplace_back(1, char(b));
   v.push_back("ab");
-  ml::JsonConstraint c;
+  ml::JsonVocab jv;
   std::string err;
-  CHECK(c.init(s, v, &err) == ML_OK);
+  CHECK(jv.init(v, &err) == ML_OK);
   v['"'] = "\"\"";  // no single-byte token for the quote
-  CHECK(c.init(s, v, &err) == ML_E_ARG);
+  CHECK(jv.init(v, &err) == ML_E_ARG);
   CHECK(err.find("no single-byte token for byte 0x22") != std::string::npos);
+  ml::JsonConstraint c;
+  CHECK(c.init(ml::JsonSchema(), jv) == ML_E_ARG);  // a schema that was never compiled
 }
 
 TEST_CASE("json constraint: masks, accept and completion on a small vocabulary", "[json_schema]") {
@@ -420,9 +432,11 @@ TEST_CASE("json constraint: masks, accept and completion on a small vocabulary",
   v.push_back("12}");       // 258
   v.push_back("");          // 259: EOS-like, never allowed
   v.push_back("1}x");       // 260: runs past the end
-  ml::JsonConstraint c;
+  ml::JsonVocab jv;
   std::string err;
-  REQUIRE(c.init(s, v, &err) == ML_OK);
+  REQUIRE(jv.init(v, &err) == ML_OK);
+  ml::JsonConstraint c;
+  REQUIRE(c.init(s, jv) == ML_OK);
   std::vector<uint8_t> m;
   c.allowed(&m);
   CHECK(m['{'] == 1);
@@ -455,9 +469,8 @@ TEST_CASE("json constraint: random walks complete and validate (tok512 and byte-
     for (const char *schema_text : kWalkSchemas) {
       const ml::JsonSchema s = compiled(schema_text);
       ml::JsonConstraint c;
-      std::string err;
-      INFO("vocabulary " << v.name << " schema " << schema_text << " " << err);
-      REQUIRE(c.init(s, v.bytes, &err) == ML_OK);
+      INFO("vocabulary " << v.name << " schema " << schema_text);
+      REQUIRE(c.init(s, v.jv) == ML_OK);
       for (uint32_t seed = 1; seed <= 3; ++seed) {
         std::string text;
         int steps = 0;
@@ -523,15 +536,18 @@ TEST_CASE("json constraint: mask time at 151936 tokens (synthetic byte-level) an
       {&alts, "anyOf: a string in 2 alternatives", "{\"s\":\"te"},
   };
   std::vector<Vocab> vocabs;
-  vocabs.push_back({synthetic_vocab(151936), "synthetic-151936"});
+  vocabs.emplace_back();
+  vocabs.back().bytes = synthetic_vocab(151936);
+  vocabs.back().name = "synthetic-151936";
+  vocabs.back().prepare();
   vocabs.push_back(load_vocab(test::shared("models/stories260K/tok512.bin"), 512, "tok512"));
   // a real vocabulary on request, e.g. the converted Qwen3 one of tokenizer.oracle's cache
   if (const char *extra = std::getenv("ML_JSON_BENCH_TOKENIZER")) vocabs.push_back(load_vocab(extra, 0, "env-tokenizer"));
   for (const Vocab &v : vocabs) {
+    std::printf("json vocabulary %-16s JsonVocab::init %.1f ms (once per tokenizer)\n", v.name.c_str(), v.init_ms);
     for (const Point &p : points) {
       ml::JsonConstraint c;
-      std::string err;
-      REQUIRE(c.init(*p.schema, v.bytes, &err) == ML_OK);
+      REQUIRE(c.init(*p.schema, v.jv) == ML_OK);
       REQUIRE(c.feed(p.prefix, strlen(p.prefix)));
       std::vector<uint8_t> mask;
       std::vector<double> us;
