@@ -32,7 +32,7 @@ set_property(SOURCE verify/tests/test_kernels.cc verify/tests/test_portability.c
 if(NOT MSVC)
   set_property(SOURCE verify/tests/main.cc APPEND PROPERTY COMPILE_OPTIONS -O0)
 endif()
-target_link_libraries(ml_tests PRIVATE ml_guard ml_verify)
+target_link_libraries(ml_tests PRIVATE ml_guard ml_verify ml_structured)
 
 # ml_test_group(<name> <catch tags or test spec> [SHARED] [FIXTURES ...] [EMULATOR cmd...]): one
 # ctest entry running the matching ml_tests cases; -w NoTests fails it when nothing matches.
@@ -128,7 +128,7 @@ ml_test_group(pinned "[pinned]")  # the reference against numbers written in the
 ml_test_group(sampler "[sampler]")  # top-p's nucleus and proportions, seeds, greedy, the chain against NumPy (verify/tests/test_sampler.cc)
 # The chain's expected draws (verify/data/sampler_chain_expected.txt) are what its NumPy statement gives.
 add_test(NAME sampler.chain_reference COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/sampler_chain_ref.py --check)
-# JSON-schema constrained decoding (runtime/json_schema.h, verify/tests/test_json_schema.cc): the compiler's
+# JSON-schema constrained decoding (structured/json_schema.h, verify/tests/test_json_schema.cc): the compiler's
 # errors and the byte matcher; random walks over tok512 and a byte-level vocabulary whose outputs ajv
 # validates (verify/json_schema_check.js; skipped, loudly, without node or tools/npm's ajv); mask times.
 ml_test_group(json_schema "[json_schema]")

@@ -36,14 +36,16 @@ ALLOWED = {
     # state, forward, threads) — the shared status/error helpers, the C API's types, and the
     # mutation switch.
     "runtime/text": {"runtime/text", "runtime/error.h", "runtime/ml.h", "kernels/mutants.h"},
+    # structured/: JSON (nlohmann-json) over the runtime: schemas compiled to token constraints.
+    "structured": {"structured", "runtime"},
     # The checks and tests reach every layer, and the programs' shared headers.
-    "verify": {"verify", "runtime", "kernels", "simd", "native", "fuzz"},
+    "verify": {"verify", "structured", "runtime", "kernels", "simd", "native", "fuzz"},
     # native/: ml_run, ml_tokenize, ml_bench (which times every kernel variant through
     # kernels/binding.h), the baseline guarded main and ml_isa_probe (simd/cpu_guard.h).
-    "native": {"native", "runtime", "kernels", "simd"},
-    "server": {"server", "native", "runtime"},
+    "native": {"native", "structured", "runtime", "kernels", "simd"},
+    "server": {"server", "native", "structured", "runtime"},
     "launcher": {"launcher", "simd"},  # compiled without ISA flags: the CPU selection only
-    "wasm": {"wasm", "runtime", "verify"},  # the browser's verify page runs the checks
+    "wasm": {"wasm", "structured", "runtime", "verify"},  # the browser's verify page runs the checks
     "fuzz": {"fuzz", "runtime", "verify"},
 }
 # Known exceptions: (file, included path) pairs allowed although the table forbids the edge, each

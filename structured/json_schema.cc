@@ -1,11 +1,13 @@
-// JSON-schema constraint engine: schema parser and compiler, byte matcher, token masks
-// (the contract is in runtime/json_schema.h; the subset in docs/json-schema.md).
-#include "runtime/json_schema.h"
+// JSON-schema constraint engine: the schema (parsed by nlohmann-json) compiled, byte matcher, token
+// masks (the contract is in structured/json_schema.h; the subset in docs/json-schema.md).
+#include "structured/json_schema.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include <nlohmann/json.hpp>
 
 #include "runtime/error.h"
 #include "runtime/text/tokenizer.h"
@@ -14,7 +16,7 @@ namespace ml {
 
 namespace {
 
-// ---- A small JSON reader for schema text (values with the byte offset where they start).
+// ---- The schema text as a tree (JVal: what the compiler walks).
 
 struct JVal {
   enum T { kNull, kBool, kNum, kStr, kArr, kObj } t = kNull;
@@ -22,176 +24,69 @@ struct JVal {
   std::string s;  // string value (UTF-8) or number text
   std::vector<JVal> a;
   std::vector<std::pair<std::string, JVal>> o;
-  size_t off = 0;
 };
 
 constexpr int kMaxSchemaDepth = 32;
 
-class Reader {
- public:
-  Reader(const char *p, size_t n) : p_(p), n_(n) {}
-  bool parse(JVal *v, std::string *err) {
-    if (!value(v, 0)) return fill(err);
-    ws();
-    if (i_ != n_) { msg_ = "text after the value"; return fill(err); }
-    return true;
+// The schema text, parsed by nlohmann-json (key order kept), as the compiler's view: JVal. Numbers
+// keep nlohmann's shortest round-trip text; nesting past kMaxSchemaDepth is refused here, before
+// the compiler recurses.
+bool to_jval(const nlohmann::ordered_json &j, int depth, JVal *v, std::string *err) {
+  if (depth > kMaxSchemaDepth) return *err = "schema JSON: nesting deeper than 32", false;
+  using T = nlohmann::ordered_json::value_t;
+  switch (j.type()) {
+    case T::null: v->t = JVal::kNull; return true;
+    case T::boolean: v->t = JVal::kBool, v->b = j.get<bool>(); return true;
+    case T::number_integer:
+    case T::number_unsigned:
+    case T::number_float: v->t = JVal::kNum, v->s = j.dump(); return true;
+    case T::string: v->t = JVal::kStr, v->s = j.get<std::string>(); return true;
+    case T::array:
+      v->t = JVal::kArr;
+      for (const auto &e : j) {
+        v->a.emplace_back();
+        if (!to_jval(e, depth + 1, &v->a.back(), err)) return false;
+      }
+      return true;
+    case T::object:
+      v->t = JVal::kObj;
+      for (const auto &kv : j.items()) {
+        v->o.emplace_back(kv.key(), JVal());
+        if (!to_jval(kv.value(), depth + 1, &v->o.back().second, err)) return false;
+      }
+      return true;
+    default: return *err = "schema JSON: a value of an unsupported kind", false;
   }
+}
 
- private:
-  bool fill(std::string *err) {
-    char buf[64];
-    snprintf(buf, sizeof buf, " at byte %zu", i_);
-    *err = "schema JSON: " + msg_ + buf;
+// Parses schema text; false with "schema JSON: <what> at byte N" (nlohmann's reason, shortened).
+bool parse_schema(const char *p, size_t n, JVal *v, std::string *err) {
+  nlohmann::ordered_json j;
+  try {
+    j = nlohmann::ordered_json::parse(p, p + n);
+  } catch (const nlohmann::json::parse_error &e) {
+    // nlohmann: "... parse error at line L, column C: syntax error while parsing X - REASON; last
+    // read: '...'; expected Y": REASON and Y kept ("last read" may quote invalid UTF-8).
+    std::string what = e.what(), why = "syntax error";
+    const size_t dash = what.find(" - ");
+    if (dash != std::string::npos) {
+      why = what.substr(dash + 3);
+      const size_t last = why.find("; last read: ");
+      if (last != std::string::npos) {
+        const size_t expected = why.find("; expected ", last);
+        why = why.substr(0, last) + (expected == std::string::npos ? "" : why.substr(expected));
+      }
+    }
+    char at[48];
+    std::snprintf(at, sizeof at, " near byte %zu", e.byte > 0 ? size_t(e.byte - 1) : size_t(0));
+    *err = "schema JSON: " + why + at;
+    return false;
+  } catch (const std::exception &e) {
+    *err = std::string("schema JSON: ") + e.what();
     return false;
   }
-  bool bad(const char *m) { msg_ = m; return false; }
-  void ws() { while (i_ < n_ && (p_[i_] == ' ' || p_[i_] == '\t' || p_[i_] == '\n' || p_[i_] == '\r')) ++i_; }
-  bool lit(const char *w) {
-    const size_t k = strlen(w);
-    if (n_ - i_ < k || memcmp(p_ + i_, w, k) != 0) return bad("invalid literal");
-    i_ += k;
-    return true;
-  }
-  static int hex(char c) {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-  }
-  bool hex4(uint32_t *u) {
-    if (n_ - i_ < 4) return bad("truncated \\u escape");
-    *u = 0;
-    for (int k = 0; k < 4; ++k) {
-      const int h = hex(p_[i_ + k]);
-      if (h < 0) return bad("invalid \\u escape");
-      *u = *u * 16 + uint32_t(h);
-    }
-    i_ += 4;
-    return true;
-  }
-  static void put_utf8(uint32_t c, std::string *s) {
-    if (c < 0x80) {
-      s->push_back(char(c));
-    } else if (c < 0x800) {
-      s->push_back(char(0xC0 | (c >> 6))), s->push_back(char(0x80 | (c & 63)));
-    } else if (c < 0x10000) {
-      s->push_back(char(0xE0 | (c >> 12))), s->push_back(char(0x80 | ((c >> 6) & 63))), s->push_back(char(0x80 | (c & 63)));
-    } else {
-      s->push_back(char(0xF0 | (c >> 18))), s->push_back(char(0x80 | ((c >> 12) & 63)));
-      s->push_back(char(0x80 | ((c >> 6) & 63))), s->push_back(char(0x80 | (c & 63)));
-    }
-  }
-  bool str(std::string *s) {
-    ++i_;  // opening quote
-    for (;;) {
-      if (i_ >= n_) return bad("unterminated string");
-      const uint8_t c = uint8_t(p_[i_]);
-      if (c == '"') { ++i_; return true; }
-      if (c < 0x20) return bad("control character in string");
-      if (c == '\\') {
-        if (++i_ >= n_) return bad("unterminated string");
-        const char e = p_[i_++];
-        const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
-        const char *q = e ? strchr(from, e) : nullptr;
-        if (q) { s->push_back(to[q - from]); continue; }
-        if (e != 'u') { --i_; return bad("invalid escape"); }
-        uint32_t u;
-        if (!hex4(&u)) return false;
-        if (u >= 0xDC00 && u <= 0xDFFF) return bad("lone low surrogate escape");
-        if (u >= 0xD800 && u <= 0xDBFF) {
-          uint32_t lo;
-          if (n_ - i_ < 2 || p_[i_] != '\\' || p_[i_ + 1] != 'u') return bad("high surrogate escape without its pair");
-          i_ += 2;
-          if (!hex4(&lo)) return false;
-          if (lo < 0xDC00 || lo > 0xDFFF) return bad("high surrogate escape without its pair");
-          u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
-        }
-        put_utf8(u, s);
-        continue;
-      }
-      // UTF-8 sequence: checked the same way as the matcher does
-      int need = 0;
-      uint8_t lo = 0x80, hi = 0xBF;
-      if (c < 0x80) need = 0;
-      else if (c >= 0xC2 && c <= 0xDF) need = 1;
-      else if (c == 0xE0) need = 2, lo = 0xA0;
-      else if (c == 0xED) need = 2, hi = 0x9F;
-      else if (c >= 0xE1 && c <= 0xEF) need = 2;
-      else if (c == 0xF0) need = 3, lo = 0x90;
-      else if (c >= 0xF1 && c <= 0xF3) need = 3;
-      else if (c == 0xF4) need = 3, hi = 0x8F;
-      else return bad("invalid UTF-8");
-      s->push_back(char(c));
-      ++i_;
-      for (int k = 0; k < need; ++k, lo = 0x80, hi = 0xBF) {
-        if (i_ >= n_ || uint8_t(p_[i_]) < lo || uint8_t(p_[i_]) > hi) return bad("invalid UTF-8");
-        s->push_back(p_[i_++]);
-      }
-    }
-  }
-  bool num(std::string *s) {
-    const size_t b = i_;
-    auto digits = [&] { size_t k = i_; while (i_ < n_ && p_[i_] >= '0' && p_[i_] <= '9') ++i_; return i_ > k; };
-    if (p_[i_] == '-') ++i_;
-    if (i_ < n_ && p_[i_] == '0') ++i_;
-    else if (!digits()) return bad("invalid number");
-    if (i_ < n_ && p_[i_] == '.') { ++i_; if (!digits()) return bad("invalid number"); }
-    if (i_ < n_ && (p_[i_] == 'e' || p_[i_] == 'E')) {
-      ++i_;
-      if (i_ < n_ && (p_[i_] == '+' || p_[i_] == '-')) ++i_;
-      if (!digits()) return bad("invalid number");
-    }
-    s->assign(p_ + b, i_ - b);
-    return true;
-  }
-  bool value(JVal *v, int depth) {
-    ws();
-    if (i_ >= n_) return bad("unexpected end, expected a value");
-    if (depth > kMaxSchemaDepth) return bad("nesting deeper than 32");
-    v->off = i_;
-    const char c = p_[i_];
-    if (c == '{') {
-      v->t = JVal::kObj;
-      ++i_, ws();
-      if (i_ < n_ && p_[i_] == '}') { ++i_; return true; }
-      for (;;) {
-        ws();
-        if (i_ >= n_ || p_[i_] != '"') return bad("expected a string key");
-        std::pair<std::string, JVal> kv;
-        if (!str(&kv.first)) return false;
-        ws();
-        if (i_ >= n_ || p_[i_] != ':') return bad("expected ':'");
-        ++i_;
-        if (!value(&kv.second, depth + 1)) return false;
-        v->o.push_back(std::move(kv));
-        ws();
-        if (i_ < n_ && p_[i_] == ',') { ++i_; continue; }
-        if (i_ < n_ && p_[i_] == '}') { ++i_; return true; }
-        return bad("expected ',' or '}'");
-      }
-    }
-    if (c == '[') {
-      v->t = JVal::kArr;
-      ++i_, ws();
-      if (i_ < n_ && p_[i_] == ']') { ++i_; return true; }
-      for (;;) {
-        v->a.emplace_back();
-        if (!value(&v->a.back(), depth + 1)) return false;
-        ws();
-        if (i_ < n_ && p_[i_] == ',') { ++i_; continue; }
-        if (i_ < n_ && p_[i_] == ']') { ++i_; return true; }
-        return bad("expected ',' or ']'");
-      }
-    }
-    if (c == '"') return v->t = JVal::kStr, str(&v->s);
-    if (c == 't') return v->t = JVal::kBool, v->b = true, lit("true");
-    if (c == 'f') return v->t = JVal::kBool, v->b = false, lit("false");
-    if (c == 'n') return v->t = JVal::kNull, lit("null");
-    if (c == '-' || (c >= '0' && c <= '9')) return v->t = JVal::kNum, num(&v->s);
-    return bad("unexpected character");
-  }
-
-  const char *p_;
-  size_t n_, i_ = 0;
-  std::string msg_;
-};
+  return to_jval(j, 0, v, err);
+}
 
 // Compact serialization: the bytes an enum/const value must be generated as.
 void escape_to(const std::string &s, std::string *out) {
@@ -438,8 +333,7 @@ ml_status JsonSchema::compile(const char *schema_json, size_t n, JsonSchema *out
   }
   *out = JsonSchema();
   JVal v;
-  Reader r(schema_json ? schema_json : "", n);
-  if (!r.parse(&v, err)) return fail(ML_E_ARG, "%s", err->c_str());
+  if (!parse_schema(schema_json ? schema_json : "", n, &v, err)) return fail(ML_E_ARG, "%s", err->c_str());
   out->literals_ = {"false", "true", "null"};
   out->nodes_.emplace_back();  // node 0: any value
   out->nodes_[0].items = 0;

@@ -44,7 +44,8 @@
 //
 // Use: JsonVocab::init(token_bytes) once per tokenizer; per request JsonSchema::compile and
 // JsonConstraint::init(schema, vocab); per step allowed(&mask), sample among mask[id] == 1,
-// accept(id). The schema text is read by a small parser of our own (no JSON library in runtime/).
+// accept(id). The schema text is parsed by nlohmann-json (this library, structured/, is the one
+// place JSON is read: the runtime below it stays libc-only).
 #pragma once
 #include <cstddef>
 #include <cstdint>
