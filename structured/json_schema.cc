@@ -28,46 +28,40 @@ struct JVal {
 
 constexpr int kMaxSchemaDepth = 32;
 
-// The schema text, parsed by nlohmann-json (key order kept), as the compiler's view: JVal. Numbers
-// keep nlohmann's shortest round-trip text; nesting past kMaxSchemaDepth is refused here, before
-// the compiler recurses.
-bool to_jval(const nlohmann::ordered_json &j, int depth, JVal *v, std::string *err) {
-  if (depth > kMaxSchemaDepth) return *err = "schema JSON: nesting deeper than 32", false;
-  using T = nlohmann::ordered_json::value_t;
-  switch (j.type()) {
-    case T::null: v->t = JVal::kNull; return true;
-    case T::boolean: v->t = JVal::kBool, v->b = j.get<bool>(); return true;
-    case T::number_integer:
-    case T::number_unsigned:
-    case T::number_float: v->t = JVal::kNum, v->s = j.dump(); return true;
-    case T::string: v->t = JVal::kStr, v->s = j.get<std::string>(); return true;
-    case T::array:
-      v->t = JVal::kArr;
-      for (const auto &e : j) {
-        v->a.emplace_back();
-        if (!to_jval(e, depth + 1, &v->a.back(), err)) return false;
-      }
-      return true;
-    case T::object:
-      v->t = JVal::kObj;
-      for (const auto &kv : j.items()) {
-        v->o.emplace_back(kv.key(), JVal());
-        if (!to_jval(kv.value(), depth + 1, &v->o.back().second, err)) return false;
-      }
-      return true;
-    default: return *err = "schema JSON: a value of an unsupported kind", false;
-  }
-}
+// The schema text as a JVal tree, built from nlohmann-json's SAX events (no exception is thrown:
+// the WebAssembly builds compile without them). Numbers keep their text as written; nesting past
+// kMaxSchemaDepth stops the parse.
+class SchemaSax : public nlohmann::json_sax<nlohmann::json> {
+  using json = nlohmann::json;
 
-// Parses schema text; false with "schema JSON: <what> at byte N" (nlohmann's reason, shortened).
-bool parse_schema(const char *p, size_t n, JVal *v, std::string *err) {
-  nlohmann::ordered_json j;
-  try {
-    j = nlohmann::ordered_json::parse(p, p + n);
-  } catch (const nlohmann::json::parse_error &e) {
-    // nlohmann: "... parse error at line L, column C: syntax error while parsing X - REASON; last
-    // read: '...'; expected Y": REASON and Y kept ("last read" may quote invalid UTF-8).
-    std::string what = e.what(), why = "syntax error";
+ public:
+  JVal root;
+  std::string err;  // set when the parse stops
+
+  bool null() override { return put(JVal()) != nullptr; }
+  bool boolean(bool b) override {
+    JVal v;
+    v.t = JVal::kBool, v.b = b;
+    return put(std::move(v)) != nullptr;
+  }
+  bool number_integer(json::number_integer_t x) override { return number(std::to_string(x)); }
+  bool number_unsigned(json::number_unsigned_t x) override { return number(std::to_string(x)); }
+  bool number_float(json::number_float_t, const json::string_t &text) override { return number(text); }
+  bool string(json::string_t &x) override {
+    JVal v;
+    v.t = JVal::kStr, v.s = x;
+    return put(std::move(v)) != nullptr;
+  }
+  bool binary(json::binary_t &) override { return false; }  // not produced by the JSON parser
+  bool start_object(std::size_t) override { return open(JVal::kObj); }
+  bool key(json::string_t &k) override { return key_ = k, true; }
+  bool end_object() override { return stack_.pop_back(), true; }
+  bool start_array(std::size_t) override { return open(JVal::kArr); }
+  bool end_array() override { return stack_.pop_back(), true; }
+  // nlohmann's message: "... parse error at line L, column C: syntax error while parsing X - REASON;
+  // last read: '...'; expected Y": REASON and Y kept ("last read" may quote invalid UTF-8).
+  bool parse_error(std::size_t position, const std::string &, const nlohmann::detail::exception &ex) override {
+    std::string what = ex.what(), why = "syntax error";
     const size_t dash = what.find(" - ");
     if (dash != std::string::npos) {
       why = what.substr(dash + 3);
@@ -78,14 +72,43 @@ bool parse_schema(const char *p, size_t n, JVal *v, std::string *err) {
       }
     }
     char at[48];
-    std::snprintf(at, sizeof at, " near byte %zu", e.byte > 0 ? size_t(e.byte - 1) : size_t(0));
-    *err = "schema JSON: " + why + at;
-    return false;
-  } catch (const std::exception &e) {
-    *err = std::string("schema JSON: ") + e.what();
+    std::snprintf(at, sizeof at, " near byte %zu", position > 0 ? position - 1 : size_t(0));
+    err = "schema JSON: " + why + at;
     return false;
   }
-  return to_jval(j, 0, v, err);
+
+ private:
+  JVal *put(JVal v) {
+    if (stack_.empty()) return &(root = std::move(v));
+    JVal *top = stack_.back();  // only the innermost open container grows: the stack's pointers stay valid
+    if (top->t == JVal::kArr) return top->a.push_back(std::move(v)), &top->a.back();
+    top->o.emplace_back(key_, std::move(v));
+    return &top->o.back().second;
+  }
+  bool number(const std::string &text) {
+    JVal v;
+    v.t = JVal::kNum, v.s = text;
+    return put(std::move(v)) != nullptr;
+  }
+  bool open(JVal::T t) {
+    if (stack_.size() >= size_t(kMaxSchemaDepth)) return err = "schema JSON: nesting deeper than 32", false;
+    JVal v;
+    v.t = t;
+    stack_.push_back(put(std::move(v)));
+    return true;
+  }
+  std::vector<JVal *> stack_;
+  std::string key_;
+};
+
+bool parse_schema(const char *p, size_t n, JVal *v, std::string *err) {
+  SchemaSax sax;
+  if (!nlohmann::json::sax_parse(p, p + n, &sax)) {
+    *err = sax.err.empty() ? "schema JSON: syntax error" : sax.err;
+    return false;
+  }
+  *v = std::move(sax.root);
+  return true;
 }
 
 // Compact serialization: the bytes an enum/const value must be generated as.
