@@ -199,8 +199,11 @@ if(ML_ARCH_GENERIC)
     SKIP_RETURN_CODE 77 TIMEOUT 900)
 endif()
 
-# --hf ORG/REPO[:QUANT] (native/hub.h, issue 39): native/sha256.cc on the standard's examples.
+# --hf ORG/REPO[:QUANT] (native/hub.h, issue 39): native/sha256.cc on the standard's examples; ml_run,
+# ml_bench and ml_server against a stand-in hub on loopback (verify/hub_stub.py, verify/tests/test_hub.py).
+# Builds without a downloader (the cross presets find no libcurl) check the one line saying so.
 ml_test_group(hub.sha256 "[sha256]")
+ml_hub_tests()
 # --- chat (issue 15 item 1): prompt formats and ml_run --chat -------------------------------------
 # chat.render: runtime/chat.cc's renderer against what a real Jinja engine renders for the real
 # templates (verify/data/chat_expected.txt, written by verify/chat_oracle.js); chat.api: the C API on

@@ -44,6 +44,7 @@
 #include "kernels/binding.h"
 #include "kernels/scalar/f16.h"
 #include "native/cli.h"
+#include "native/hub.h"
 #include "runtime/ml.h"
 #include "runtime/threads.h"
 #include "runtime/sampler.h"
@@ -90,6 +91,9 @@ const char kUsage[] =
     "decode --kv-type f32|f16|q8_0: the KV cache's elements (default f32, as ml_run --kv-type).\n"
     "kernels --quick: the matvecs at the stories110M shapes only (a smoke run: the ctest under qemu).\n"
     "\n"
+    "A model by name for decode, prefill, roofline and sample (added to the MODEL files given):\n"
+    ML_HUB_HELP
+    "\n"
     "For stable numbers on a shared machine run it alone, pinned, at raised priority (as root):\n"
     "  setsid -w sh -c 'echo -20 > /proc/$$/autogroup; exec nice -n -20 taskset -c 0,1 ml_bench ...'\n";
 
@@ -103,6 +107,7 @@ struct Opts {
   double seconds = 0.25;
   long pool_mb = 512;  // weights streamed by the "dram" rows
   bool all_variants = false, tsv = false, quick = false;  // quick: kernels at the 110M shapes only
+  ml::hub::Options hf;  // --hf ...: a model by name (native/hub.h)
 };
 
 // Median over 5 runs of the time per call of f(), each run calling it for >= `seconds`.
@@ -764,6 +769,12 @@ extern "C" int ml_main(int argc, char **argv) {
       o.all_variants = true;
     } else if (a == "--quick") {
       o.quick = true;
+    } else if (a == "--offline") {
+      o.hf.offline = true;
+    } else if (a == "--hf" || a == "--hf-file" || a == "--hf-token" || a == "--hf-endpoint") {
+      const char *v = value();
+      if (!v) return usage_error("option needs a value: ", a.c_str());
+      (a == "--hf" ? o.hf.spec : a == "--hf-file" ? o.hf.file : a == "--hf-token" ? o.hf.token : o.hf.endpoint) = v;
     } else if (a == "-t" || a == "--threads") {
       const char *v = value();
       if (!v || !parse_list(v, 1, 1024, &o.threads)) return usage_error("-t needs thread counts like 1 or 1,2: ", v ? v : "");
@@ -796,6 +807,11 @@ extern "C" int ml_main(int argc, char **argv) {
     } else {
       o.models.push_back(a);
     }
+  }
+  if (o.hf.wanted()) {
+    std::string path;
+    if (const int s = ml::hub::resolve_model(o.hf, "ml_bench", &path)) return s;
+    o.models.push_back(path);
   }
   if (o.mode == "kernels") return run_kernels(o);
   if (o.mode == "bandwidth") return run_bandwidth(o);

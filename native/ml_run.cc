@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "native/cli.h"
+#include "native/hub.h"
 #include "runtime/file_map.h"
 #include "runtime/ml.h"
 
@@ -20,6 +21,7 @@ namespace {
 
 const char kUsage[] =
     "usage: ml_run MODEL.gguf [options]\n"
+    "       ml_run --hf ORG/REPO[:QUANT] [options]\n"
     "       ml_run MODEL.mlb -z TOKENIZER.bin [options]\n"
     "\n"
     "Generates text with a GGUF file as published (architectures llama, qwen2, qwen3; weights of type\n"
@@ -63,6 +65,7 @@ const char kUsage[] =
     "      --no-thinking     --chat: the template's enable_thinking = false (Qwen3: each reply starts\n"
     "                        after an empty <think></think> block); other formats ignore it\n"
     "      --version         print the build's ISA and the implementation of every kernel\n"
+    ML_HUB_HELP
     "  -h, --help            this text\n"
     "\n"
     "Exit status: 0, or the ml_status code of the failure (1 I/O, 2 format, 3 shape, 4 memory,\n"
@@ -78,6 +81,7 @@ struct Args {
   unsigned long long seed = 0;
   bool reference = false;
   bool chat = false, steps_given = false, no_thinking = false;
+  ml::hub::Options hf;  // --hf ...: the model by name (native/hub.h)
 };
 
 int usage_error(const char *fmt, const char *a, const char *b = "") {
@@ -119,6 +123,8 @@ int parse_args(int argc, char **argv, Args *a) {
       a->chat = true;
     } else if (!std::strcmp(o, "--no-thinking")) {
       a->no_thinking = true;
+    } else if (!std::strcmp(o, "--offline")) {
+      a->hf.offline = true;
     } else if (o[0] == '-' && o[1] != '\0') {
       if (!value(&v)) return usage_error("option %s needs a value", o);
       if (!std::strcmp(o, "-z") || !std::strcmp(o, "--tokenizer")) {
@@ -133,6 +139,14 @@ int parse_args(int argc, char **argv, Args *a) {
         a->system = v;
       } else if (!std::strcmp(o, "--chat-template")) {
         a->chat_template = v;
+      } else if (!std::strcmp(o, "--hf")) {
+        a->hf.spec = v;
+      } else if (!std::strcmp(o, "--hf-file")) {
+        a->hf.file = v;
+      } else if (!std::strcmp(o, "--hf-token")) {
+        a->hf.token = v;
+      } else if (!std::strcmp(o, "--hf-endpoint")) {
+        a->hf.endpoint = v;
       } else if (!std::strcmp(o, "-n") || !std::strcmp(o, "--steps")) {
         if (!ml::cli::parse_int(v, 1, 1L << 30, &a->steps)) return usage_error("-n %s: steps must be an integer >= 1", v);
         a->steps_given = true;
@@ -162,7 +176,8 @@ int parse_args(int argc, char **argv, Args *a) {
       return usage_error("unexpected argument %s (the model is already %s)", o, a->model);
     }
   }
-  if (!a->model) return usage_error("no model given%s", "");
+  if (!a->model && !a->hf.wanted()) return usage_error("no model given%s", "");
+  if (a->model && a->hf.wanted()) return usage_error("give either a model file (%s) or --hf, not both", a->model);
   if (a->prompt && a->token_ids) return usage_error("give either -i or --token-ids, not both%s", "");
   if (a->chat && (a->prompt || a->token_ids || a->logits_path))
     return usage_error("--chat reads its turns from stdin: -i, --token-ids and --logits do not apply%s", "");
@@ -430,6 +445,11 @@ int run_chat(ml_ctx *ctx, const Args &a, const ml_model_info &info, const ml_tok
 extern "C" int ml_main(int argc, char **argv) {
   Args a;
   if (const int rc = parse_args(argc, argv, &a); rc >= 0) return rc;
+  std::string hf_path;  // --hf: the cached file
+  if (a.hf.wanted()) {
+    if (const int s = ml::hub::resolve_model(a.hf, "ml_run", &hf_path)) return s;
+    a.model = hf_path.c_str();
+  }
 
   const double t_load = ml::cli::now_ms();
   ml_options opt;

@@ -34,6 +34,7 @@
 
 #include "kernels/mutants.h"  // ML_MUTANT: false unless the mutation audit's build (tools/mutants.sh)
 #include "native/cli.h"
+#include "native/hub.h"
 #include "runtime/ml.h"
 
 using nlohmann::json;
@@ -42,6 +43,7 @@ namespace {
 
 const char kUsage[] =
     "usage: ml_server MODEL.gguf [options]\n"
+    "       ml_server --hf ORG/REPO[:QUANT] [options]\n"
     "       ml_server MODEL.mlb -z TOKENIZER [options]\n"
     "\n"
     "Serves a model (a GGUF file as published, types and architectures as for ml_run, or an .mlb)\n"
@@ -71,6 +73,7 @@ const char kUsage[] =
     "                        (default: the ML_API_KEY environment variable; none when unset)\n"
     "      --max-body BYTES  largest request body accepted (default 1048576)\n"
     "      --chat-template NAME  chatml|zephyr|llama2|llama3|qwen3 (default: detected from the tokenizer)\n"
+    ML_HUB_HELP
     "  -h, --help            this text\n"
     "\n"
     "Defaults as llama.cpp's llama-server: temperature 0.8, top_p 0.95, max_tokens until the\n"
@@ -85,6 +88,8 @@ struct Args {
   int kv_type = 0;  // ML_KV_F32
   const char *cache_dir = nullptr;
   long port = 8080, parallel = 1, queue = 64, threads = 0, ctx = 0, max_body = 1 << 20;
+  ml::hub::Options hf;   // --hf ...: the model by name (native/hub.h)
+  std::string hf_path;   // ... and its file in the cache
 };
 
 int usage_error(const char *fmt, const char *a, const char *b = "") {
@@ -100,6 +105,10 @@ int parse_args(int argc, char **argv, Args *a) {
     if (!std::strcmp(o, "-h") || !std::strcmp(o, "--help")) {
       std::fputs(kUsage, stdout);
       return 0;
+    }
+    if (!std::strcmp(o, "--offline")) {
+      a->hf.offline = true;
+      continue;
     }
     if (o[0] == '-' && o[1] != '\0') {
       if (i + 1 >= argc) return usage_error("option %s needs a value", o);
@@ -128,6 +137,14 @@ int parse_args(int argc, char **argv, Args *a) {
         a->chat_template = v;
       else if (!std::strcmp(o, "--cache"))
         a->cache_dir = v;
+      else if (!std::strcmp(o, "--hf"))
+        a->hf.spec = v;
+      else if (!std::strcmp(o, "--hf-file"))
+        a->hf.file = v;
+      else if (!std::strcmp(o, "--hf-token"))
+        a->hf.token = v;
+      else if (!std::strcmp(o, "--hf-endpoint"))
+        a->hf.endpoint = v;
       else if (!std::strcmp(o, "--kv-type")) {
         if (ml_kv_type_parse(v, &a->kv_type) != ML_OK) return usage_error("--kv-type %s: choose f32, f16 or q8_0", v);
       }
@@ -139,7 +156,12 @@ int parse_args(int argc, char **argv, Args *a) {
       return usage_error("unexpected argument %s (the model is already %s)", o, a->model);
     }
   }
-  if (!a->model) return usage_error("no model given%s", "");
+  if (!a->model && !a->hf.wanted()) return usage_error("no model given%s", "");
+  if (a->model && a->hf.wanted()) return usage_error("give either a model file (%s) or --hf, not both", a->model);
+  if (a->hf.wanted()) {
+    if (const int s = ml::hub::resolve_model(a->hf, "ml_server", &a->hf_path)) return s;
+    a->model = a->hf_path.c_str();
+  }
   return -1;
 }
 
