@@ -90,7 +90,8 @@ HttpFailure http_get(const HttpRequest &req, HttpResponse *resp, std::string *er
     return HttpFailure::kConnect;
   }
   const std::wstring whost(uc.lpszHostName, uc.dwHostNameLength);
-  host = narrow(whost);
+  host = narrow(whost);  // host[:port], as curl's messages name it
+  if (uc.nPort != (uc.nScheme == INTERNET_SCHEME_HTTPS ? 443 : 80)) host += ":" + std::to_string(uc.nPort);
   std::wstring path(uc.lpszUrlPath, uc.dwUrlPathLength);
   if (uc.dwExtraInfoLength) path.append(uc.lpszExtraInfo, uc.dwExtraInfoLength);
   if (path.empty()) path = L"/";
