@@ -13,7 +13,8 @@ WinHTTP) runs with HF_ENDPOINT at the stub and ML_CACHE in a fresh folder per te
 - 404: a missing quant lists the GGUF files there are; a missing repository is named; a split file
   is refused by name;
 - a checksum mismatch: one line, and neither the file nor its .part is left;
-- --offline with an empty cache names what is missing, without a request;
+- --offline with an empty cache names what is missing, without a request; the default cache folder
+  ($XDG_CACHE_HOME or ~/.cache + legacy-ml; under Wine %LOCALAPPDATA%\legacy-ml);
 - no network (a closed port): one line, quickly;
 - files of every SHA-256 padding edge length (0, 55, 56, 63, 64, 65, 119, 120, 1000 bytes) download,
   i.e. native/sha256.cc agrees with hashlib on them.
@@ -113,6 +114,7 @@ class Hub(unittest.TestCase):
         e = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
         e.update({"ML_CACHE": cache or self.cache, "HF_ENDPOINT": endpoint or self.endpoint})
         e.update(env or {})
+        e = {k: v for k, v in e.items() if v is not None}  # env={"ML_CACHE": None} unsets it
         return subprocess.run(EMU + [prog] + args, capture_output=True, env=e, timeout=timeout)
 
     def ml_run(self, *args, **kw):
@@ -232,6 +234,21 @@ class Hub(unittest.TestCase):
             self.assertIn("SHA-256 verified", err, "length %d" % n)  # then it is no model: it fails to load
             got = os.path.join(self.cache, "hub", "stub", "lengths", "main", "files", "len-%d.bin" % n)
             self.assertEqual(sha256(got), sha256(self.blobs[n]))
+
+    def test_default_cache_folder(self):
+        if EMU and "wine" in EMU[0]:  # Wine sets %LOCALAPPDATA% itself (C:\users\<user>\AppData\Local)
+            r = self.ml_run("--hf", "stub/stories260K-GGUF", "--offline", *GEN, env={"ML_CACHE": None})
+            self.assert_one_line_failure(r, "AppData\\Local\\legacy-ml/hub/stub/stories260K-GGUF/main/listing.json")
+            return
+        xdg = os.path.join(self.cache, "xdg")
+        r = self.ml_run("--hf", "stub/stories260K-GGUF:F32", *GEN, env={"ML_CACHE": None, "XDG_CACHE_HOME": xdg})
+        self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
+        self.assertTrue(os.path.exists(os.path.join(xdg, "legacy-ml", "hub", "stub", "stories260K-GGUF", "main",
+                                                    "files", "stories260K-F32.gguf")))
+        home = os.path.join(self.cache, "home")
+        r = self.ml_run("--hf", "stub/stories260K-GGUF", "--offline", *GEN,
+                        env={"ML_CACHE": None, "XDG_CACHE_HOME": None, "HOME": home})
+        self.assert_one_line_failure(r, os.path.join(home, ".cache", "legacy-ml", "hub"))
 
     def test_help_tells_the_options(self):
         r = self.ml_run("--help")
