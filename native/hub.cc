@@ -397,11 +397,13 @@ struct Progress {
   void update(bool force = false) {
     if (!tty) return;
     const double t = now_s();
-    if (!force && t - last < 0.25) return;
+    if (!force && (t - last < 0.25 || t - t0 < 0.5)) return;  // a rate needs some time to mean anything
     last = t;
     const double rate = t > t0 ? double(done - resumed_at) / (t - t0) : 0.0;
     char eta[32] = "--:--";
-    if (rate > 0 && total > done) {
+    if (total && done >= total) {
+      std::snprintf(eta, sizeof eta, "0:00");
+    } else if (rate > 0 && total > done) {
       const long s = long(double(total - done) / rate);
       std::snprintf(eta, sizeof eta, "%ld:%02ld", s / 60, s % 60);
     }
@@ -527,38 +529,34 @@ int download(const Hub &hub, const Entry &e, const std::string &dest, std::strin
                      have ? (", resuming at " + mb(uint64_t(have))).c_str() : "");
         announced = true;
       }
-      std::FILE *f = fopen_utf8(part.c_str(), have ? "ab" : "wb");
-      if (!f) return fail(error, "cannot write " + part);
       HttpRequest req;
       if (have) req.headers.emplace_back("Range", "bytes=" + std::to_string(have) + "-");
       bool write_failed = false, restart = false;
-      int status = 0;
       pr.done = pr.resumed_at = uint64_t(have);
       pr.t0 = now_s();
       const bool asked_range = have > 0;
       HttpResponse resp;
-      // The first body byte tells what the server did with the Range: 206 from `have` appends; 200
-      // is the whole file again (the part is truncated first).
-      bool checked = false;
+      // The .part is opened at the first body byte of a 2xx answer (an error answer leaves no file),
+      // which also tells what the server did with the Range: 206 from `have` appends; 200 is the
+      // whole file again, written from the start.
+      std::FILE *f = nullptr;
       req.sink = [&](const char *d, size_t n) {
-        if (!checked) {
-          checked = true;
-          status = resp.status;
-          if (asked_range && status == 200) {  // the server ignored the range: start over
-            std::fclose(f);
-            f = fopen_utf8(part.c_str(), "wb");
-            pr.done = pr.resumed_at = 0;
-            if (!f) {
-              write_failed = true;
-              return false;
-            }
-          } else if (asked_range && status == 206) {
+        if (!f) {
+          bool append = false;
+          if (asked_range && resp.status == 206) {
             const std::string cr = resp.header("content-range");  // bytes START-END/TOTAL
             unsigned long long s = 0;
             if (std::sscanf(cr.c_str(), "bytes %llu-", &s) != 1 || s != uint64_t(have)) {
               restart = true;  // not the bytes asked for: start over
               return false;
             }
+            append = true;
+          }
+          if (!append) pr.done = pr.resumed_at = 0;
+          f = fopen_utf8(part.c_str(), append ? "ab" : "wb");
+          if (!f) {
+            write_failed = true;
+            return false;
           }
         }
         if (std::fwrite(d, 1, n, f) != n) {
@@ -571,7 +569,11 @@ int download(const Hub &hub, const Entry &e, const std::string &dest, std::strin
       };
       std::string linked_etag, linked_size, terr;
       const HttpFailure hf = hub.get(url, req, &resp, &terr, &linked_etag, &linked_size);
-      const bool closed_ok = std::fclose(f) == 0;
+      bool closed_ok = !f || std::fclose(f) == 0;
+      if (!f && hf == HttpFailure::kNone && resp.status >= 200 && resp.status < 300 && resp.status != 206) {
+        f = fopen_utf8(part.c_str(), "wb");  // an empty body: an empty file
+        closed_ok = f && std::fclose(f) == 0;
+      }
       pr.update(true);
       pr.end_line();
       if (write_failed || !closed_ok) return fail(error, "cannot write " + part + " (is the disk full?)");

@@ -179,6 +179,7 @@ class Hub(unittest.TestCase):
         last = self.assert_one_line_failure(r, "401", "refused")
         self.assertNotIn(b"hf_wrongToken0815", r.stderr + r.stdout)
         self.assertNotIn("hf_wrong", last)
+        self.assertFalse([f for f in self.cached_files() if "gguf" in f], self.cached_files())
         n = len(self.stats()["log"])
         r = self.ml_run("--hf", "stub/gated-GGUF", *GEN, env={"HF_TOKEN": TOKEN})
         self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
@@ -226,6 +227,7 @@ class Hub(unittest.TestCase):
         self.assert_one_line_failure(r, "cannot connect to 127.0.0.1:%d" % port)
         self.assertEqual(len(self.lines(r)), 1, r.stderr)
         self.assertLess(time.time() - t, 60)
+        self.assertEqual(self.cached_files(), [])  # nothing written
 
     def test_sha256_edge_lengths_agree_with_hashlib(self):
         for n in LENGTHS:
