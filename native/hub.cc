@@ -603,8 +603,9 @@ int download(const Hub &hub, const Entry &e, const std::string &dest, std::strin
         return fail(error, "cannot download " + hub.repo + " " + e.path + ": " + terr);
       } else if (hf == HttpFailure::kNone) {
         if (resp.status == 416) {  // the range starts at or past the end: the part may be whole
-          if (!(want_size && uint64_t(have) == want_size)) remove_utf8(part.c_str());
           if (want_size && uint64_t(have) == want_size) break;
+          remove_utf8(part.c_str());
+          terr = "the server refused to resume at " + std::to_string(have) + " bytes (HTTP 416)";
         } else if (resp.status >= 200 && resp.status < 300) {
           if (!want_size || uint64_t(file_size(part)) >= want_size) break;
           terr = "the answer ended early";  // fewer bytes than the size: resume

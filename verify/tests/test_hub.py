@@ -7,7 +7,7 @@ WinHTTP) runs with HF_ENDPOINT at the stub and ML_CACHE in a fresh folder per te
   order skips a split Q4_K_M and takes F32; the listing comes in pages (Link: rel="next");
 - a second run (and --offline) makes no request at all;
 - a connection cut halfway through the body: the second attempt sends Range and resumes; the file's
-  SHA-256 is hashlib's;
+  SHA-256 is hashlib's; a .part left by an earlier run is resumed from its length;
 - a gated repository: 401 without the token, one line naming HF_TOKEN; a wrong token refused; the
   right token (HF_TOKEN) works, is never printed, and never sent to the bytes' other origin;
 - 404: a missing quant lists the GGUF files there are; a missing repository is named; a split file
@@ -171,6 +171,23 @@ class Hub(unittest.TestCase):
         self.assertNotEqual(ranges[-1], "bytes=0-")
         got = os.path.join(self.cache, "hub", "stub", "cut-GGUF", "main", "files", "stories260K-F32.gguf")
         self.assertEqual(sha256(got), hashlib.sha256(open(GGUF, "rb").read()).hexdigest())
+
+    def test_resume_a_part_left_by_an_earlier_run(self):
+        files = os.path.join(self.cache, "hub", "stub", "stories260K-GGUF", "main", "files")
+        os.makedirs(files)
+        data = open(GGUF, "rb").read()
+        half = len(data) // 3
+        with open(os.path.join(files, "stories260K-F32.gguf.part"), "wb") as f:
+            f.write(data[:half])
+        n = len(self.stats()["log"])
+        r = self.ml_run("--hf", "stub/stories260K-GGUF:F32", *GEN)
+        self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
+        self.assertEqual(r.stdout, self.local_text)
+        self.assertIn(b"resuming at", r.stderr)
+        ranges = [x["range"] for x in self.stats()["log"][n:] if x["path"].startswith("/cdn/")]
+        self.assertEqual(ranges, ["bytes=%d-" % half])
+        self.assertEqual(sha256(os.path.join(files, "stories260K-F32.gguf")), hashlib.sha256(data).hexdigest())
+        self.assertFalse(os.path.exists(os.path.join(files, "stories260K-F32.gguf.part")))
 
     def test_gated_repository_and_the_token(self):
         r = self.ml_run("--hf", "stub/gated-GGUF", *GEN)
