@@ -15,7 +15,7 @@ WinHTTP) runs with HF_ENDPOINT at the stub and ML_CACHE in a fresh folder per te
 - a checksum mismatch: one line, and neither the file nor its .part is left;
 - --offline with an empty cache names what is missing, without a request; the default cache folder
   ($XDG_CACHE_HOME or ~/.cache + legacy-ml; under Wine %LOCALAPPDATA%\legacy-ml);
-- no network (a closed port): one line, quickly;
+- no network (a closed port; a host name that cannot resolve): one line, quickly;
 - files of every SHA-256 padding edge length (0, 55, 56, 63, 64, 65, 119, 120, 1000 bytes) download,
   i.e. native/sha256.cc agrees with hashlib on them.
 ml_bench and ml_server take --hf too (native presets: ML_BENCH, ML_SERVER).
@@ -245,6 +245,10 @@ class Hub(unittest.TestCase):
         self.assertEqual(len(self.lines(r)), 1, r.stderr)
         self.assertLess(time.time() - t, 60)
         self.assertEqual(self.cached_files(), [])  # nothing written
+        # DNS: a name that cannot exist (RFC 6761's .invalid)
+        r = self.ml_run("--hf", "stub/stories260K-GGUF", *GEN, endpoint="http://no-such-host.invalid")
+        self.assert_one_line_failure(r, "cannot connect to no-such-host.invalid")
+        self.assertEqual(len(self.lines(r)), 1, r.stderr)
 
     def test_sha256_edge_lengths_agree_with_hashlib(self):
         for n in LENGTHS:
