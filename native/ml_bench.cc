@@ -809,6 +809,8 @@ extern "C" int ml_main(int argc, char **argv) {
     }
   }
   if (o.hf.wanted()) {
+    if (o.mode == "kernels" || o.mode == "bandwidth" || o.mode == "peak")
+      return usage_error("--hf names a model: it needs decode, prefill, roofline or sample, not ", o.mode.c_str());
     std::string path;
     if (const int s = ml::hub::resolve_model(o.hf, "ml_bench", &path)) return s;
     o.models.push_back(path);
