@@ -32,7 +32,7 @@ set_property(SOURCE verify/tests/test_kernels.cc verify/tests/test_portability.c
 if(NOT MSVC)
   set_property(SOURCE verify/tests/main.cc APPEND PROPERTY COMPILE_OPTIONS -O0)
 endif()
-target_link_libraries(ml_tests PRIVATE ml_guard ml_verify ml_structured)
+target_link_libraries(ml_tests PRIVATE ml_guard ml_verify ml_structured ml_hub)  # ml_hub: hub/sha256.cc for [sha256]
 
 # ml_test_group(<name> <catch tags or test spec> [SHARED] [FIXTURES ...] [EMULATOR cmd...]): one
 # ctest entry running the matching ml_tests cases; -w NoTests fails it when nothing matches.
@@ -220,6 +220,11 @@ if(ML_ARCH_GENERIC)
     SKIP_RETURN_CODE 77 TIMEOUT 900)
 endif()
 
+# --hf ORG/REPO[:QUANT] (hub/hub.h, issue 39): hub/sha256.cc on the standard's examples; ml_run,
+# ml_bench and ml_server against a stand-in hub on loopback (verify/hub_stub.py, verify/tests/test_hub.py).
+# Builds without a downloader (the cross presets find no libcurl) check the one line saying so.
+ml_test_group(hub.sha256 "[sha256]")
+ml_hub_tests()
 # --- chat (issue 15 item 1): prompt formats and ml_run --chat -------------------------------------
 # chat.render: runtime/text/chat.cc's renderer against what a real Jinja engine renders for the real
 # templates (verify/data/chat_expected.txt, written by verify/chat_oracle.js); chat.api: the C API on

@@ -102,6 +102,7 @@ struct Opts {
   double seconds = 0.25;
   long pool_mb = 512;  // weights streamed by the "dram" rows
   bool all_variants = false, tsv = false, quick = false;  // quick: kernels at the 110M shapes only
+  ml::hub::Options hf;  // --hf ...: a model by name (hub/hub.h)
 };
 
 // Median over 5 runs of the time per call of f(), each run calling it for >= `seconds`.
@@ -776,7 +777,7 @@ extern "C" int ml_main(int argc, char **argv) {
   auto list = [](std::vector<int> *dst, int lo, int hi, const char *why) -> Setter {
     return [=](const char *v) { return parse_list(v, lo, hi, dst) ? nullptr : why; };
   };
-  const Program p{
+  Program p{
       "ml_bench", kUsage,
       {{"-t, --threads", "N[,M...]", "thread counts (default 1,<cpus>)", list(&o.threads, 1, 1024, "needs thread counts like 1 or 1,2")},
        {"-n", "TOKENS", "decode/prefill/roofline/sample: tokens per measurement (default 64)",
@@ -807,10 +808,18 @@ extern "C" int ml_main(int argc, char **argv) {
         return nullptr;
       },
       kEpilogue};
+  append_rows(&p, hub_options(&o.hf));
   if (const int rc = parse(p, argc, argv); rc >= 0) return rc;
   if (version) {
     std::printf("legacy-ml ml_bench, ISA %s (Highway static target %s)\n", ml_build_isa(), ml_hwy_target());
     return 0;
+  }
+  if (o.hf.wanted()) {
+    if (o.mode == "kernels" || o.mode == "bandwidth" || o.mode == "peak")
+      return usage_error(p, "--hf names a model: it needs decode, prefill, roofline or sample, not %s", o.mode.c_str());
+    std::string path;
+    if (const int s = ml::hub::resolve_model(o.hf, "ml_bench", &path)) return s;
+    o.models.push_back(path);
   }
   if (o.mode == "kernels") return run_kernels(o);
   if (o.mode == "bandwidth") return run_bandwidth(o);

@@ -21,6 +21,7 @@ namespace {
 
 const char kUsage[] =
     "usage: ml_run MODEL.gguf [options]\n"
+    "       ml_run --hf ORG/REPO[:QUANT] [options]\n"
     "       ml_run MODEL.mlb -z TOKENIZER.bin [options]\n"
     "\n"
     "Generates text with a GGUF file as published (architectures llama, qwen2, qwen3; weights of type\n"
@@ -42,6 +43,7 @@ struct Args {
   unsigned long long seed = 0;
   bool reference = false;
   bool chat = false, steps_given = false, no_thinking = false;
+  ml::hub::Options hf;  // --hf ...: the model by name (hub/hub.h)
 };
 
 int print_version() {
@@ -59,7 +61,7 @@ int print_version() {
 int parse_args(int argc, char **argv, Args *a) {
   using namespace ml::cli;
   bool version = false;
-  const Program p{
+  Program p{
       "ml_run", kUsage,
       {{"-z, --tokenizer", "PATH", "the model's tokenizer (required for .mlb; a GGUF's own by default): a\n"
                                    "llama2.c tokenizer.bin with exactly the model's n_tokens (its vocab unless\n"
@@ -112,9 +114,11 @@ int parse_args(int argc, char **argv, Args *a) {
         return msg.c_str();
       },
       kEpilogue};
+  append_rows(&p, hub_options(&a->hf));
   if (const int rc = parse(p, argc, argv); rc >= 0) return rc;
   if (version) return print_version();
-  if (!a->model) return usage_error(p, "no model given");
+  if (!a->model && !a->hf.wanted()) return usage_error(p, "no model given");
+  if (a->model && a->hf.wanted()) return usage_error(p, "give either a model file (%s) or --hf, not both", a->model);
   if (a->prompt && a->token_ids) return usage_error(p, "give either -i or --token-ids, not both");
   if (a->chat && (a->prompt || a->token_ids || a->logits_path))
     return usage_error(p, "--chat reads its turns from stdin: -i, --token-ids and --logits do not apply");
@@ -382,6 +386,11 @@ int run_chat(ml_ctx *ctx, const Args &a, const ml_model_info &info, const ml_tok
 extern "C" int ml_main(int argc, char **argv) {
   Args a;
   if (const int rc = parse_args(argc, argv, &a); rc >= 0) return rc;
+  std::string hf_path;  // --hf: the cached file
+  if (a.hf.wanted()) {
+    if (const int s = ml::hub::resolve_model(a.hf, "ml_run", &hf_path)) return s;
+    a.model = hf_path.c_str();
+  }
 
   const double t_load = ml::cli::now_ms();
   ml_options opt;

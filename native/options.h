@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "hub/hub.h"
 #include "native/cli.h"
 #include "runtime/ml.h"
 
@@ -64,6 +65,32 @@ inline Setter kv_type(int *dst) {
   return [=](const char *v) -> const char * {
     return ml_kv_type_parse(v, dst) == ML_OK ? nullptr : "choose f32, f16 or q8_0";
   };
+}
+
+inline void append_rows(Program *p, std::vector<Option> rows) {
+  p->options.insert(p->options.end(), rows.begin(), rows.end());
+}
+
+// The --hf rows (hub/hub.h), the same in every program that opens a model.
+inline std::vector<Option> hub_options(ml::hub::Options *o) {
+  auto str = [](std::string *dst) -> Setter { return [=](const char *v) -> const char * { return *dst = v, nullptr; }; };
+  return {
+      {"--hf", "ORG/REPO[:QUANT]",
+       "a GGUF from the Hugging Face hub, downloaded into the cache and run\n"
+       "(e.g. --hf Qwen/Qwen2.5-0.5B-Instruct-GGUF:q4_k_m). QUANT picks the file\n"
+       "whose name holds it, in any case; without one, the first the repository has\n"
+       "of " ML_HUB_DEFAULT_QUANTS "\n"
+       "(else its first GGUF). Split files (-00001-of-0000N) are refused.\n"
+       "A file in the cache is used without the network. Cache: $ML_CACHE, else\n"
+       "$XDG_CACHE_HOME/legacy-ml or ~/.cache/legacy-ml (Windows:\n"
+       "%LOCALAPPDATA%\\legacy-ml). Downloads: " ML_HUB_TRANSPORT, str(&o->spec)},
+      {"--hf-file", "NAME", "with --hf: this file of the repository instead of a quant", str(&o->file)},
+      {"--hf-token", "TOKEN", "for gated or private repositories (default: $HF_TOKEN); sent as\n"
+                              "Authorization: Bearer to the hub's host only, never printed", str(&o->token)},
+      {"--hf-endpoint", "URL", "the hub or a mirror (default: $HF_ENDPOINT, else https://huggingface.co)",
+       str(&o->endpoint)},
+      {"--offline", nullptr, "with --hf: the cache only, never the network (also HF_HUB_OFFLINE=1)",
+       flag(&o->offline)}};
 }
 
 // ---- the parser

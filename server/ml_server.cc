@@ -43,6 +43,7 @@ namespace {
 
 const char kUsage[] =
     "usage: ml_server MODEL.gguf [options]\n"
+    "       ml_server --hf ORG/REPO[:QUANT] [options]\n"
     "       ml_server MODEL.mlb -z TOKENIZER [options]\n"
     "\n"
     "Serves a model (a GGUF file as published, types and architectures as for ml_run, or an .mlb)\n"
@@ -64,11 +65,13 @@ struct Args {
   int kv_type = 0;  // ML_KV_F32
   const char *cache_dir = nullptr;
   long port = 8080, parallel = 1, queue = 64, threads = 0, ctx = 0, max_body = 1 << 20;
+  ml::hub::Options hf;   // --hf ...: the model by name (hub/hub.h)
+  std::string hf_path;   // ... and its file in the cache
 };
 
 int parse_args(int argc, char **argv, Args *a) {
   using namespace ml::cli;
-  const Program p{
+  Program p{
       "ml_server", kUsage,
       {{"-z, --tokenizer", "PATH", "the model's tokenizer, as for ml_run (required for .mlb; a GGUF's own by\n"
                                    "default)", text(&a->tokenizer)},
@@ -98,8 +101,14 @@ int parse_args(int argc, char **argv, Args *a) {
         return (msg = std::string("unexpected argument ") + v + " (the model is already " + a->model + ")").c_str();
       },
       kEpilogue};
+  append_rows(&p, hub_options(&a->hf));
   if (const int rc = parse(p, argc, argv); rc >= 0) return rc;
-  if (!a->model) return usage_error(p, "no model given");
+  if (!a->model && !a->hf.wanted()) return usage_error(p, "no model given");
+  if (a->model && a->hf.wanted()) return usage_error(p, "give either a model file (%s) or --hf, not both", a->model);
+  if (a->hf.wanted()) {
+    if (const int s = ml::hub::resolve_model(a->hf, "ml_server", &a->hf_path)) return s;
+    a->model = a->hf_path.c_str();
+  }
   return -1;
 }
 

@@ -39,11 +39,13 @@ ALLOWED = {
     # structured/: JSON (nlohmann-json) over the runtime: schemas compiled to token constraints.
     "structured": {"structured", "runtime"},
     # The checks and tests reach every layer, and the programs' shared headers.
-    "verify": {"verify", "structured", "runtime", "kernels", "simd", "native", "fuzz"},
+    "verify": {"verify", "hub", "structured", "runtime", "kernels", "simd", "native", "fuzz"},
     # native/: ml_run, ml_tokenize, ml_bench (which times every kernel variant through
     # kernels/binding.h), the baseline guarded main and ml_isa_probe (simd/cpu_guard.h).
-    "native": {"native", "structured", "runtime", "kernels", "simd"},
-    "server": {"server", "native", "structured", "runtime"},
+    "native": {"native", "hub", "structured", "runtime", "kernels", "simd"},
+    "server": {"server", "native", "hub", "structured", "runtime"},
+    # hub/: the downloader behind --hf (HTTP through libcurl or WinHTTP), beside the programs.
+    "hub": {"hub", "runtime"},
     "launcher": {"launcher", "simd"},  # compiled without ISA flags: the CPU selection only
     "wasm": {"wasm", "structured", "runtime", "verify"},  # the browser's verify page runs the checks
     "fuzz": {"fuzz", "runtime", "verify"},

@@ -40,3 +40,7 @@ add_test(NAME logits.identical COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify
 ml_logits_checksum_test(logits.checksum)
 set_tests_properties(golden.stories260K logits.identical logits.checksum PROPERTIES SKIP_RETURN_CODE 77
   FIXTURES_REQUIRED "wine;stories260K;random" ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;LC_ALL=C.UTF-8")
+
+# --hf (hub/hub.h) through WinHTTP: ml_run.exe against verify/hub_stub.py over plain HTTP on loopback
+# (verify/tests/test_hub.py, the same cases as on Linux, ml_bench.exe's --hf too; there is no ml_server.exe).
+ml_hub_tests()
