@@ -247,34 +247,6 @@ void print_banner(const Args &a, const ml_model_info &info, double load_ms) {
                load_ms);
 }
 
-// Appends the valid UTF-8 characters of p[0..n) to *out (ml_text_stream_feed lets overlong forms,
-// surrogates and code points past U+10FFFF through; a chat reply becomes a message of the
-// conversation, which must be valid UTF-8) and returns how many bytes it appended.
-size_t append_valid_utf8(const char *p, size_t n, std::string *out) {
-  const size_t before = out->size();
-  const unsigned char *s = reinterpret_cast<const unsigned char *>(p);
-  size_t i = 0;
-  while (i < n) {
-    const unsigned c = s[i];
-    const int k = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : -1;
-    if (k < 0 || i + size_t(k) >= n) {
-      ++i;
-      continue;
-    }
-    uint32_t cp = k == 0 ? c : c & (0x3Fu >> k);
-    bool ok = true;
-    for (int j = 1; j <= k && ok; ++j) {
-      ok = (s[i + size_t(j)] & 0xC0) == 0x80;
-      cp = cp << 6 | (s[i + size_t(j)] & 0x3F);
-    }
-    if (ok && ((k == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF))))
-      ok = false;
-    if (ok) out->append(p + i, size_t(k) + 1);
-    i += ok ? size_t(k) + 1 : 1;
-  }
-  return out->size() - before;
-}
-
 // Reads one line of stdin (without its "\n" or "\r\n") into *line; false at EOF with nothing read.
 bool read_line(std::string *line) {
   line->clear();
@@ -395,9 +367,9 @@ int run_chat(ml_ctx *ctx, const Args &a, const ml_model_info &info, const ml_tok
       if (!piece) piece = "";
       if (piece_out.size() < std::strlen(piece) + 8) piece_out.resize(std::strlen(piece) + 8);
       const size_t n = ml_text_stream_feed(&stream, piece, piece_out.data());
-      const size_t before = reply.size();
-      if (n && append_valid_utf8(piece_out.data(), n, &reply)) {
-        std::fwrite(reply.data() + before, 1, reply.size() - before, stdout);
+      if (n) {  // valid UTF-8 (a chat reply becomes a message of the conversation)
+        reply.append(piece_out.data(), n);
+        std::fwrite(piece_out.data(), 1, n, stdout);
         std::fflush(stdout);
       }
       if (a.steps_given && generated >= a.steps) break;

@@ -12,6 +12,7 @@
 #include "runtime/context.h"
 #include "runtime/error.h"
 #include "runtime/tokenizer.h"
+#include "runtime/unicode.h"
 
 namespace ml {
 
@@ -207,7 +208,7 @@ ml_status chat_render(ml_chat_format f, const ChatTemplateVars &v, const ml_chat
                   r ? shown(r).c_str() : "NULL");
     if (!m[i].content) return fail(ML_E_ARG, "chat message %d: content is NULL", i);
     size_t bad = 0;
-    if (!valid_utf8(m[i].content, &bad))
+    if (!unicode::valid_utf8(m[i].content, std::strlen(m[i].content), &bad))
       return fail(ML_E_ARG, "chat message %d: content is not valid UTF-8 (byte %zu)", i, bad);
   }
   auto role = [&](int i) { return std::string(m[i].role); };
@@ -461,7 +462,7 @@ extern "C" ml_status ml_chat_encode(ml_ctx *ctx, const char *text, int *tokens, 
   if (ctx->tokenizer.kind() == Tokenizer::kByteLevel)
     return ml_encode_ex(ctx, text, ML_ENCODE_SPECIAL, tokens, max_tokens, n_tokens);
   size_t bad = 0;
-  if (!valid_utf8(text, &bad)) return fail(ML_E_ARG, "ml_chat_encode: text is not valid UTF-8 (byte %zu)", bad);
+  if (!unicode::valid_utf8(text, std::strlen(text), &bad)) return fail(ML_E_ARG, "ml_chat_encode: text is not valid UTF-8 (byte %zu)", bad);
   // llama2.c: split at <s> / </s>; each piece encoded alone (dummy prefix), no BOS of its own.
   try {
     std::vector<int> ids, piece_ids;

@@ -228,7 +228,9 @@ ml_status ml_sampler_set(ml_ctx *ctx, float temperature, float topp, uint64_t se
 ml_status ml_sample(ml_ctx *ctx, const float *logits, int *token);
 
 /* Text streaming for decoded pieces: holds the bytes of a UTF-8 character split across tokens
- * until it is complete, drops control bytes (as llama2.c's safe_printf) and invalid sequences.
+ * until it is complete, drops control bytes (as llama2.c's safe_printf) and invalid sequences
+ * (stray or missing continuation bytes, overlong forms, surrogates, past U+10FFFF): what it writes
+ * is always valid UTF-8.
  * out needs room for strlen(piece) + 4 bytes; returns the number of bytes written (no NUL). */
 typedef struct ml_text_stream {
   unsigned char pending[4];

@@ -11,6 +11,9 @@
 //                   composition exclusions), as Python's unicodedata.normalize("NFC", s). O(n):
 //                   runs of NFC_Quick_Check=Yes starters (all of ASCII) are copied through, only
 //                   the segments around other characters are decomposed and recomposed.
+//   utf8_char_len() the bytes of the valid UTF-8 character at s[i], 0 when none starts there
+//   valid_utf8()    whether text is valid UTF-8, and where not (THE validator: tokenizers, chat,
+//                   GGUF vocabularies, the text stream, sessions and the server all use it)
 //   utf8_next()     decodes one code point of VALID UTF-8 (callers validate first: valid_utf8)
 #pragma once
 #include <cstddef>
@@ -27,6 +30,17 @@ Category category(uint32_t cp);
 inline bool is_letter(uint32_t cp) { return category(cp) == kLetter; }
 inline bool is_number(uint32_t cp) { return category(cp) == kNumber; }
 bool is_space(uint32_t cp);
+
+// The length (1..4) of the valid UTF-8 character that starts s[0..n), or 0 when none does: a stray
+// continuation byte, a lead byte that never starts one (C0, C1, F5..FF), an overlong form, a
+// surrogate (U+D800..U+DFFF), a code point past U+10FFFF, or a sequence cut short by n or by a
+// byte that is not a continuation. Reads only s[0..n); n = 0 gives 0.
+int utf8_char_len(const char *s, size_t n);
+
+// True when s[0..n) is valid UTF-8 (utf8_char_len finds a character at every step; NUL is a
+// character). Otherwise false, with *bad_offset (when not NULL) the offset of the first byte that
+// does not start a valid character.
+bool valid_utf8(const char *s, size_t n, size_t *bad_offset = nullptr);
 
 // Decodes the code point at s[i] (valid UTF-8, i < n) and returns its byte length (1..4). On invalid
 // input it still reads only s[i..n) and returns 1..4 (garbage code point, no other guarantee).

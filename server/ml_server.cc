@@ -35,6 +35,7 @@
 #include "kernels/mutants.h"  // ML_MUTANT: false unless the mutation audit's build (tools/mutants.sh)
 #include "native/cli.h"
 #include "runtime/ml.h"
+#include "runtime/unicode.h"
 
 using nlohmann::json;
 
@@ -165,39 +166,6 @@ void send_error(httplib::Response &res, int status, const std::string &message, 
   res.status = status;
   res.set_content(error_body(status, message, type).dump(-1, ' ', false, json::error_handler_t::replace),
                   "application/json");
-}
-
-// Returns the offset of the first byte that is not valid UTF-8, or npos.
-size_t utf8_error(const std::string &s) {
-  const auto *p = reinterpret_cast<const unsigned char *>(s.data());
-  const size_t n = s.size();
-  for (size_t i = 0; i < n;) {
-    const unsigned c = p[i];
-    int len;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return i;
-    }
-    if (i + size_t(len) > n) return i;
-    if (p[i + 1] < lo || p[i + 1] > hi) return i;
-    for (int k = 2; k < len; ++k)
-      if ((p[i + size_t(k)] & 0xC0) != 0x80) return i;
-    i += size_t(len);
-  }
-  return std::string::npos;
 }
 
 // Whether a and b are the same bytes, in a time that depends only on their lengths (never on where
@@ -639,8 +607,8 @@ std::string sse(const json &j) {
 }
 
 void Server::handle_completion(const httplib::Request &req, httplib::Response &res, bool chat) {
-  const size_t bad_at = utf8_error(req.body);
-  if (bad_at != std::string::npos)
+  size_t bad_at = 0;
+  if (!ml::unicode::valid_utf8(req.body.data(), req.body.size(), &bad_at))
     return send_error(res, 400, "the request body is not valid UTF-8 (byte " + std::to_string(bad_at) + ")");
   json body;
   try {
