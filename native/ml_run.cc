@@ -499,9 +499,9 @@ extern "C" int ml_main(int argc, char **argv) {
   };
   const int *ends = tok.stop_ids, *ends_end = tok.stop_ids + tok.n_stop;
   const double t_start = ml::cli::now_ms();
+  if (const ml_status s = ml_session_set_prompt(session.get(), prompt.data(), n_pre, nullptr)) return fail_status(s);
   if (tok.kind == 1 && prompt[0] != tok.bos_id && std::find(ends, ends_end, prompt[0]) == ends_end)
     echo(-1, prompt[0]);  // no BOS: the first token is text too
-  if (const ml_status s = ml_session_set_prompt(session.get(), prompt.data(), n_pre, nullptr)) return fail_status(s);
   const float *logits = nullptr;
   for (int pos = 0, n = 0; pos < n_pre; pos += n) {  // prefill
     if (const ml_status s = ml_session_prefill(session.get(), a.logits_path != nullptr, &n, &logits))

@@ -76,11 +76,6 @@ void release(ml_session *s, bool all) {
 
 }  // namespace
 
-extern "C" const char *ml_finish_name(int finish) {
-  static const char *const kNames[] = {"none", "stop_id", "stop_string", "length", "context"};
-  return finish >= 0 && finish <= ML_FINISH_CONTEXT ? kNames[finish] : "unknown";
-}
-
 extern "C" void ml_session_options_init(ml_session_options *o) {
   std::memset(o, 0, sizeof *o);
   o->size = sizeof *o;
@@ -110,6 +105,7 @@ extern "C" ml_status ml_session_set_options(ml_session *s, const ml_session_opti
 }
 
 extern "C" ml_status ml_session_new(ml_ctx *ctx, const ml_session_options *o, ml_session **out) {
+  if (out) *out = nullptr;
   if (!out || !ctx) return fail(ML_E_ARG, "ml_session_new: %s is NULL", out ? "the context" : "out");
   *out = new (std::nothrow) ml_session();
   if (!*out) return fail(ML_E_NOMEM, "ml_session_new: out of memory");

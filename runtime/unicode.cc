@@ -209,40 +209,23 @@ bool is_space(uint32_t cp) {
 
 int utf8_char_len(const char *s, size_t n) {
   const auto *u = reinterpret_cast<const unsigned char *>(s);
-  if (n == 0) return 0;
-  const unsigned c = u[0];
+  const unsigned c = n ? u[0] : 0xFF;
   if (c < 0x80) return 1;
+  const int len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
   // The second byte's range rules out overlong forms (E0, F0), surrogates (ED) and > U+10FFFF (F4).
-  unsigned lo = 0x80, hi = 0xBF;
-  int len;
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    lo = c == 0xE0 ? 0xA0 : lo;
-    hi = c == 0xED ? 0x9F : hi;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    lo = c == 0xF0 ? 0x90 : lo;
-    hi = c == 0xF4 ? 0x8F : hi;
-  } else {
-    return 0;
-  }
-  if (n < static_cast<size_t>(len) || u[1] < lo || u[1] > hi) return 0;
+  const unsigned lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80, hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+  if (len == 0 || n < static_cast<size_t>(len) || u[1] < lo || u[1] > hi) return 0;
   for (int k = 2; k < len; ++k)
     if ((u[k] & 0xC0) != 0x80) return 0;
   return len;
 }
 
 bool valid_utf8(const char *s, size_t n, size_t *bad_offset) {
-  for (size_t i = 0; i < n;) {
-    const int len = utf8_char_len(s + i, n - i);
-    if (len == 0) {
+  for (size_t i = 0, len; i < n; i += len)
+    if ((len = static_cast<size_t>(utf8_char_len(s + i, n - i))) == 0) {
       if (bad_offset) *bad_offset = i;
       return false;
     }
-    i += static_cast<size_t>(len);
-  }
   return true;
 }
 
