@@ -32,9 +32,11 @@ set(ML_WEB_EXPORTS
     _malloc _free
     _ml_options_init _ml_open _ml_close _ml_last_error _ml_status_name
     _ml_encode _ml_decode _ml_eval _ml_sampler_set _ml_sample _ml_text_stream_feed
+    _ml_session_new _ml_session_free _ml_session_set_options _ml_session_set_prompt _ml_session_prefill
+    _ml_session_next _ml_session_echo _ml_session_n_past _ml_session_n_generated _ml_session_tokens
     _ml_build_isa _ml_kernel_count _ml_kernel_name _ml_kernel_impl _ml_hwy_target
     _mlw_verify_kernels _mlw_verify_quant _mlw_verify_selftest _mlw_verify_e2e
-    _mlw_build_json _mlw_info_json _mlw_sizeof_options _mlw_sizeof_text_stream)
+    _mlw_build_json _mlw_info_json _mlw_sizeof_options _mlw_sizeof_text_stream _mlw_session_options)
 string(REPLACE ";" "," ML_WEB_EXPORTS "${ML_WEB_EXPORTS}")
 
 # Node programs link at -O1: their code is compiled at -O3 already, and binaryen's -O3 pass over

@@ -101,7 +101,7 @@ class ByteLevelOracle {
   // The expected ids; false when the text is not valid UTF-8 (the runtime must refuse it).
   bool encode(const std::string &text, bool bos, bool special, std::vector<int> *out) const {
     out->clear();
-    if (!ml::valid_utf8(text.c_str(), nullptr)) return false;
+    if (!ml::unicode::valid_utf8(text.data(), text.size())) return false;
     const std::string &s = text;
     if (bos && t_.add_bos() && t_.bos_id() >= 0) out->push_back(t_.bos_id());
     size_t start = 0, i = 0;

@@ -56,7 +56,7 @@ inline void check_error_line(ml_status s) {
 }
 
 // RFC 3629: the well-formed byte sequences (its table 3-7 in the Unicode standard's words),
-// written here independently of the runtime's valid_utf8 (runtime/text/tokenizer.cc) that it checks.
+// written here independently of the runtime's valid_utf8 (runtime/text/unicode.cc) that it checks.
 inline bool rfc3629_valid(const unsigned char *s, size_t n) {
   size_t i = 0;
   while (i < n) {

@@ -14,6 +14,7 @@
 // MLTK: n_tokens <= vocab; ids in [n_tokens, vocab) and absent tokens decode to ""; encode (with
 // and without special parsing) gives ids < n_tokens, the same as the plain byte-level oracle
 // (fuzz/encode_oracle.h), and its tokens' bytes are the text (up to NFC when declared).
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -158,7 +159,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // Every piece that is valid UTF-8 (and has no embedded NUL) as a prompt of its own.
   for (int id = 0; id < vocab && id < 64; ++id) {
     const char *piece = tok.piece(id);
-    if (ml::valid_utf8(piece, nullptr)) encode_one(tok, oracle, piece, vocab);
+    if (ml::unicode::valid_utf8(piece, std::strlen(piece))) encode_one(tok, oracle, piece, vocab);
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -203,34 +204,6 @@ void print_banner(const Args &a, const ml_model_info &info, double load_ms) {
                load_ms);
 }
 
-// Appends the valid UTF-8 characters of p[0..n) to *out (ml_text_stream_feed lets overlong forms,
-// surrogates and code points past U+10FFFF through; a chat reply becomes a message of the
-// conversation, which must be valid UTF-8) and returns how many bytes it appended.
-size_t append_valid_utf8(const char *p, size_t n, std::string *out) {
-  const size_t before = out->size();
-  const unsigned char *s = reinterpret_cast<const unsigned char *>(p);
-  size_t i = 0;
-  while (i < n) {
-    const unsigned c = s[i];
-    const int k = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : -1;
-    if (k < 0 || i + size_t(k) >= n) {
-      ++i;
-      continue;
-    }
-    uint32_t cp = k == 0 ? c : c & (0x3Fu >> k);
-    bool ok = true;
-    for (int j = 1; j <= k && ok; ++j) {
-      ok = (s[i + size_t(j)] & 0xC0) == 0x80;
-      cp = cp << 6 | (s[i + size_t(j)] & 0x3F);
-    }
-    if (ok && ((k == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF))))
-      ok = false;
-    if (ok) out->append(p + i, size_t(k) + 1);
-    i += ok ? size_t(k) + 1 : 1;
-  }
-  return out->size() - before;
-}
-
 // Reads one line of stdin (without its "\n" or "\r\n") into *line; false at EOF with nothing read.
 bool read_line(std::string *line) {
   line->clear();
@@ -248,6 +221,32 @@ bool read_line(std::string *line) {
   return true;
 }
 
+// A generation session (runtime/ml.h) sampling as the options say (--seed, else the time) that ends
+// at BOS (as run.c) and at stops[0..n_stop), after max_tokens tokens when that is not 0.
+using Session = std::unique_ptr<ml_session, decltype(&ml_session_free)>;
+Session new_session(ml_ctx *ctx, const Args &a, int bos, const int *stops, int n_stop, long max_tokens, ml_status *st) {
+  std::vector<int> ends(stops, stops + n_stop);
+  if (bos >= 0) ends.insert(ends.begin(), bos);
+  ml_session_options o;
+  ml_session_options_init(&o);
+  o.temperature = a.temp;
+  o.top_p = a.topp;
+  o.seed = a.seed ? a.seed : static_cast<unsigned long long>(std::time(nullptr));
+  o.max_tokens = int(max_tokens);
+  o.stop_ids = ends.data();
+  o.n_stop_ids = int(ends.size());
+  ml_session *s = nullptr;
+  *st = ml_session_new(ctx, &o, &s);
+  return Session(s, ml_session_free);
+}
+
+// Writes text to stdout at once (streamed).
+void show(const char *text) {
+  if (!*text) return;
+  std::fputs(text, stdout);
+  std::fflush(stdout);
+}
+
 // --chat: the conversation is rendered whole every turn (ml_chat_render) and encoded
 // (ml_chat_encode); the tokens already in the KV cache that the new rendering starts with are
 // kept and only the rest is evaluated: the new user turn and the template's text around it (and
@@ -261,11 +260,9 @@ int run_chat(ml_ctx *ctx, const Args &a, const ml_model_info &info, const ml_tok
   const int *stop_ids = nullptr;
   int n_stop = 0;
   if (const ml_status s = ml_chat_stop_ids(ctx, fmt, &stop_ids, &n_stop)) return fail_status(s);
-  auto ends = [&](int id) {  // the format's end of turn, the tokenizer's stop ids, and BOS (as one-shot)
-    return id == tok.bos_id || std::find(stop_ids, stop_ids + n_stop, id) != stop_ids + n_stop;
-  };
-  const unsigned long long seed = a.seed ? a.seed : static_cast<unsigned long long>(std::time(nullptr));
-  if (const ml_status s = ml_sampler_set(ctx, a.temp, a.topp, seed)) return fail_status(s);
+  ml_status st = ML_OK;  // a reply ends at the format's end of turn, the tokenizer's stop ids, BOS (as one-shot)
+  const Session session = new_session(ctx, a, tok.bos_id, stop_ids, n_stop, a.steps_given ? a.steps : 0, &st);
+  if (st) return fail_status(st);
   print_banner(a, info, load_ms);
   std::fprintf(stderr, "ml_run: chat format %s (%s), %d end-of-turn/stop ids; EOF ends the chat\n",
                ml_chat_format_name(fmt), a.chat_template ? "--chat-template" : "the tokenizer's template", n_stop);
@@ -280,9 +277,8 @@ int run_chat(ml_ctx *ctx, const Args &a, const ml_model_info &info, const ml_tok
 #else
   const bool tty = isatty(0) != 0;
 #endif
-  std::vector<int> kv;    // tokens whose K/V are in the cache, at positions 0..kv.size()-1
   std::vector<int> full;  // this turn's whole conversation, encoded
-  std::vector<char> text, piece_out(4096);
+  std::vector<char> text;
   std::vector<ml_chat_message> msgs;
   std::string line;
   const int max_seq = info.max_seq;
@@ -323,53 +319,31 @@ int run_chat(ml_ctx *ctx, const Args &a, const ml_model_info &info, const ml_tok
       break;
     }
     // Keep the longest prefix already in the cache; evaluate at least the last token (for its logits).
-    size_t keep = 0;
-    while (keep < kv.size() && keep < full.size() && kv[keep] == full[keep]) ++keep;
-    if (keep == full.size()) --keep;
+    int keep = 0, n = 0;
+    if (const ml_status s = ml_session_set_prompt(session.get(), full.data(), n_full, &keep)) return fail_status(s);
     const double t0 = ml::cli::now_ms();
-    const float *logits = nullptr;
-    int pos = int(keep);
-    while (pos < n_full) {
-      const int n = std::min(n_full - pos, info.batch);
-      if (const ml_status s = ml_eval_batch(ctx, full.data() + pos, n, pos, 0, &logits)) return fail_status(s);
-      pos += n;
-    }
-    kv = full;
-    const int n_new = n_full - int(keep);
+    do
+      if (const ml_status s = ml_session_prefill(session.get(), 0, &n, nullptr)) return fail_status(s);
+    while (n > 0);
+    const int n_new = n_full - keep;
     const double t1 = ml::cli::now_ms();
     // The reply.
-    ml_text_stream stream{};
     std::string reply;
-    int generated = 0;
-    bool context_full = false;
-    for (;;) {
+    int generated = 0, finish = ML_FINISH_NONE;
+    while (finish == ML_FINISH_NONE) {
       int next;
-      ml_sample(ctx, logits, &next);
+      const char *piece;
+      if (const ml_status s = ml_session_next(session.get(), &next, &piece, &finish)) return fail_status(s);
       ++generated;
-      if (ends(next)) break;
-      const char *piece = ml_decode(ctx, kv.back(), next);
-      if (!piece) piece = "";
-      if (piece_out.size() < std::strlen(piece) + 8) piece_out.resize(std::strlen(piece) + 8);
-      const size_t n = ml_text_stream_feed(&stream, piece, piece_out.data());
-      const size_t before = reply.size();
-      if (n && append_valid_utf8(piece_out.data(), n, &reply)) {
-        std::fwrite(reply.data() + before, 1, reply.size() - before, stdout);
-        std::fflush(stdout);
-      }
-      if (a.steps_given && generated >= a.steps) break;
-      if (pos >= max_seq) {
-        context_full = true;
-        break;
-      }
-      if (const ml_status s = ml_eval(ctx, next, pos, &logits)) return fail_status(s);
-      kv.push_back(next);
-      ++pos;
+      reply += piece;
+      show(piece);
     }
+    const bool context_full = finish == ML_FINISH_CONTEXT;
     std::fputc('\n', stdout);
     std::fflush(stdout);
     const double t2 = ml::cli::now_ms();
     std::fprintf(stderr, "ml_run: turn %d: prompt %d tokens (%d kept in the KV cache), %.1f tok/s; "
-                 "generated %d tokens, %.1f tok/s\n", turn, n_new, int(keep),
+                 "generated %d tokens, %.1f tok/s\n", turn, n_new, keep,
                  t1 > t0 ? n_new / (t1 - t0) * 1000.0 : 0.0, generated, t2 > t1 ? generated / (t2 - t1) * 1000.0 : 0.0);
     roles.emplace_back("assistant");
     contents.push_back(reply);
@@ -406,10 +380,6 @@ extern "C" int ml_main(int argc, char **argv) {
   ml_model_info info;
   ml_tokenizer_info tok;
   if (!ml::cli::opened("ml_run", ctx, a.tokenizer != nullptr, &info, &tok)) return ML_E_ARG;
-  // Generation ends at BOS (run.c), and for byte-level tokenizers at EOS, EOT and the stop ids.
-  auto ends = [&](int id) {
-    return id == tok.bos_id || std::find(tok.stop_ids, tok.stop_ids + tok.n_stop, id) != tok.stop_ids + tok.n_stop;
-  };
   const double load_ms = ml::cli::now_ms() - t_load;
   if (a.chat) return run_chat(ctx, a, info, tok, load_ms);
 
@@ -460,8 +430,19 @@ extern "C" int ml_main(int argc, char **argv) {
     std::fprintf(stderr, "ml_run: -n %ld is more than the context; running %d positions\n", steps, info.max_seq);
     steps = info.max_seq;
   }
-  const unsigned long long seed = a.seed ? a.seed : static_cast<unsigned long long>(std::time(nullptr));
-  if (const ml_status s = ml_sampler_set(ctx, a.temp, a.topp, seed)) return fail_status(s);
+  const int n_prompt = static_cast<int>(prompt.size());
+  int stop = n_prompt;  // run.c stops at a BOS inside the prompt, before feeding it
+  for (int j = 1; j < n_prompt; ++j)
+    if (prompt[static_cast<size_t>(j)] == tok.bos_id) {
+      stop = j;
+      break;
+    }
+  const int n_pre = static_cast<int>(std::min<long>(steps, stop));
+  // Generation ends at BOS (run.c), and for byte-level tokenizers at EOS, EOT and the stop ids;
+  // `steps` positions at most: the last prompt position samples the first token.
+  ml_status st = ML_OK;
+  const Session session = new_session(ctx, a, tok.bos_id, tok.stop_ids, tok.n_stop, steps - n_pre + 1, &st);
+  if (st) return fail_status(st);
 
   LogitsFile logits_out;
   if (a.logits_path && !logits_out.open(a.logits_path, a.model, a.tokenizer)) return ML_E_IO;
@@ -472,58 +453,33 @@ extern "C" int ml_main(int argc, char **argv) {
   // while there is one, else sampled; a BOS (1) ends the text (byte-level: BOS, EOS, EOT or a stop
   // id; the first prompt token is echoed when it is text); `steps` positions at most. The
   // prompt runs in batches (prefill), then one token per step (decode) — the same bits.
-  ml_text_stream stream{};
-  std::vector<char> out_buf(4096);
-  auto emit = [&](int prev, int next) {
-    const char *piece = ml_decode(ctx, prev, next);
-    if (!piece) piece = "";  // an id past the tokenizer (n_tokens < vocab: padding rows) has no text
-    const size_t need = std::strlen(piece) + 8;
-    if (out_buf.size() < need) out_buf.resize(need);
-    const size_t n = ml_text_stream_feed(&stream, piece, out_buf.data());
-    if (n) {
-      std::fwrite(out_buf.data(), 1, n, stdout);
-      std::fflush(stdout);
-    }
+  auto echo = [&](int prev, int next) {
+    const char *text = "";
+    ml_session_echo(session.get(), prev, next, &text);
+    show(text);
   };
-  const int n_prompt = static_cast<int>(prompt.size());
-  int stop = n_prompt;  // run.c stops at a BOS inside the prompt, before feeding it
-  for (int j = 1; j < n_prompt; ++j)
-    if (prompt[static_cast<size_t>(j)] == tok.bos_id) {
-      stop = j;
-      break;
-    }
-  const int n_pre = static_cast<int>(std::min<long>(steps, stop));
-  const float *logits = nullptr;
+  const int *ends = tok.stop_ids, *ends_end = tok.stop_ids + tok.n_stop;
   const double t_start = ml::cli::now_ms();
-  int pos = 0;
-  if (tok.kind == 1 && !ends(prompt[0])) emit(-1, prompt[0]);  // no BOS: the first token is text too
-  while (pos < n_pre) {  // prefill
-    const int n = std::min(n_pre - pos, info.batch);
-    if (const ml_status s = ml_eval_batch(ctx, prompt.data() + pos, n, pos, a.logits_path != nullptr, &logits))
+  if (const ml_status s = ml_session_set_prompt(session.get(), prompt.data(), n_pre, nullptr)) return fail_status(s);
+  if (tok.kind == 1 && prompt[0] != tok.bos_id && std::find(ends, ends_end, prompt[0]) == ends_end)
+    echo(-1, prompt[0]);  // no BOS: the first token is text too
+  const float *logits = nullptr;
+  for (int pos = 0, n = 0; pos < n_pre; pos += n) {  // prefill
+    if (const ml_status s = ml_session_prefill(session.get(), a.logits_path != nullptr, &n, &logits))
       return fail_status(s);
     for (int t = 0; t < n; ++t) {
       if (a.logits_path && !logits_out.write(logits + size_t(t) * size_t(info.vocab), info.vocab)) return ML_E_IO;
-      if (pos + t + 1 < stop) emit(prompt[size_t(pos + t)], prompt[size_t(pos + t) + 1]);  // the prompt's next token
+      if (pos + t + 1 < stop) echo(prompt[size_t(pos + t)], prompt[size_t(pos + t) + 1]);  // the prompt's next token
     }
-    if (a.logits_path) logits += size_t(n - 1) * size_t(info.vocab);  // the last token's row
-    pos += n;
   }
   const double t_prompt_end = ml::cli::now_ms();
-  int generated = 0;
-  if (n_pre == n_prompt && stop == n_prompt) {  // decode: the last prompt position's logits first
-    int token = prompt.back();
-    for (;;) {
-      int next;
-      ml_sample(ctx, logits, &next);
-      ++generated;
-      if (ends(next)) break;  // BOS delimits sequences (byte-level: also EOS, EOT, stop ids)
-      emit(token, next);
-      token = next;
-      if (pos >= steps) break;  // pos = positions run so far
-      if (const ml_status s = ml_eval(ctx, token, pos, &logits)) return fail_status(s);
-      if (!logits_out.write(logits, info.vocab)) return ML_E_IO;
-      ++pos;
-    }
+  int generated = 0, finish = n_pre == n_prompt && stop == n_prompt ? ML_FINISH_NONE : ML_FINISH_LENGTH;
+  while (finish == ML_FINISH_NONE) {  // decode: the last prompt position's logits first
+    int next;
+    const char *text;
+    if (const ml_status s = ml_session_next(session.get(), &next, &text, &finish)) return fail_status(s);
+    if (++generated > 1 && !logits_out.write(ml_session_logits(session.get()), info.vocab)) return ML_E_IO;
+    show(text);
   }
   std::printf("\n");
   std::fflush(stdout);

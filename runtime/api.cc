@@ -9,6 +9,7 @@
 #include "runtime/context.h"
 #include "runtime/error.h"
 #include "runtime/ml.h"
+#include "runtime/text/unicode.h"
 
 using namespace ml;
 
@@ -280,9 +281,12 @@ extern "C" size_t ml_text_stream_feed(ml_text_stream *s, const char *piece, char
     if (s->need > 0) {
       if ((c & 0xC0) == 0x80) {
         s->pending[s->n_pending++] = c;
-        if (--s->need == 0) {
-          std::memcpy(out + n, s->pending, static_cast<size_t>(s->n_pending));
-          n += static_cast<size_t>(s->n_pending);
+        if (--s->need == 0) {  // complete: emitted when valid (not overlong, a surrogate or past U+10FFFF)
+          const size_t len = static_cast<size_t>(s->n_pending);
+          if (unicode::utf8_char_len(reinterpret_cast<const char *>(s->pending), len) == int(len)) {
+            std::memcpy(out + n, s->pending, len);
+            n += len;
+          }
           s->n_pending = 0;
         }
         continue;

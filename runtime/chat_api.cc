@@ -11,6 +11,7 @@
 #include "runtime/error.h"
 #include "runtime/text/chat.h"
 #include "runtime/text/tokenizer.h"
+#include "runtime/text/unicode.h"
 
 namespace ml {
 
@@ -171,7 +172,7 @@ extern "C" ml_status ml_chat_encode(ml_ctx *ctx, const char *text, int *tokens, 
   if (ctx->tokenizer.kind() == Tokenizer::kByteLevel)
     return ml_encode_ex(ctx, text, ML_ENCODE_SPECIAL, tokens, max_tokens, n_tokens);
   size_t bad = 0;
-  if (!valid_utf8(text, &bad)) return fail(ML_E_ARG, "ml_chat_encode: text is not valid UTF-8 (byte %zu)", bad);
+  if (!unicode::valid_utf8(text, std::strlen(text), &bad)) return fail(ML_E_ARG, "ml_chat_encode: text is not valid UTF-8 (byte %zu)", bad);
   // llama2.c: split at <s> / </s>; each piece encoded alone (dummy prefix), no BOS of its own.
   try {
     std::vector<int> ids, piece_ids;

@@ -23,6 +23,7 @@
 
 #include "runtime/error.h"
 #include "runtime/gguf.h"
+#include "runtime/text/unicode.h"
 
 namespace ml {
 
@@ -88,25 +89,6 @@ bool unmap(const char *p, uint64_t n, std::string *out) {
     }
     if (cp >= 324 || table[cp] < 0) return false;
     out->push_back(char(table[cp]));
-  }
-  return true;
-}
-
-bool valid_utf8(const char *p, uint64_t n) {
-  for (uint64_t i = 0; i < n;) {
-    const unsigned char c = static_cast<unsigned char>(p[i]);
-    int len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-    if (len == 0 || i + uint64_t(len) > n) return false;
-    uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1Fu : len == 3 ? c & 0x0Fu : c & 0x07u;
-    for (int k = 1; k < len; ++k) {
-      const unsigned char cc = static_cast<unsigned char>(p[i + uint64_t(k)]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = cp << 6 | (cc & 0x3Fu);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-      return false;
-    i += uint64_t(len);
   }
   return true;
 }
@@ -249,7 +231,7 @@ ml_status gpt2_tokenizer(const GgufFile &g, int vocab, std::vector<uint8_t> *ima
                     shown(t, len).c_str());
       kind[size_t(i)] = kKindNormal;
     } else if (tt == kControl || tt == kUserDefined) {
-      if (len == 0 || len > 65535 || !valid_utf8(t, len))
+      if (len == 0 || len > 65535 || !unicode::valid_utf8(t, size_t(len)))
         return fail(ML_E_FORMAT, "%s: metadata tokenizer.ggml.tokens[%d]: a control/user-defined token must be 1 to 65535 bytes of UTF-8",
                     path, i);
       text[size_t(i)].assign(t, size_t(len));

@@ -257,13 +257,62 @@ ml_status ml_logprobs(ml_ctx *ctx, const float *logits, const int *history, int 
                       ml_logprob *top, float *chosen);
 
 /* Text streaming for decoded pieces: holds the bytes of a UTF-8 character split across tokens
- * until it is complete, drops control bytes (as llama2.c's safe_printf) and invalid sequences.
+ * until it is complete, drops control bytes (as llama2.c's safe_printf) and invalid sequences
+ * (stray or missing continuation bytes, overlong forms, surrogates, past U+10FFFF): what it writes
+ * is always valid UTF-8.
  * out needs room for strlen(piece) + 4 bytes; returns the number of bytes written (no NUL). */
 typedef struct ml_text_stream {
   unsigned char pending[4];
   int n_pending, need;
 } ml_text_stream;
 size_t ml_text_stream_feed(ml_text_stream *s, const char *piece, char *out);
+
+/* Generation sessions (runtime/session.cc states the contract): the one generation loop. A session
+ * owns its context's KV cache and history, uses its sampler (a sibling decodes with its base's
+ * tokenizer) and gives valid UTF-8 text. Options are copied; `size` versions them (fields only
+ * ever appended). Pointers it returns stay valid until the next call on it.
+ *   ml_session_new(ctx, &opts, &s); ml_session_set_prompt(s, ids, n, &reused);
+ *   do ml_session_next(s, &token, &text, &finish); while (finish == ML_FINISH_NONE); */
+typedef struct ml_session ml_session;
+typedef enum ml_finish {
+  ML_FINISH_NONE, ML_FINISH_STOP_ID, ML_FINISH_STOP_STRING, /* none yet; a stop id (no text); a stop string (text ends before it) */
+  ML_FINISH_LENGTH, ML_FINISH_CONTEXT                       /* max_tokens generated; no position left to feed the token */
+} ml_finish;
+typedef struct ml_session_options {
+  size_t size;                     /* sizeof(ml_session_options): set by ml_session_options_init */
+  float temperature, top_p;        /* as ml_sampler_set; defaults 0 (greedy) and 0.9 */
+  uint64_t seed;                   /* default 1 */
+  int max_tokens;                  /* non-stop tokens per prompt at most; 0 (default) = the context's */
+  int n_stop_ids;                  /* ids that end the generation (BOS, EOS, end of turn, ...) */
+  const int *stop_ids;
+  int n_stop_strings;              /* texts that end it; text that may still begin one is held back */
+  const char *const *stop_strings; /* (NULL and "" entries ignored) */
+} ml_session_options;
+void ml_session_options_init(ml_session_options *o);
+/* A session on ctx (free it first) with o (NULL: defaults); set_options: new ones, sampler reseeded. */
+ml_status ml_session_new(ml_ctx *ctx, const ml_session_options *o, ml_session **out);
+ml_status ml_session_set_options(ml_session *s, const ml_session_options *o);
+void ml_session_free(ml_session *s); /* NULL is fine */
+/* Leading tokens of tokens[0..n) the KV cache holds already. */
+int ml_session_common_prefix(const ml_session *s, const int *tokens, int n);
+/* tokens[0..n) (1 <= n <= the context) become the history, keeping the common prefix in the KV cache
+ * but at most n - 1 tokens (the last's logits start the generation): *n_reused (may be NULL).
+ * Evaluates nothing; a new generation (stream, held text, count) starts; the RNG goes on. */
+ml_status ml_session_set_prompt(ml_session *s, const int *tokens, int n, int *n_reused);
+/* Evaluates the next batch (at most the context's batch size) of history tokens not in the KV
+ * cache: *n_evaluated (0: none left); *logits (if logits is not NULL): their rows with all_logits,
+ * else the last one's. */
+ml_status ml_session_prefill(ml_session *s, int all_logits, int *n_evaluated, const float **logits);
+/* One token: evaluates what the KV cache lacks, samples; gives the token, the text it releases
+ * ("" while held back; a finish releases all) and *finish (ml_finish). After a finish: ML_E_ARG
+ * until the next ml_session_set_prompt. */
+ml_status ml_session_next(ml_session *s, int *token, const char **text, int *finish);
+/* The text of token after prev through the session's stream (ml_run's prompt echo); evaluates nothing. */
+ml_status ml_session_echo(ml_session *s, int prev, int token, const char **text);
+const int *ml_session_tokens(const ml_session *s, int *n); /* the history (the last may not be in the KV cache) */
+int ml_session_n_past(const ml_session *s);          /* history tokens in the KV cache */
+int ml_session_n_generated(const ml_session *s);     /* non-stop tokens since the prompt */
+const float *ml_session_logits(const ml_session *s); /* the logits sampled or prefilled last; NULL before */
 
 /* Build facts for --version: the ISA, and for every kernel of the ABI its implementation. */
 const char *ml_build_isa(void);

@@ -36,6 +36,7 @@
 #include "native/cli.h"
 #include "native/options.h"
 #include "runtime/ml.h"
+#include "runtime/text/unicode.h"
 
 using nlohmann::json;
 
@@ -136,39 +137,6 @@ void send_error(httplib::Response &res, int status, const std::string &message, 
                   "application/json");
 }
 
-// Returns the offset of the first byte that is not valid UTF-8, or npos.
-size_t utf8_error(const std::string &s) {
-  const auto *p = reinterpret_cast<const unsigned char *>(s.data());
-  const size_t n = s.size();
-  for (size_t i = 0; i < n;) {
-    const unsigned c = p[i];
-    int len;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return i;
-    }
-    if (i + size_t(len) > n) return i;
-    if (p[i + 1] < lo || p[i + 1] > hi) return i;
-    for (int k = 2; k < len; ++k)
-      if ((p[i + size_t(k)] & 0xC0) != 0x80) return i;
-    i += size_t(len);
-  }
-  return std::string::npos;
-}
-
 // Whether a and b are the same bytes, in a time that depends only on their lengths (never on where
 // they first differ), so that a client cannot find the key a byte at a time from response times.
 bool constant_time_equal(const std::string &a, const std::string &b) {
@@ -219,18 +187,12 @@ struct Job {
   int n_generated = 0, n_cached = 0, n_evaluated = 0;
   double t_queued = 0, t_prompt_done = 0, t_done = 0;  // ms (ml::cli::now_ms), for "timings"
   std::condition_variable cv;  // (with Server::mu_) text grew or done: wakes this job's handler only
-  // Scheduler thread only.
-  ml_text_stream ts{};
-  std::string held;  // generated text not yet moved to `text` (a possible start of a stop string)
 };
 
 struct Slot {
   ml_ctx *ctx = nullptr;
-  std::vector<int> cache;  // tokens whose K/V the slot's KV cache holds, by position
+  ml_session *session = nullptr;  // the slot's history and KV cache (runtime/ml.h)
   std::shared_ptr<Job> job;
-  int pos = 0;             // next position to evaluate
-  int last = 0;            // the last token fed
-  const float *logits = nullptr;
   uint64_t last_used = 0;
 };
 
@@ -238,6 +200,7 @@ class Server {
  public:
   ~Server() {
     stop_scheduler();
+    for (Slot &s : slots_) ml_session_free(s.session);
     for (size_t i = slots_.size(); i-- > 1;) ml_close(slots_[i].ctx);  // siblings before the base
     if (!slots_.empty()) ml_close(slots_[0].ctx);
   }
@@ -249,7 +212,6 @@ class Server {
   void scheduler();
   void step(Slot &s);
   void finish(Slot &s, const char *reason, const std::string &error = "");
-  void publish(Job &j, bool all);
   void stop_scheduler() {
     {
       std::lock_guard<std::mutex> lk(mu_);
@@ -306,30 +268,8 @@ class Server {
   uint64_t tick_ = 0;
 };
 
-void Server::publish(Job &j, bool all) {
-  // Keep back the longest tail of `held` that is the start of a stop string (it may yet complete).
-  size_t keep = 0;
-  if (!all)
-    for (const std::string &st : j.stop)
-      for (size_t k = std::min(st.size() - 1, j.held.size()); k > keep; --k)
-        if (j.held.compare(j.held.size() - k, k, st, 0, k) == 0) {
-          keep = k;
-          break;
-        }
-  const size_t n = j.held.size() - keep;
-  if (n == 0) return;
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    j.text.append(j.held, 0, n);
-    j.ends.push_back(j.text.size());
-  }
-  j.held.erase(0, n);
-  j.cv.notify_all();
-}
-
 void Server::finish(Slot &s, const char *reason, const std::string &error) {
   Job &j = *s.job;
-  if (error.empty()) publish(j, true);
   {
     std::lock_guard<std::mutex> lk(mu_);
     j.done = true;
@@ -342,50 +282,31 @@ void Server::finish(Slot &s, const char *reason, const std::string &error) {
   s.last_used = ++tick_;
 }
 
-// One step of an active slot: a prefill batch, or one sampled token (and its evaluation).
+// One step of an active slot: a prefill batch, or one sampled token (the session feeds the last).
 void Server::step(Slot &s) {
   Job &j = *s.job;
   const int n_prompt = int(j.prompt.size());
-  if (s.pos < n_prompt) {
-    const int n = std::min(n_prompt - s.pos, info_.batch);
-    if (ml_eval_batch(s.ctx, j.prompt.data() + s.pos, n, s.pos, 0, &s.logits) != ML_OK)
-      return finish(s, "error", ml_last_error());
-    s.cache.resize(size_t(s.pos));
-    s.cache.insert(s.cache.end(), j.prompt.begin() + s.pos, j.prompt.begin() + s.pos + n);
-    s.pos += n;
-    s.last = j.prompt.back();
+  if (ml_session_n_past(s.session) < n_prompt) {
+    int n = 0;
+    if (ml_session_prefill(s.session, 0, &n, nullptr) != ML_OK) return finish(s, "error", ml_last_error());
     std::lock_guard<std::mutex> lk(mu_);
     j.n_evaluated += n;
-    if (s.pos == n_prompt) j.t_prompt_done = ml::cli::now_ms();
+    if (ml_session_n_past(s.session) == n_prompt) j.t_prompt_done = ml::cli::now_ms();
     return;
   }
-  int next = 0;
-  ml_sample(s.ctx, s.logits, &next);
-  if (std::find(j.end_ids.begin(), j.end_ids.end(), next) != j.end_ids.end()) return finish(s, "stop");
-  const char *piece = ml_decode(base_, s.last, next);
-  if (!piece) piece = "";
-  std::string out(std::strlen(piece) + 8, '\0');
-  out.resize(ml_text_stream_feed(&j.ts, piece, &out[0]));
-  j.held += out;
+  int next = 0, f = ML_FINISH_NONE;
+  const char *text = "";
+  if (ml_session_next(s.session, &next, &text, &f) != ML_OK) return finish(s, "error", ml_last_error());
   {
     std::lock_guard<std::mutex> lk(mu_);
-    ++j.n_generated;
+    j.n_generated = ml_session_n_generated(s.session);
+    if (*text) {  // a piece: a token's text, or what a stop string no longer holds back
+      j.text += text;
+      j.ends.push_back(j.text.size());
+    }
   }
-  // A stop string ends the text before it.
-  size_t cut = std::string::npos;
-  for (const std::string &st : j.stop) cut = std::min(cut, j.held.find(st));
-  if (cut != std::string::npos) {
-    j.held.resize(cut);
-    publish(j, true);
-    return finish(s, "stop");
-  }
-  publish(j, false);
-  if (j.n_generated >= j.max_tokens + (ML_MUTANT("server_max_tokens") ? 1 : 0)) return finish(s, "length");  // mutant: one more
-  s.last = next;
-  if (ml_eval(s.ctx, next, s.pos, &s.logits) != ML_OK) return finish(s, "error", ml_last_error());
-  s.cache.resize(size_t(s.pos));
-  s.cache.push_back(next);
-  ++s.pos;
+  j.cv.notify_all();
+  if (f != ML_FINISH_NONE) finish(s, f == ML_FINISH_LENGTH || f == ML_FINISH_CONTEXT ? "length" : "stop");
 }
 
 void Server::scheduler() {
@@ -431,18 +352,35 @@ void Server::scheduler() {
         size_t best_lcp = 0;
         for (Slot &s : slots_) {
           if (s.job) continue;
-          size_t l = 0;
-          while (l < s.cache.size() && l < j->prompt.size() && s.cache[l] == j->prompt[l]) ++l;
+          const size_t l = size_t(ml_session_common_prefix(s.session, j->prompt.data(), int(j->prompt.size())));
           if (!best || l > best_lcp || (l == best_lcp && s.last_used < best->last_used)) best = &s, best_lcp = l;
         }
         if (!best) break;
         queue_.pop_front();
         best->job = j;
         // At least the last prompt token is evaluated again: its logits start the generation.
-        best->pos = int(std::min(best_lcp, j->prompt.size() - 1));
-        j->n_cached = best->pos;
+        std::vector<const char *> stops;
+        for (const std::string &st : j->stop) stops.push_back(st.c_str());
+        ml_session_options o;
+        ml_session_options_init(&o);
+        o.temperature = j->temperature;
+        o.top_p = j->top_p;
+        o.seed = j->seed;
+        o.max_tokens = j->max_tokens + (ML_MUTANT("server_max_tokens") ? 1 : 0);  // mutant: one more
+        o.stop_ids = j->end_ids.data();
+        o.n_stop_ids = int(j->end_ids.size());
+        o.stop_strings = stops.data();
+        o.n_stop_strings = int(stops.size());
+        if (ml_session_set_options(best->session, &o) != ML_OK ||
+            ml_session_set_prompt(best->session, j->prompt.data(), int(j->prompt.size()), &j->n_cached) != ML_OK) {
+          j->done = true;
+          j->finish = "error";
+          j->error = ml_last_error();
+          j->cv.notify_all();
+          best->job.reset();
+          continue;
+        }
         j->t_prompt_done = ml::cli::now_ms();  // again when its prefill completes
-        ml_sampler_set(best->ctx, j->temperature, j->top_p, j->seed);
       }
       active.clear();
       for (Slot &s : slots_)
@@ -608,8 +546,8 @@ std::string sse(const json &j) {
 }
 
 void Server::handle_completion(const httplib::Request &req, httplib::Response &res, bool chat) {
-  const size_t bad_at = utf8_error(req.body);
-  if (bad_at != std::string::npos)
+  size_t bad_at = 0;
+  if (!ml::unicode::valid_utf8(req.body.data(), req.body.size(), &bad_at))
     return send_error(res, 400, "the request body is not valid UTF-8 (byte " + std::to_string(bad_at) + ")");
   json body;
   try {
@@ -734,6 +672,11 @@ int Server::run(const Args &a) {
       return int(s);
     }
   if (!ml::cli::opened("ml_server", base_, a.tokenizer != nullptr, &info_, &tok_)) return ML_E_ARG;
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (const ml_status s = ml_session_new(slots_[i].ctx, nullptr, &slots_[i].session)) {
+      std::fprintf(stderr, "ml_server: slot %zu: %s\n", i, ml_last_error());
+      return int(s);
+    }
   queue_cap_ = size_t(a.queue);
   if (a.api_key)
     api_key_ = a.api_key;

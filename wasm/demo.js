@@ -1,7 +1,7 @@
-// demo.html: text generation in the browser through the public C API (wasm/ml.js), with the same
-// loop as native/ml_run.cc: the prompt is encoded with BOS and fed position by position (its text
-// echoed), then tokens are sampled until `new tokens` are generated, the context is full, or the
-// model emits BOS. Same model, prompt, temperature, top-p and seed give ml_run's text byte for byte:
+// demo.html: text generation in the browser through the public C API (wasm/ml.js): the session of
+// runtime/ml.h, as native/ml_run.cc drives it: the prompt is encoded with BOS and prefilled in
+// batches (its text echoed), then tokens are sampled until `new tokens` are generated, the context
+// is full, or the model emits BOS. Same model, prompt, temperature, top-p and seed give ml_run's text byte for byte:
 // the page prints the equivalent ml_run command line.
 // For the browser test (wasm/browser_test.js): #stats[data-state=done][data-prompt-tokens]
 // [data-generated][data-steps]; #output holds the text (ml_run's stdout without its final newline).
@@ -90,40 +90,46 @@ async function generate() {
       throw new Error(`the prompt is ${prompt.length} tokens but the context holds ${model.info.max_seq} positions`);
     // Positions to run, as ml_run -n: the last prompt position already samples the first new token.
     const steps = Math.min(prompt.length - 1 + newTokens, model.info.max_seq);
-    model.setSampler(temp, topp, seed);
-    model.resetStream();
     $('cmd').textContent = `build/scalar/ml_run ${shellQuote(entry.cmdModel)} -z ${shellQuote(entry.cmdTok)} -i ` +
                            `${shellQuote(promptText)} -n ${steps} --temp ${temp} --top-p ${topp} --seed ${seed}`;
     setStats('running', `Generating with ${entry.label}…`, {promptTokens: prompt.length, steps});
 
-    // The loop of native/ml_run.cc: a BOS ends the text, and for byte-level tokenizers (MLTK) a
-    // sampled EOS, EOT or stop id; their first prompt token is text when it is not BOS.
-    let token = prompt[0], pos = 0, generated = 0, text = '';
-    if (info.tok_kind === 1 && token !== bos && !stops.has(token)) text += model.piece(-1, token);
+    // ml_run's run.c semantics: a BOS inside the prompt ends it (before it is fed), `steps`
+    // positions at most (the last prompt position samples the first new token); a sampled BOS (and
+    // for byte-level tokenizers an EOS, EOT or stop id) ends the text; their first prompt token is
+    // text when it is not BOS.
+    let stop = prompt.length;
+    for (let j = 1; j < prompt.length; ++j) if (prompt[j] === bos) { stop = j; break; }
+    const nPre = Math.min(steps, stop);
+    const stopIds = bos >= 0 ? [bos, ...stops] : [...stops];
+    model.start(prompt.slice(0, nPre), {temperature: temp, topp, seed, maxTokens: steps - nPre + 1, stopIds});
+    let text = '', pos = 0, generated = 0;
+    if (info.tok_kind === 1 && prompt[0] !== bos && !stops.has(prompt[0])) text += model.echo(-1, prompt[0]);
     const tStart = performance.now();
     let tPromptEnd = tStart, lastYield = tStart;
-    while (pos < steps && !stopRequested) {
-      const logits = model.eval(token, pos);
-      let next;
-      if (pos < prompt.length - 1) {
-        next = prompt[pos + 1];
-      } else {
-        if (pos === prompt.length - 1) tPromptEnd = performance.now();
-        next = model.sample(logits);
-        ++generated;
-      }
-      ++pos;
-      if (next === bos || (pos > prompt.length - 1 && stops.has(next))) break;  // BOS delimits sequences
-      text += model.piece(token, next);
-      token = next;
+    const show = async () => {  // stream: show the text so far, keep the page responsive
       const now = performance.now();
-      if (now - lastYield > 30) {  // stream: show the text so far, keep the page responsive
-        out.textContent = text;
-        const secs = (now - tPromptEnd) / 1000;
-        setStats('running', `generated <b>${generated}</b> tokens, <b>${secs > 0 ? (generated / secs).toFixed(1) : '–'}</b> tok/s…`);
-        await yieldToBrowser();
-        lastYield = performance.now();
-      }
+      if (now - lastYield <= 30) return;
+      out.textContent = text;
+      const secs = (now - tPromptEnd) / 1000;
+      setStats('running', `generated <b>${generated}</b> tokens, <b>${secs > 0 ? (generated / secs).toFixed(1) : '–'}</b> tok/s…`);
+      await yieldToBrowser();
+      lastYield = performance.now();
+    };
+    while (pos < nPre && !stopRequested) {  // prefill, in batches
+      const n = model.prefill();
+      for (let t = 0; t < n; ++t) if (pos + t + 1 < stop) text += model.echo(prompt[pos + t], prompt[pos + t + 1]);
+      pos += n;
+      await show();
+    }
+    tPromptEnd = performance.now();
+    let finish = nPre === prompt.length && stop === prompt.length ? 0 : 3;
+    while (finish === 0 && !stopRequested) {  // decode
+      const r = model.next();
+      ++generated;
+      text += r.text;
+      finish = r.finish;
+      await show();
     }
     const tEnd = performance.now();
     out.textContent = text;

@@ -26,7 +26,6 @@ export function browserHasSimd128() {
 }
 
 const enc = new TextEncoder();
-const dec = new TextDecoder();
 
 // Loads the module this browser should run. Returns
 //   {M, variant: 'simd128'|'scalar', reason, simd: bool, build: {isa, hwy, simd128, kernels}}
@@ -104,8 +103,9 @@ function lastError(M) {
   return M.UTF8ToString(M._ml_last_error());
 }
 
-// An open model: ml_open / ml_encode / ml_eval / ml_sampler_set / ml_sample / ml_decode /
-// ml_text_stream_feed, one to one.
+// An open model: ml_open and ml_encode, and generation through one session (ml_session_* of
+// runtime/ml.h: the common prefix kept in the KV cache, batched prefill, sampling, stop ids, valid
+// UTF-8 text) — the loop ml_run and ml_server run.
 export class Model {
   // Opens model and tokenizer files already in the module's FS. maxSeq 0 = the model's context.
   constructor(M, modelPath, tokenizerPath, {maxSeq = 0, reference = 0} = {}) {
@@ -125,25 +125,21 @@ export class Model {
       M._free(out);
     }
     this.info = JSON.parse(M.UTF8ToString(M._mlw_info_json(this.ctx)));
-    this.stream = M._malloc(M._mlw_sizeof_text_stream());
-    this.outCap = 256;
-    this.outBuf = M._malloc(this.outCap);
-    this.i32 = M._malloc(4);
-    this.resetStream();
+    this.i32 = M._malloc(12);  // out parameters: three int32
+    this.session = 0;
   }
 
   close() {
     const M = this.M;
     if (!this.ctx) return;
+    M._ml_session_free(this.session);
     M._ml_close(this.ctx);
-    M._free(this.stream);
-    M._free(this.outBuf);
     M._free(this.i32);
-    this.ctx = 0;
+    this.ctx = this.session = 0;
   }
 
-  resetStream() {
-    this.M.HEAPU8.fill(0, this.stream, this.stream + this.M._mlw_sizeof_text_stream());
+  check(name, st) {
+    if (st !== 0) throw new Error(`${name}: ${lastError(this.M)}`);
   }
 
   // Token ids of text (BOS first when bos), as ml_run's prompt.
@@ -153,8 +149,7 @@ export class Model {
       const cap = 3 * n + 2;  // ml_encode_bound: NFC may lengthen UTF-8 text up to 3x
       const toks = M._malloc(cap * 4);
       try {
-        const st = M._ml_encode(this.ctx, p, bos ? 1 : 0, toks, cap, this.i32);
-        if (st !== 0) throw new Error(`ml_encode: ${lastError(M)}`);
+        this.check('ml_encode', M._ml_encode(this.ctx, p, bos ? 1 : 0, toks, cap, this.i32));
         const count = M.HEAP32[this.i32 >> 2];
         return Array.from(M.HEAP32.subarray(toks >> 2, (toks >> 2) + count));
       } finally {
@@ -163,41 +158,47 @@ export class Model {
     });
   }
 
-  // Runs the model on token at pos; returns the logits' address (vocab floats in the heap).
-  eval(token, pos) {
+  // Starts a generation of prompt (ids): the sampler (seed: a positive integer below 2^53, as
+  // ml_run --seed), maxTokens (0 = until the context is full) and the ids that end it. Returns
+  // the prompt tokens kept from the KV cache.
+  start(prompt, {temperature, topp, seed, maxTokens = 0, stopIds = []}) {
     const M = this.M;
-    const st = M._ml_eval(this.ctx, token, pos, this.i32);
-    if (st !== 0) throw new Error(`ml_eval: ${lastError(M)}`);
-    return M.HEAP32[this.i32 >> 2];
-  }
-
-  // seed: a positive integer below 2^53 (JS number) — as ml_run --seed.
-  setSampler(temperature, topp, seed) {
-    const lo = seed % 0x100000000, hi = Math.floor(seed / 0x100000000);
-    const st = this.M._ml_sampler_set(this.ctx, temperature, topp, lo | 0, hi | 0);  // uint64 passed as (lo, hi)
-    if (st !== 0) throw new Error(`ml_sampler_set: ${lastError(this.M)}`);
-  }
-
-  sample(logitsPtr) {
-    const M = this.M;
-    const st = M._ml_sample(this.ctx, logitsPtr, this.i32);
-    if (st !== 0) throw new Error(`ml_sample: ${lastError(M)}`);
-    return M.HEAP32[this.i32 >> 2];
-  }
-
-  // The printable text of token after prev, through the UTF-8 text stream (as ml_run prints it).
-  piece(prev, token) {
-    const M = this.M;
-    const p = M._ml_decode(this.ctx, prev, token);
-    if (!p) throw new Error(`ml_decode: token ${token} is outside the vocabulary`);
-    const len = M.HEAPU8.indexOf(0, p) - p;
-    if (len + 8 > this.outCap) {
-      M._free(this.outBuf);
-      this.outCap = len + 64;
-      this.outBuf = M._malloc(this.outCap);
+    const ids = M._malloc(4 * Math.max(1, prompt.length, stopIds.length));
+    try {
+      M.HEAP32.set(stopIds, ids >> 2);
+      const lo = seed % 0x100000000, hi = Math.floor(seed / 0x100000000);
+      const o = M._mlw_session_options(temperature, topp, lo | 0, hi | 0, maxTokens, ids, stopIds.length);
+      if (this.session) {
+        this.check('ml_session_set_options', M._ml_session_set_options(this.session, o));
+      } else {
+        this.check('ml_session_new', M._ml_session_new(this.ctx, o, this.i32));
+        this.session = M.HEAP32[this.i32 >> 2];
+      }
+      M.HEAP32.set(prompt, ids >> 2);
+      this.check('ml_session_set_prompt', M._ml_session_set_prompt(this.session, ids, prompt.length, this.i32));
+      return M.HEAP32[this.i32 >> 2];
+    } finally {
+      M._free(ids);
     }
-    const n = M._ml_text_stream_feed(this.stream, p, this.outBuf);
-    return n ? dec.decode(M.HEAPU8.slice(this.outBuf, this.outBuf + n)) : '';
+  }
+
+  // Evaluates the next batch of the prompt; returns how many tokens (0: the prompt is in).
+  prefill() {
+    this.check('ml_session_prefill', this.M._ml_session_prefill(this.session, 0, this.i32, 0));
+    return this.M.HEAP32[this.i32 >> 2];
+  }
+
+  // One generated token: {token, text (valid UTF-8, '' while held back), finish (0: goes on)}.
+  next() {
+    const M = this.M, p = this.i32;
+    this.check('ml_session_next', M._ml_session_next(this.session, p, p + 4, p + 8));
+    return {token: M.HEAP32[p >> 2], text: M.UTF8ToString(M.HEAP32[(p + 4) >> 2]), finish: M.HEAP32[(p + 8) >> 2]};
+  }
+
+  // The printable text of token after prev through the session's text stream (the prompt's echo).
+  echo(prev, token) {
+    this.check('ml_session_echo', this.M._ml_session_echo(this.session, prev, token, this.i32));
+    return this.M.UTF8ToString(this.M.HEAP32[this.i32 >> 2]);
   }
 }
 

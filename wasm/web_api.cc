@@ -1,7 +1,8 @@
 // The browser module's C entry points (ml_web_<variant>.mjs, cmake/wasm.cmake). The pages call the
-// public C API (runtime/ml.h: ml_open, ml_encode, ml_eval, ml_sampler_set, ml_sample, ml_decode,
-// ml_text_stream_feed, ...) directly through Emscripten's exports; this file adds only what a page
-// cannot do with them:
+// public C API (runtime/ml.h: ml_open, ml_encode, the ml_session_* generation calls, ml_decode, ...)
+// directly through Emscripten's exports; this file adds only what a page cannot do with them:
+//   - ml_session_options filled from numbers (mlw_session_options), so JavaScript does not
+//     hard-code the struct's layout;
 //   - the verification harness (verify/verify.h, the same library the Catch2 tests run) with a
 //     sink that hands every check row to JavaScript (Module.onCheck(row)) as it is produced;
 //   - build facts and model info as JSON, so JavaScript does not hard-code struct layouts.
@@ -10,6 +11,7 @@
 #include <emscripten/emscripten.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -134,6 +136,22 @@ EMSCRIPTEN_KEEPALIVE const char *mlw_info_json(const ml_ctx *ctx) {
     g_json += "]}";
   }
   return g_json.c_str();
+}
+
+// Session options for a page (wasm/ml.js): the sampler (seed as two uint32 halves), max_tokens and
+// stop ids (copied by ml_session_new / ml_session_set_options). Valid until the next call.
+EMSCRIPTEN_KEEPALIVE const ml_session_options *mlw_session_options(float temperature, float top_p, uint32_t seed_lo,
+                                                                  uint32_t seed_hi, int max_tokens, const int *stop_ids,
+                                                                  int n_stop) {
+  static ml_session_options o;
+  ml_session_options_init(&o);
+  o.temperature = temperature;
+  o.top_p = top_p;
+  o.seed = uint64_t(seed_hi) << 32 | seed_lo;
+  o.max_tokens = max_tokens;
+  o.stop_ids = stop_ids;
+  o.n_stop_ids = n_stop;
+  return &o;
 }
 
 // Sizes of the public structs a page allocates (checked against the glue's constants).

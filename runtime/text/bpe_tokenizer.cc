@@ -147,7 +147,7 @@ ml_status BpeTokenizer::load_impl(const uint8_t *data, uint64_t size, const char
     off += len;
     if (kind == kSpecial || kind == kAdded) {
       size_t bad = 0;
-      if (!valid_utf8(bytes_.data() + offsets_[i], &bad))
+      if (!unicode::valid_utf8(bytes_.data() + offsets_[i], len, &bad))
         return fail(ML_E_FORMAT, "tokenizer %s: token %u (%s) is not valid UTF-8 (byte %zu)", path, i, kKindName[kind],
                     bad);
     }
@@ -393,11 +393,8 @@ ml_status BpeTokenizer::encode(const char *text, bool bos, bool special, std::ve
 ml_status BpeTokenizer::encode(const char *text, size_t n, bool bos, bool special, std::vector<int> *out) {
   if (text == nullptr) return fail(ML_E_ARG, "encode: text is NULL");
   if (text[n] != '\0') return fail(ML_E_ARG, "encode: text[%zu] is not NUL", n);
-  for (size_t off = 0; off <= n;) {  // valid_utf8 stops at a NUL: check each NUL-separated run
-    size_t bad = 0;
-    if (!valid_utf8(text + off, &bad)) return fail(ML_E_ARG, "text is not valid UTF-8 (byte %zu)", off + bad);
-    off += std::strlen(text + off) + 1;
-  }
+  size_t bad = 0;
+  if (!unicode::valid_utf8(text, n, &bad)) return fail(ML_E_ARG, "text is not valid UTF-8 (byte %zu)", bad);
   try {
     out->clear();
     if (bos && (add_bos() || ML_MUTANT("bpe_add_bos")) && bos_id_ >= 0) out->push_back(bos_id_);  // mutant: add_bos ignored

@@ -10,7 +10,7 @@
 
 #include "kernels/mutants.h"
 #include "runtime/error.h"
-#include "runtime/text/tokenizer.h"  // valid_utf8
+#include "runtime/text/unicode.h"
 
 namespace ml {
 
@@ -205,7 +205,7 @@ ml_status chat_render(ml_chat_format f, const ChatTemplateVars &v, const ml_chat
                   r ? shown(r).c_str() : "NULL");
     if (!m[i].content) return fail(ML_E_ARG, "chat message %d: content is NULL", i);
     size_t bad = 0;
-    if (!valid_utf8(m[i].content, &bad))
+    if (!unicode::valid_utf8(m[i].content, std::strlen(m[i].content), &bad))
       return fail(ML_E_ARG, "chat message %d: content is not valid UTF-8 (byte %zu)", i, bad);
   }
   auto role = [&](int i) { return std::string(m[i].role); };

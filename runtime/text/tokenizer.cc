@@ -6,6 +6,7 @@
 
 #include "kernels/mutants.h"
 #include "runtime/error.h"
+#include "runtime/text/unicode.h"
 
 namespace ml {
 
@@ -17,31 +18,6 @@ int32_t rd_i32(const uint8_t *p) {
   return v;
 }
 }  // namespace
-
-bool valid_utf8(const char *str, size_t *bad_offset) {
-  const unsigned char *s = reinterpret_cast<const unsigned char *>(str);
-  size_t i = 0;
-  while (s[i]) {
-    const unsigned c = s[i];
-    int n;
-    uint32_t cp;
-    if (c < 0x80) { ++i; continue; }
-    else if (c >= 0xC2 && c <= 0xDF) { n = 1; cp = c & 0x1F; }
-    else if (c >= 0xE0 && c <= 0xEF) { n = 2; cp = c & 0x0F; }
-    else if (c >= 0xF0 && c <= 0xF4) { n = 3; cp = c & 0x07; }
-    else { if (bad_offset) *bad_offset = i; return false; }
-    for (int k = 1; k <= n; ++k) {
-      if ((s[i + k] & 0xC0) != 0x80) { if (bad_offset) *bad_offset = i; return false; }
-      cp = cp << 6 | (s[i + k] & 0x3F);
-    }
-    if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF))) {
-      if (bad_offset) *bad_offset = i;
-      return false;
-    }
-    i += static_cast<size_t>(n) + 1;
-  }
-  return true;
-}
 
 ml_status Tokenizer::load_llama2(const uint8_t *data, uint64_t size, int vocab, const char *path) {
   if (size < 4) return fail(ML_E_FORMAT, "tokenizer %s is %llu bytes, too short for its header", path,
@@ -102,7 +78,7 @@ int Tokenizer::lookup(const char *s) const {
 ml_status Tokenizer::encode_llama2(const char *text, bool bos, int *tokens, int max_tokens, int *n_tokens) {
   if (text == nullptr) return fail(ML_E_ARG, "encode: text is NULL");
   size_t bad = 0;
-  if (!valid_utf8(text, &bad)) return fail(ML_E_ARG, "prompt is not valid UTF-8 (byte %zu)", bad);
+  if (!unicode::valid_utf8(text, std::strlen(text), &bad)) return fail(ML_E_ARG, "prompt is not valid UTF-8 (byte %zu)", bad);
   const size_t len = std::strlen(text);
   if (max_tokens < 0 || static_cast<size_t>(max_tokens) < len + 2)
     return fail(ML_E_ARG, "encode: token buffer of %d entries is too small, %zu needed", max_tokens, len + 2);

@@ -80,7 +80,4 @@ class Tokenizer {
   char byte_pieces_[512];          // "\xNN\0" for <0xNN>
 };
 
-// True when s is valid UTF-8 (no overlongs, surrogates or code points past U+10FFFF).
-bool valid_utf8(const char *s, size_t *bad_offset);
-
 }  // namespace ml

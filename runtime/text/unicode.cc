@@ -207,6 +207,28 @@ bool is_space(uint32_t cp) {
   return false;
 }
 
+int utf8_char_len(const char *s, size_t n) {
+  const auto *u = reinterpret_cast<const unsigned char *>(s);
+  const unsigned c = n ? u[0] : 0xFF;
+  if (c < 0x80) return 1;
+  const int len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+  // The second byte's range rules out overlong forms (E0, F0), surrogates (ED) and > U+10FFFF (F4).
+  const unsigned lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80, hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+  if (len == 0 || n < static_cast<size_t>(len) || u[1] < lo || u[1] > hi) return 0;
+  for (int k = 2; k < len; ++k)
+    if ((u[k] & 0xC0) != 0x80) return 0;
+  return len;
+}
+
+bool valid_utf8(const char *s, size_t n, size_t *bad_offset) {
+  for (size_t i = 0, len; i < n; i += len)
+    if ((len = static_cast<size_t>(utf8_char_len(s + i, n - i))) == 0) {
+      if (bad_offset) *bad_offset = i;
+      return false;
+    }
+  return true;
+}
+
 int utf8_next(const char *s, size_t n, size_t i, uint32_t *cp) {
   const auto *u = reinterpret_cast<const unsigned char *>(s);
   const uint32_t c = u[i];

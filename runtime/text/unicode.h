@@ -11,6 +11,7 @@
 //                   composition exclusions), as Python's unicodedata.normalize("NFC", s). O(n):
 //                   runs of NFC_Quick_Check=Yes starters (all of ASCII) are copied through, only
 //                   the segments around other characters are decomposed and recomposed.
+//   valid_utf8()    THE UTF-8 validator (tokenizers, chat, GGUF, text stream, server); utf8_char_len
 //   utf8_next()     decodes one code point of VALID UTF-8 (callers validate first: valid_utf8)
 #pragma once
 #include <cstddef>
@@ -27,6 +28,14 @@ Category category(uint32_t cp);
 inline bool is_letter(uint32_t cp) { return category(cp) == kLetter; }
 inline bool is_number(uint32_t cp) { return category(cp) == kNumber; }
 bool is_space(uint32_t cp);
+
+// The length (1..4) of the valid UTF-8 character that starts s[0..n), or 0 for a stray continuation,
+// a lead byte C0, C1 or F5..FF, an overlong form, a surrogate, > U+10FFFF, a sequence cut short (by
+// n or a non-continuation byte), n = 0. Reads only s[0..n).
+int utf8_char_len(const char *s, size_t n);
+// Whether s[0..n) is valid UTF-8 (NUL included); if not, *bad_offset (if not NULL) = the offset of
+// the first byte that starts no valid character.
+bool valid_utf8(const char *s, size_t n, size_t *bad_offset = nullptr);
 
 // Decodes the code point at s[i] (valid UTF-8, i < n) and returns its byte length (1..4). On invalid
 // input it still reads only s[i..n) and returns 1..4 (garbage code point, no other guarantee).
