@@ -7,6 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <cstring>
+#include <string>
+
+#include "runtime/error.h"
+#include "runtime/file_map.h"
 #include "runtime/ml.h"
 
 namespace ml::cli {
@@ -39,6 +44,21 @@ inline bool parse_float(const char *s, float *out) {
   if (errno != 0 || *end != '\0') return false;
   *out = v;
   return true;
+}
+
+// FILE's bytes (an empty file is an empty text): ML_OK, or ML_E_IO with ml_last_error() naming
+// `what` and the path.
+inline ml_status read_file(const char *what, const char *path, std::string *out) {
+  std::FILE *f = ml::fopen_utf8(path, "rb");
+  if (!f) return ml::fail(ML_E_IO, "cannot open %s file %s: %s", what, path, std::strerror(errno));
+  out->clear();
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out->append(buf, n);
+  const bool bad = std::ferror(f);
+  const int err = errno;
+  std::fclose(f);
+  return bad ? ml::fail(ML_E_IO, "cannot read %s file %s: %s", what, path, std::strerror(err)) : ML_OK;
 }
 
 inline double now_ms() {

@@ -15,6 +15,7 @@
 
 #include "native/cli.h"
 #include "native/options.h"
+#include "structured/ml_structured.h"
 #include "runtime/file_map.h"
 #include "runtime/ml.h"
 
@@ -45,6 +46,17 @@ struct Args {
   bool reference = false;
   bool chat = false, steps_given = false, no_thinking = false;
   ml::hub::Options hf;  // --hf ...: the model by name (hub/hub.h)
+  ml_sampling chain = chain_defaults();  // --top-k ...: the sampler chain (runtime/sampler.h)
+  bool chain_set = false;
+  std::vector<int> bias_ids;
+  std::vector<float> bias;
+  const char *json_schema = nullptr;  // --json-schema FILE
+  bool json = false;                  // --json: any JSON object
+  static ml_sampling chain_defaults() {
+    ml_sampling s;
+    ml_sampling_default(&s);
+    return s;
+  }
 };
 
 int print_version() {
@@ -62,6 +74,13 @@ int print_version() {
 int parse_args(int argc, char **argv, Args *a) {
   using namespace ml::cli;
   bool version = false;
+  long top_k = 0, last_n = 64;
+  auto chain = [a](Setter set) -> Setter {
+    return [a, set](const char *v) { return a->chain_set = true, set(v); };
+  };
+  auto number = [](float *dst, float lo, float hi) -> Setter {
+    return [=](const char *v) { return parse_float(v, dst) && *dst >= lo && *dst <= hi ? nullptr : "is not a number in range"; };
+  };
   Program p{
       "ml_run", kUsage,
       {{"-z, --tokenizer", "PATH", "the model's tokenizer (required for .mlb; a GGUF's own by default): a\n"
@@ -107,7 +126,32 @@ int parse_args(int argc, char **argv, Args *a) {
         text(&a->chat_template)},
        {"--no-thinking", nullptr, "--chat: the template's enable_thinking = false (Qwen3: each reply starts\n"
                                   "after an empty <think></think> block); other formats ignore it", flag(&a->no_thinking)},
-       {"--version", nullptr, "print the build's ISA and the implementation of every kernel", flag(&version)}},
+       {"--version", nullptr, "print the build's ISA and the implementation of every kernel", flag(&version)},
+       // The sampler chain (runtime/sampler.h: stages in this order; any of them set: the chain draws)
+       {"--top-k", "K", "the chain: keep the K most likely tokens (0 = off)", chain(integer(&top_k, 0, 1 << 30))},
+       {"--min-p", "P", "the chain: drop tokens below P times the most likely's probability, P in [0, 1)",
+        chain(number(&a->chain.min_p, 0.0f, 0.999999f))},
+       {"--repeat-penalty", "R", "the chain: logits of tokens among the last --repeat-last-n divided by R\n"
+                                 "(multiplied when negative), R > 0; 1 = off", chain(number(&a->chain.repeat_penalty, 1e-6f, 1e6f))},
+       {"--repeat-last-n", "N", "the chain: tokens the penalties look back at (default 64; -1 = all)",
+        chain(integer(&last_n, -1, 1 << 30))},
+       {"--presence-penalty", "P", "the chain: subtracted once from the logit of every token seen",
+        chain(number(&a->chain.presence_penalty, -1e6f, 1e6f))},
+       {"--frequency-penalty", "P", "the chain: subtracted from a token's logit per time it was seen",
+        chain(number(&a->chain.frequency_penalty, -1e6f, 1e6f))},
+       {"--logit-bias", "ID=B", "the chain: add B to token ID's logit (repeatable; B = -inf bans it)",
+        chain([a](const char *v) -> const char * {
+          long id;
+          float b;
+          const char *eq = std::strchr(v, '=');
+          if (!eq || !parse_int(std::string(v, eq).c_str(), 0, 1L << 30, &id) || !parse_float(eq + 1, &b) ||
+              std::isnan(b) || b == HUGE_VALF)
+            return "must be TOKEN_ID=BIAS, e.g. 13=-inf or 42=2.5";
+          return a->bias_ids.push_back(int(id)), a->bias.push_back(b), nullptr;
+        })},
+       {"--json-schema", "FILE", "decode so that the text is JSON valid under the schema in FILE (the subset\n"
+                                 "of docs/json-schema.md); it ends when the value is complete", text(&a->json_schema)},
+       {"--json", nullptr, "decode so that the text is a JSON object (--json-schema's engine)", flag(&a->json)}},
       [a](const char *v) -> const char * {
         static std::string msg;
         if (!a->model) return a->model = v, nullptr;
@@ -118,6 +162,7 @@ int parse_args(int argc, char **argv, Args *a) {
   append_rows(&p, hub_options(&a->hf));
   if (const int rc = parse(p, argc, argv); rc >= 0) return rc;
   if (version) return print_version();
+  a->chain.top_k = int(top_k), a->chain.repeat_last_n = int(last_n);
   if (!a->model && !a->hf.wanted()) return usage_error(p, "no model given");
   if (a->model && a->hf.wanted()) return usage_error(p, "give either a model file (%s) or --hf, not both", a->model);
   if (a->prompt && a->token_ids) return usage_error(p, "give either -i or --token-ids, not both");
@@ -221,10 +266,20 @@ bool read_line(std::string *line) {
   return true;
 }
 
-// A generation session (runtime/ml.h) sampling as the options say (--seed, else the time) that ends
-// at BOS (as run.c) and at stops[0..n_stop), after max_tokens tokens when that is not 0.
-using Session = std::unique_ptr<ml_session, decltype(&ml_session_free)>;
-Session new_session(ml_ctx *ctx, const Args &a, int bos, const int *stops, int n_stop, long max_tokens, ml_status *st) {
+// A generation session (runtime/ml.h) sampling as the options say (--seed, else the time; the
+// chain's flags; --json-schema's constraint) that ends at BOS (as run.c) and at stops[0..n_stop),
+// after max_tokens tokens when that is not 0.
+struct SessionFree {
+  ml_json_vocab *vocab = nullptr;
+  ml_json_constraint *constraint = nullptr;
+  void operator()(ml_session *s) const {
+    ml_session_free(s);
+    ml_json_constraint_free(constraint);
+    ml_json_vocab_free(vocab);
+  }
+};
+using Session = std::unique_ptr<ml_session, SessionFree>;
+Session new_session(ml_ctx *ctx, Args &a, int bos, const int *stops, int n_stop, long max_tokens, ml_status *st) {
   std::vector<int> ends(stops, stops + n_stop);
   if (bos >= 0) ends.insert(ends.begin(), bos);
   ml_session_options o;
@@ -235,9 +290,22 @@ Session new_session(ml_ctx *ctx, const Args &a, int bos, const int *stops, int n
   o.max_tokens = int(max_tokens);
   o.stop_ids = ends.data();
   o.n_stop_ids = int(ends.size());
+  a.chain.temperature = o.temperature, a.chain.top_p = o.top_p, a.chain.seed = o.seed;
+  a.chain.n_logit_bias = int(a.bias.size()), a.chain.logit_bias_ids = a.bias_ids.data(), a.chain.logit_bias = a.bias.data();
+  if (a.chain_set) o.sampling = &a.chain;
+  SessionFree parts;
+  std::string schema;
+  if (a.json_schema && (*st = ml::cli::read_file("--json-schema", a.json_schema, &schema))) return Session(nullptr, parts);
+  if (a.json || a.json_schema) {
+    if ((*st = ml_json_vocab_new(ctx, &parts.vocab)) ||
+        (*st = ml_json_constraint_new(parts.vocab, a.json_schema ? schema.data() : nullptr, schema.size(),
+                                      &parts.constraint)))
+      return Session(nullptr, parts);
+    o.constraint = ml_json_constraint_get(parts.constraint);
+  }
   ml_session *s = nullptr;
   *st = ml_session_new(ctx, &o, &s);
-  return Session(s, ml_session_free);
+  return Session(s, parts);
 }
 
 // Writes text to stdout at once (streamed).
@@ -253,7 +321,7 @@ void show(const char *text) {
 // the previous reply's tokens again if its text encodes differently from the sampled tokens). The
 // reply is sampled until an end-of-turn or stop id (not fed to the model: the next rendering
 // writes it), -n tokens, or the end of the context.
-int run_chat(ml_ctx *ctx, const Args &a, const ml_model_info &info, const ml_tokenizer_info &tok, double load_ms) {
+int run_chat(ml_ctx *ctx, Args &a, const ml_model_info &info, const ml_tokenizer_info &tok, double load_ms) {
   ml_chat_format fmt = ML_CHAT_UNKNOWN;
   if (const ml_status s = a.chat_template ? ml_chat_parse_name(a.chat_template, &fmt) : ml_chat_detect(ctx, &fmt))
     return fail_status(s);

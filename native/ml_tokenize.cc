@@ -74,24 +74,6 @@ int parse_args(int argc, char **argv, Args *a) {
   return -1;
 }
 
-// FILE's bytes (an empty file is an empty text), or false with one line on stderr.
-bool read_all(const char *path, std::string *out) {
-  std::FILE *f = ml::fopen_utf8(path, "rb");
-  if (!f) {
-    std::fprintf(stderr, "ml_tokenize: cannot open input file %s: %s\n", path, std::strerror(errno));
-    return false;
-  }
-  out->clear();
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out->append(buf, n);
-  const bool bad = std::ferror(f);
-  const int err = errno;
-  std::fclose(f);
-  if (bad) std::fprintf(stderr, "ml_tokenize: cannot read input file %s: %s\n", path, std::strerror(err));
-  return !bad;
-}
-
 // Token ids from text: integers separated by spaces, tabs, commas (and newlines).
 int parse_ids(const std::string &s, int vocab, std::vector<int> *ids) {
   ids->clear();
@@ -177,7 +159,7 @@ extern "C" int ml_main(int argc, char **argv) {
     } else {
       std::string all;
       const char *path = a.file ? a.file : a.batch;
-      if (!read_all(path, &all)) return ML_E_IO;
+      if (const ml_status s = ml::cli::read_file("input", path, &all)) return fail_status(s);
       if (a.batch && !a.decode) {
         size_t start = 0;
         for (;;) {

@@ -276,8 +276,20 @@ size_t ml_text_stream_feed(ml_text_stream *s, const char *piece, char *out);
 typedef struct ml_session ml_session;
 typedef enum ml_finish {
   ML_FINISH_NONE, ML_FINISH_STOP_ID, ML_FINISH_STOP_STRING, /* none yet; a stop id (no text); a stop string (text ends before it) */
-  ML_FINISH_LENGTH, ML_FINISH_CONTEXT                       /* max_tokens generated; no position left to feed the token */
+  ML_FINISH_LENGTH, ML_FINISH_CONTEXT,                      /* max_tokens generated; no position left to feed the token */
+  ML_FINISH_COMPLETE                                        /* the constraint's text is complete, nothing may follow */
 } ml_finish;
+/* A constraint on the generated text (structured/ml_structured.h makes JSON-schema ones): before
+ * each choice mask(user, allowed, vocab) sets allowed[id] = 1 for the tokens that may come next
+ * (allowed is zeroed first); the chosen token goes to accept(user, token); state(user) is 0 while
+ * the text is unfinished, 1 when it is complete but may go on (stop ids are allowed only then), 2
+ * when it is complete and nothing may follow (the generation ends: ML_FINISH_COMPLETE). */
+typedef struct ml_constraint {
+  void *user;
+  void (*mask)(void *user, unsigned char *allowed, int vocab);
+  void (*accept)(void *user, int token);
+  int (*state)(void *user);
+} ml_constraint;
 typedef struct ml_session_options {
   size_t size;                     /* sizeof(ml_session_options): set by ml_session_options_init */
   float temperature, top_p;        /* as ml_sampler_set; defaults 0 (greedy) and 0.9 */
@@ -287,6 +299,10 @@ typedef struct ml_session_options {
   const int *stop_ids;
   int n_stop_strings;              /* texts that end it; text that may still begin one is held back */
   const char *const *stop_strings; /* (NULL and "" entries ignored) */
+  const ml_sampling *sampling;     /* the sampler chain (copied); NULL: temperature, top_p, seed above */
+  int logprobs;                    /* 1: each token's log-probability (ml_session_logprobs); 0: none */
+  int top_logprobs;                /* with logprobs: also the 0..20 most likely tokens */
+  const ml_constraint *constraint; /* NULL: none (its user pointer must outlive the generation) */
 } ml_session_options;
 void ml_session_options_init(ml_session_options *o);
 /* A session on ctx (free it first) with o (NULL: defaults); set_options: new ones, sampler reseeded. */
@@ -313,6 +329,9 @@ const int *ml_session_tokens(const ml_session *s, int *n); /* the history (the l
 int ml_session_n_past(const ml_session *s);          /* history tokens in the KV cache */
 int ml_session_n_generated(const ml_session *s);     /* non-stop tokens since the prompt */
 const float *ml_session_logits(const ml_session *s); /* the logits sampled or prefilled last; NULL before */
+/* With options.logprobs, after ml_session_next: the token's log-probability (ml_logprobs: after
+ * logit_bias and penalties, at temperature 1) and top_logprobs entries, valid until the next call. */
+ml_status ml_session_logprobs(const ml_session *s, float *chosen, const ml_logprob **top, int *n_top);
 
 /* Build facts for --version: the ISA, and for every kernel of the ABI its implementation. */
 const char *ml_build_isa(void);

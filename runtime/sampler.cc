@@ -220,8 +220,8 @@ void Sampler::adjusted_logits(const float *logits, const int *history, int n_his
   }
 }
 
-int Sampler::sample_chain(const float *logits, const int *history, int n_history) {
-  if (!chain_) return sample(logits);
+int Sampler::sample_chain(const float *logits, const int *history, int n_history, bool force) {
+  if (!chain_ && !force) return sample(logits);
   adjusted_logits(logits, history, n_history);
   // Stage 3, top_k: the k largest as (logit, id) candidates; the rest never enter. With k set, the
   // k-th largest value is found on the floats alone (a selection over 4-byte values, not pairs),

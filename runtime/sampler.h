@@ -63,7 +63,8 @@ class Sampler {
   // token history the penalties look at. With every chain stage neutral, sample_chain == sample.
   ml_status configure_chain(const ml_sampling &s);
   bool chain_active() const { return chain_; }
-  int sample_chain(const float *logits, const int *history, int n_history);
+  // force: the chain's path even with every stage neutral (logits holding -inf: a constraint's mask).
+  int sample_chain(const float *logits, const int *history, int n_history, bool force = false);
   // After sample_chain (or with the same logits and history): log-probability of `token` and the
   // n_top most likely tokens (descending, ties by lower id) into top[0, n_top).
   ml_status logprobs(const float *logits, const int *history, int n_history, int token, int n_top,

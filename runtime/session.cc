@@ -2,14 +2,17 @@
 // --chat), ml_server and the browser demo. Contract: a session owns its context's KV cache and its
 // history `tokens`: a prompt, then the sampled tokens; tokens[0..n_past) are in the KV cache, the
 // rest are evaluated in batches (ml_eval_batch: the same bits as one by one) by the next prefill or
-// next call. A token is chosen from the last logits by choose_token (the context's sampler,
-// llama2.c's draws untouched) and fed only when the next one is asked for, so the last token of a
+// next call. A token is chosen from the last logits by choose_token (the context's sampler:
+// llama2.c's draws, or the chain of options.sampling over the history; a constraint's mask sets the
+// logits of the tokens it forbids to -inf, and the stop ids are allowed only once its text is
+// complete; logprobs are taken there too) and fed only when the next one is asked for, so the last token of a
 // generation is never evaluated (as run.c). Its text (ml_decode after the previous token) goes
 // through ml_text_stream_feed, so what is released is valid UTF-8; text that may still become a
 // stop string is held back, a stop string ends the text before it. Finish order for a token: stop
 // id, stop string, max_tokens, full context. Errors are an ml_status with the value named; nothing
 // aborts or throws (out of memory is ML_E_NOMEM).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <new>
 #include <string>
@@ -33,13 +36,39 @@ struct ml_session {
   ml_text_stream stream{};
   std::string held, out;  // held: text not released yet; out: what the last call released
   std::vector<char> piece;
+  bool chain = false;                // options.sampling given
+  int logprobs = 0, top_logprobs = 0;
+  ml_constraint constraint{};        // mask == nullptr: none
+  std::vector<float> masked;         // the logits under the constraint's mask
+  std::vector<unsigned char> allowed;
+  float lp_chosen = 0.0f;
+  std::vector<ml_logprob> lp_top;
 };
 
 namespace {
 
-// The token-choice step (logits -> token), apart so that a sampler chain, a grammar or logprobs
-// can go here, and so that the logits of several sessions (one batched forward) can each go through it.
-int choose_token(ml_session *s, const float *logits) { return s->ctx->sampler.sample(logits); }
+// The token-choice step (logits -> token): the constraint's mask, the sampler (chain), logprobs;
+// apart so that the logits of several sessions (one batched forward) can each go through it.
+int choose_token(ml_session *s, const float *logits) {
+  Sampler &sampler = s->ctx->sampler;
+  const int vocab = s->ctx->model.cfg.vocab, n_hist = int(s->tokens.size());
+  if (s->constraint.mask) {
+    s->allowed.assign(size_t(vocab), 0);
+    s->constraint.mask(s->constraint.user, s->allowed.data(), vocab);
+    const unsigned char complete = s->constraint.state(s->constraint.user) >= 1;
+    for (const int id : s->stop_ids)
+      if (id >= 0 && id < vocab) s->allowed[size_t(id)] = complete;
+    s->masked.assign(logits, logits + vocab);
+    for (int i = 0; i < vocab; ++i)
+      if (!s->allowed[size_t(i)]) s->masked[size_t(i)] = -HUGE_VALF;
+    logits = s->masked.data();
+  }
+  const int token = s->chain || s->constraint.mask ? sampler.sample_chain(logits, s->tokens.data(), n_hist, true)
+                                                   : sampler.sample(logits);
+  if (s->logprobs)
+    sampler.logprobs(logits, s->tokens.data(), n_hist, token, s->top_logprobs, s->lp_top.data(), &s->lp_chosen);
+  return token;
+}
 
 // Runs f, turning an allocation failure into ML_E_NOMEM naming `what`.
 template <class F>
@@ -93,8 +122,20 @@ extern "C" ml_status ml_session_set_options(ml_session *s, const ml_session_opti
       (o->n_stop_strings && !o->stop_strings))
     return fail(ML_E_ARG, "ml_session_options: max_tokens %d, %d stop ids, %d stop strings: negative or NULL",
                 o->max_tokens, o->n_stop_ids, o->n_stop_strings);
-  if (const ml_status st = s->ctx->sampler.configure(o->temperature, o->top_p, o->seed)) return st;
+  if (o->logprobs < 0 || o->logprobs > 1 || o->top_logprobs < 0 || o->top_logprobs > 20 ||
+      (o->constraint && (!o->constraint->mask || !o->constraint->accept || !o->constraint->state)))
+    return fail(ML_E_ARG, "ml_session_options: logprobs %d (0 or 1), top_logprobs %d (0 to 20) or a constraint "
+                "without its functions", o->logprobs, o->top_logprobs);
+  ml_sampling plain;  // without a chain: its neutral stages, which also clear an earlier chain's
+  ml_sampling_default(&plain);
+  plain.temperature = o->temperature, plain.top_p = o->top_p, plain.seed = o->seed;
+  if (const ml_status st = s->ctx->sampler.configure_chain(o->sampling ? *o->sampling : plain)) return st;
   return guarded("ml_session_set_options", [&] {
+    s->chain = o->sampling != nullptr;
+    s->logprobs = o->logprobs;
+    s->top_logprobs = o->logprobs ? o->top_logprobs : 0;
+    s->lp_top.resize(size_t(s->top_logprobs));
+    s->constraint = o->constraint ? *o->constraint : ml_constraint{};
     s->max_tokens = o->max_tokens;
     s->stop_ids.assign(o->stop_ids, o->stop_ids + o->n_stop_ids);
     s->stops.clear();
@@ -176,12 +217,14 @@ extern "C" ml_status ml_session_next(ml_session *s, int *token, const char **tex
     if (std::find(s->stop_ids.begin(), s->stop_ids.end(), next) != s->stop_ids.end()) {
       f = ML_FINISH_STOP_ID;
     } else {
+      if (s->constraint.mask) s->constraint.accept(s->constraint.user, next);
       ++s->n_generated;
       s->held += stream_text(s, prev, next);
       size_t cut = std::string::npos;
       for (const std::string &st : s->stops) cut = std::min(cut, s->held.find(st));
       if (cut != std::string::npos) s->held.resize(cut);
       f = cut != std::string::npos ? ML_FINISH_STOP_STRING
+          : s->constraint.mask && s->constraint.state(s->constraint.user) == 2 ? ML_FINISH_COMPLETE
           : s->max_tokens > 0 && s->n_generated >= s->max_tokens ? ML_FINISH_LENGTH
           : s->n_past >= s->ctx->state.max_seq ? ML_FINISH_CONTEXT : ML_FINISH_NONE;
     }
@@ -206,3 +249,11 @@ extern "C" const int *ml_session_tokens(const ml_session *s, int *n) {
 extern "C" int ml_session_n_past(const ml_session *s) { return s ? s->n_past : 0; }
 extern "C" int ml_session_n_generated(const ml_session *s) { return s ? s->n_generated : 0; }
 extern "C" const float *ml_session_logits(const ml_session *s) { return s ? s->logits : nullptr; }
+extern "C" ml_status ml_session_logprobs(const ml_session *s, float *chosen, const ml_logprob **top, int *n_top) {
+  if (!s || !s->logprobs || s->tokens.empty())
+    return fail(ML_E_ARG, "ml_session_logprobs: %s", s ? "the session's options ask for no logprobs" : "NULL session");
+  if (chosen) *chosen = s->lp_chosen;
+  if (top) *top = s->lp_top.data();
+  if (n_top) *n_top = s->top_logprobs;
+  return ML_OK;
+}

@@ -201,6 +201,52 @@ class OptionTable(Base):
             self.assertEqual((r.returncode, r.stdout.replace(b"\r\n", b"\n")), (0, b"\n"), r.stderr)
 
 
+class ChainAndJson(Base):
+    """ml_run's sampler-chain flags and --json-schema (runtime/sampler.h, structured/ml_structured.h)."""
+
+    GGUF = os.path.join(SHARED, "models", "stories260K", "stories260K.gguf")
+    SCHEMA = {"type": "object", "additionalProperties": False, "required": ["name", "age", "tags"],
+              "properties": {"name": {"type": "string", "maxLength": 12}, "age": {"type": "integer"},
+                             "tags": {"type": "array", "maxItems": 2, "items": {"enum": ["a", "b"]}}}}
+
+    def test_top_k_1_is_greedy(self):
+        greedy = ml_run(self.GGUF, "-n", "60", "--temp", "0", "-i", "Once upon a time")
+        for seed in ("1", "77"):
+            r = ml_run(self.GGUF, "-n", "60", "--temp", "1", "--top-k", "1", "--seed", seed, "-i", "Once upon a time")
+            self.assertEqual((r.returncode, r.stdout), (0, greedy.stdout), r.stderr)
+
+    def test_json_schema_text_parses_and_validates(self):
+        import json
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "schema.json")
+            with open(path, "w") as f:
+                json.dump(self.SCHEMA, f)
+            for seed in ("1", "2", "3"):
+                r = ml_run(self.GGUF, "-n", "200", "--temp", "1", "--seed", seed, "-i", "Tim", "--json-schema", path)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                out = r.stdout.decode("utf-8").replace("\r\n", "\n")
+                self.assertTrue(out.startswith("Tim") and out.endswith("\n"), out)
+                v = json.loads(out[3:-1])
+                self.assertEqual(set(v), {"name", "age", "tags"}, out)
+                self.assertTrue(isinstance(v["name"], str) and len(v["name"]) <= 12, out)
+                self.assertTrue(isinstance(v["age"], int) and not isinstance(v["age"], bool), out)
+                self.assertTrue(len(v["tags"]) <= 2 and all(t in ("a", "b") for t in v["tags"]), out)
+
+    def test_misuse_names_the_option(self):
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.json")
+            with open(bad, "w") as f:
+                f.write('{"type":"string","pattern":"a+"}')
+            r = ml_run(self.GGUF, "--json-schema", bad)
+            self.assertEqual(r.returncode, 6, r.stderr)
+            self.assertIn(b'schema keyword "pattern" at / is not supported', r.stderr)
+            r = ml_run(self.GGUF, "--json-schema", os.path.join(d, "none.json"))
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn(b"cannot open --json-schema file", r.stderr)
+        self.assert_one_line_error(ml_run(self.GGUF, "--logit-bias", "5"), 6, "--logit-bias 5: must be TOKEN_ID=BIAS")
+        self.assert_one_line_error(ml_run(self.GGUF, "--min-p", "1.5"), 6, "--min-p 1.5")
+
+
 class Misuse(Base):
     """The misuse table: each case exits non-zero with one line on stderr naming the problem,
     nothing on stdout, and no file left where --logits pointed (not even its temporary)."""

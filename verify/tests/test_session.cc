@@ -3,6 +3,7 @@
 // n - 1 tokens of it); finish reasons stop id, max_tokens, full context; misuse is ML_E_ARG with the
 // offending value named. Stop strings and text are covered through ml_run and ml_server (chat.cli,
 // server, server.openai).
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -128,4 +129,74 @@ TEST_CASE("session: greedy tokens, prefix reuse and finish reasons", "[session]"
   ml_session_free(s);
   ml_close(ctx);
   ml_close(ref);
+}
+
+TEST_CASE("session: a constraint's mask and state, the chain, logprobs of the logits sampled", "[session]") {
+  ml_options o;
+  ml_options_init(&o);
+  o.max_seq = 32;
+  ml_ctx *ctx = nullptr;
+  REQUIRE(ml_open(&ctx, test::models("random_gqa_q8_0.mlb").c_str(), nullptr, &o) == ML_OK);
+  ml_model_info info;
+  REQUIRE(ml_get_info(ctx, &info) == ML_OK);
+  // A constraint allowing only tokens 7 then 9, then complete and finished.
+  struct Only {
+    std::vector<int> seq = {7, 9};
+    size_t at = 0;
+    std::vector<int> accepted;
+  } only;
+  ml_constraint c{&only,
+                  [](void *u, unsigned char *allowed, int) { allowed[static_cast<Only *>(u)->seq[static_cast<Only *>(u)->at]] = 1; },
+                  [](void *u, int t) { auto *o = static_cast<Only *>(u); o->accepted.push_back(t), ++o->at; },
+                  [](void *u) { return static_cast<Only *>(u)->at == 2 ? 2 : 0; }};
+  ml_sampling chain;
+  ml_sampling_default(&chain);
+  chain.temperature = 1.0f;
+  chain.top_k = 3;
+  ml_session_options so;
+  ml_session_options_init(&so);
+  so.constraint = &c;
+  so.sampling = &chain;
+  so.logprobs = 1;
+  so.top_logprobs = 3;
+  ml_session *s = nullptr;
+  REQUIRE(ml_session_new(ctx, &so, &s) == ML_OK);
+  const int prompt[] = {1, 5, 9};
+  REQUIRE(ml_session_set_prompt(s, prompt, 3, nullptr) == ML_OK);
+  int finish = ML_FINISH_NONE, tok = -1;
+  const char *text = nullptr;
+  REQUIRE(ml_session_next(s, &tok, &text, &finish) == ML_OK);
+  CHECK(tok == 7);
+  CHECK(finish == ML_FINISH_NONE);
+  float chosen = 0.0f;
+  const ml_logprob *top = nullptr;
+  int n_top = 0;
+  REQUIRE(ml_session_logprobs(s, &chosen, &top, &n_top) == ML_OK);
+  CHECK(n_top == 3);
+  CHECK(chosen == 0.0f);  // the only token the mask allowed: log 1
+  CHECK(top[0].token == 7);
+  CHECK(std::isinf(top[1].logprob));
+  REQUIRE(ml_session_next(s, &tok, &text, &finish) == ML_OK);
+  CHECK(tok == 9);
+  CHECK(finish == ML_FINISH_COMPLETE);
+  CHECK(only.accepted == std::vector<int>{7, 9});
+  // Without the constraint, top_k = 1 is greedy, and logprobs are log-softmax of the logits.
+  chain.top_k = 1;
+  so.constraint = nullptr;
+  so.max_tokens = 1;
+  REQUIRE(ml_session_set_options(s, &so) == ML_OK);
+  REQUIRE(ml_session_set_prompt(s, prompt, 3, nullptr) == ML_OK);
+  REQUIRE(ml_session_next(s, &tok, &text, &finish) == ML_OK);
+  const float *logits = ml_session_logits(s);
+  int best = 0;
+  double sum = 0.0;
+  for (int i = 0; i < info.vocab; ++i) best = logits[i] > logits[best] ? i : best;
+  for (int i = 0; i < info.vocab; ++i) sum += std::exp(double(logits[i]) - double(logits[best]));
+  CHECK(tok == best);
+  REQUIRE(ml_session_logprobs(s, &chosen, &top, &n_top) == ML_OK);
+  CHECK(top[0].token == best);
+  CHECK(std::fabs(chosen + std::log(sum)) < 1e-5);
+  CHECK(top[1].logprob <= top[0].logprob);
+  ml_session_free(s);
+  ml_close(ctx);
 }
