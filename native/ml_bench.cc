@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "kernels/binding.h"
-#include "kernels/scalar/f16.h"
+#include "kernels/format/f16.h"
 #include "native/cli.h"
 #include "runtime/ml.h"
 #include "runtime/threads.h"

@@ -11,9 +11,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/format/panel.h"
 #include "kernels/kernels.h"
 #include "kernels/mutants.h"
-#include "kernels/scalar/panel.h"
 
 extern "C" void ml_quantize_row_q8_0(int8_t *q, float *d, const float *x, int k) {
   for (int b = 0; b < k / ML_QK; ++b) {

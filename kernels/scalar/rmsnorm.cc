@@ -3,9 +3,9 @@
 // of kernels/kernels.h. o may alias x.
 #include <cmath>
 
+#include "kernels/format/sum4.h"
 #include "kernels/kernels.h"
 #include "kernels/mutants.h"
-#include "kernels/scalar/sum4.h"
 
 extern "C" void ml_k_rmsnorm_scalar(float *o, const float *x, const float *w, int n, float eps) {
   ml::Sum4 sum;
