@@ -9,6 +9,8 @@
 // address (kernels/format/panel.h for layouts 1 and 2), so the layouts give the same bits by
 // construction (layout 2: for the same scale values, each half widened exactly).
 // This file is the reference every other implementation is compared with (verify/kernel_checks.cc).
+// Defines: ml_k_matvec_q8_scalar ml_k_matvec_q4_scalar ml_k_matmul_q8_scalar ml_k_matmul_q4_scalar
+// Defines: ml_k_matvec_f32_scalar
 #include "kernels/format/panel.h"
 #include "kernels/format/sum4.h"
 #include "kernels/kernels.h"

@@ -1,5 +1,6 @@
 // Softmax in place, scalar reference: m = max x; e_i = exp(x_i − m) (simd/exp.h, the one exp every
 // ISA computes bit for bit); s = sum4(e) (kernels/kernels.h); x_i = e_i / s.
+// Defines: ml_k_softmax_scalar
 #include "kernels/format/sum4.h"
 #include "kernels/kernels.h"
 #include "kernels/mutants.h"

@@ -4,6 +4,7 @@
 // kernels/scalar/elementwise.cc (one IEEE add per element); tested by verify/kernel_checks.cc.
 //
 //   void ml_k_add_sse2(float *y /* rdi */, const float *x /* rsi */, int n /* edx */);
+// Defines: ml_k_add_sse2 (with -DML_ASM=ON)
 
         .text
         .globl  ml_k_add_sse2
