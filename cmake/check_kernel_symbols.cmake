@@ -1,4 +1,4 @@
-# ctest kernels.symbols: the "// Defines:" lines at the top of every kernel source the build compiles
+# ctest kernels.symbols (every preset but MSVC): the "// Defines:" lines at the top of every kernel source the build compiles
 # (kernels/<family>/<set>/*, kernels/hwy/*, kernels/scalar/*, .S files of ML_ASM) against the C
 # symbols `nm` finds defined in the kernel library. The ABI's symbols are token-pasted
 # (ml_k_<kernel>_<set>: kernels/binding.h, kernels/panel_driver.h's ML_PANEL_KERNELS,
