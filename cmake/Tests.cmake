@@ -95,6 +95,13 @@ if(ML_ONCE)
   set_tests_properties(includes.layers PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
 endif()
 ml_test_group(kernels "[kernels]")
+# The "// Defines:" header lines of the compiled kernel sources = the C symbols of libml_kernels
+# (cmake/check_kernel_symbols.cmake): what `grep ml_k_<kernel>_<set>` finds is what the build has.
+if(NOT MSVC AND CMAKE_NM)  # nm runs here, on the cross builds too (their CMAKE_NM)
+  string(REPLACE ";" "|" _ml_kernel_srcs "${ML_KERNEL_SOURCES};${ML_ASM_SOURCES}")
+  add_test(NAME kernels.symbols COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DLIB=$<TARGET_FILE:ml_kernels>
+           "-DSOURCES=${_ml_kernel_srcs}" -P ${PROJECT_SOURCE_DIR}/cmake/check_kernel_symbols.cmake)
+endif()
 ml_test_group(quant "[quant]")
 # kernels/ggml_blocks.cc (GGUF's block types) = tools/ggml_quants.py bit for bit, every type
 ml_test_group(quant.ggml_blocks "[ggml_blocks]" FIXTURES random)

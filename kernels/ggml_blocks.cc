@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "kernels/scalar/f16.h"
+#include "kernels/format/f16.h"
 
 namespace ml {
 namespace {

@@ -6,7 +6,7 @@
 // with -ffp-contract=off; ggml's products are exact in float32 anyway, so even a fused build of
 // ggml agrees). n must be a multiple of the type's block elements (ggml_row_bytes < 0 otherwise);
 // blocks need no alignment; reads ggml_row_bytes(type, n) bytes; an unknown type writes nothing.
-// Binary16 fields widen exactly (f32_from_f16, kernels/scalar/f16.h: a NaN half becomes a quiet
+// Binary16 fields widen exactly (f32_from_f16, kernels/format/f16.h: a NaN half becomes a quiet
 // NaN with its payload, as F16C's vcvtph2ps and ggml's own conversion do); F32 and BF16 elements
 // are bit copies (a BF16 is the top half of its F32), so even signalling NaNs pass unchanged.
 //

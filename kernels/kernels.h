@@ -16,7 +16,7 @@
 //    chosen so SIMD code can follow it, and every implementation computes exactly it (tests
 //    compare bits). This matters because activations are quantized between layers: a 1e-7
 //    difference that moves one value across a rounding boundary changes a quant by one step and a
-//    logit by ~1e-3. The order (kernels/scalar/sum4.h):
+//    logit by ~1e-3. The order (kernels/format/sum4.h):
 //      sum4(v_0 … v_{n-1}): four partial sums p_j = v_j + v_{j+4} + … (each from +0, in index
 //      order), then (p_0 + p_1) + (p_2 + p_3). A missing element counts as +0 (identity).
 //      matvec_q8/q4  y_r = sum4 over blocks b of t_b = (float(sumi_b) · dw_b) · dx_b

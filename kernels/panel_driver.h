@@ -51,8 +51,8 @@
 #include <new>
 #include <type_traits>
 
+#include "kernels/format/f16.h"
 #include "kernels/kernels.h"
-#include "kernels/scalar/f16.h"
 #include "simd/prefetch.h"
 
 namespace ml::driver {

@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "kernels/binding.h"
-#include "kernels/scalar/f16.h"
+#include "kernels/format/f16.h"
 #include "native/cli.h"
 #include "native/options.h"
 #include "runtime/ml.h"

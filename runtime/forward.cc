@@ -15,9 +15,9 @@
 #include <initializer_list>
 
 #include "kernels/binding.h"
+#include "kernels/format/f16.h"
+#include "kernels/format/panel.h"
 #include "kernels/mutants.h"
-#include "kernels/scalar/f16.h"
-#include "kernels/scalar/panel.h"
 #include "runtime/ml.h"
 #include "simd/prefetch.h"
 

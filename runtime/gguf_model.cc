@@ -18,10 +18,10 @@
 #include <map>
 #include <string>
 
+#include "kernels/format/f16.h"
+#include "kernels/format/panel.h"
 #include "kernels/ggml_blocks.h"
 #include "kernels/mutants.h"
-#include "kernels/scalar/f16.h"
-#include "kernels/scalar/panel.h"
 #include "runtime/error.h"
 #include "runtime/file_map.h"
 #include "runtime/gguf.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/scalar/f16.h"
+#include "kernels/format/f16.h"
 #include "runtime/ml.h"
 #include "runtime/sampler.h"
 #include "verify/harness.h"
@@ -278,7 +278,7 @@ extern "C" int ml_verify_batch_kv(const char *model_path, int n, const int *chun
   return rep.failures();
 }
 
-// The binary16 conversions (kernels/scalar/f16.h): the build's kv_load_f16 (F16C,
+// The binary16 conversions (kernels/format/f16.h): the build's kv_load_f16 (F16C,
 // AVX-512, NEON or integer) against the integer reference on all 65536 halves in rows of 61 (SIMD
 // bodies and tails), exactness (half → float → half gives the half back; NaNs come back quiet),
 // and round to nearest even on store at named ties and limits.

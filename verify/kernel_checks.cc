@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "kernels/binding.h"
+#include "kernels/format/f16.h"
 #include "kernels/panel_driver.h"
-#include "kernels/scalar/f16.h"
 #include "verify/guard_buffer.h"
 #include "verify/harness.h"
 #include "verify/verify.h"

@@ -81,7 +81,7 @@ int ml_verify_batch_kv(const char *model_path, int n, const int *chunks, int n_c
                        void *user);
 int ml_verify_threads_kv(const char *model_path, int steps, int max_threads, int kv_type, ml_check_sink sink, void *user);
 
-/* The F16 KV cache's conversions (kernels/scalar/f16.h): the build's load against the integer
+/* The F16 KV cache's conversions (kernels/format/f16.h): the build's load against the integer
  * reference on every half, and round-to-nearest-even stores at ties and limits. */
 int ml_verify_kv_f16(ml_check_sink sink, void *user);
 

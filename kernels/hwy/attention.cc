@@ -8,6 +8,7 @@
 //     dot_cols (the same bits)
 //   axpy_f32_rows: y in registers (four full vectors, then one, then scalars) across the rows, each
 //   element y += a[r]·x_r in row order, as axpy_f32 row after row
+// Defines: ml_k_dot_f32_hwy ml_k_axpy_f32_hwy ml_k_dot_f32_cols_hwy ml_k_axpy_f32_rows_hwy
 #include "kernels/kernels.h"
 #include "simd/f32x4_math.h"
 #include "simd/hwy.h"

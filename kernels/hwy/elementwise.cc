@@ -3,6 +3,7 @@
 //   add:      y += x (exact: one IEEE add per element, as the reference)
 //   exp_f32:  the SIMD exp itself (simd/exp-inl.h)
 // Tails run through one padded vector, so every element sees the same arithmetic.
+// Defines: ml_k_silu_mul_hwy ml_k_add_hwy ml_k_exp_f32_hwy
 #include <cstring>
 
 #include "kernels/kernels.h"

@@ -6,9 +6,11 @@
 //   sum4 order (bit-identical to the reference). Highway 1.0.3 has no int8 dot product, hence the
 //   widening. Both layouts; matmul_q8/q4 batch 4 tokens per weight load on panels (below).
 //   matvec_f32: 4 rows share each x vector; 1 accumulator per row; scalar tail.
+// Defines: ml_k_matvec_q8_hwy ml_k_matvec_q4_hwy ml_k_matmul_q8_hwy ml_k_matmul_q4_hwy ml_k_peak_hwy
+// Defines: ml_k_matvec_f32_hwy
+#include "kernels/format/sum4.h"
 #include "kernels/kernels.h"
 #include "kernels/panel_driver.h"
-#include "kernels/scalar/sum4.h"
 #include "simd/hwy.h"
 
 HWY_BEFORE_NAMESPACE();

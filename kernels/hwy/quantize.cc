@@ -3,6 +3,7 @@
 // kernels/scalar/quantize.cc (tested: verify/kernel_checks.cc). Blocks are 32 floats; the vector
 // covers a block in 32/N steps (N = lanes, at most 16 here); the block sums s from the int32 quants
 // (SumOfLanes; the scalar ml_block_sums_q8 only for zero blocks). dequantize_q8 below.
+// Defines: ml_k_quantize_q8_hwy ml_k_dequantize_q8_hwy
 #include "kernels/kernels.h"
 #include "simd/hwy.h"
 

@@ -1,6 +1,7 @@
 // RMS norm with Highway. Reference and contract: kernels/scalar/rmsnorm.cc (o may alias x).
 // ss in the canonical sum4 order (simd/f32x4_math.h), o = w·(ss·x) per element: bit-identical to
 // the reference.
+// Defines: ml_k_rmsnorm_hwy
 #include <cmath>
 
 #include "kernels/kernels.h"

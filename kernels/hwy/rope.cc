@@ -1,6 +1,7 @@
 // RoPE with Highway: pairs (v[2i], v[2i+1]) de-interleaved by LoadInterleaved2, rotated with
 // separate multiplies and adds (no FMA), re-interleaved: bit-identical to kernels/scalar/rope.cc.
 // Leftover pairs: the 4-lane layer's RoPE (simd/f32x4_math.h).
+// Defines: ml_k_rope_hwy
 #include "kernels/kernels.h"
 #include "simd/f32x4_math.h"
 #include "simd/hwy.h"

@@ -1,6 +1,7 @@
 // Softmax in place with Highway: the SIMD exp (simd/exp-inl.h) full width, the sum in the canonical
 // sum4 order (simd/f32x4_math.h), IEEE division: bit-identical to kernels/scalar/softmax.cc. Tail
 // elements go through the same vector exp (one padded vector in a stack buffer).
+// Defines: ml_k_softmax_hwy
 #include <cstring>
 
 #include "kernels/kernels.h"

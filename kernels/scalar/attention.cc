@@ -3,8 +3,9 @@
 //   axpy_f32: y[i] += a·x[i], product then sum   (output Σ_t p_t · v_t)
 //   dot_f32_cols / axpy_f32_rows: the same, position after position, the scores divided by den
 //   (their definition: the other sets evaluate positions side by side and must give these bits)
+// Defines: ml_k_dot_f32_scalar ml_k_axpy_f32_scalar ml_k_dot_f32_cols_scalar ml_k_axpy_f32_rows_scalar
+#include "kernels/format/sum4.h"
 #include "kernels/kernels.h"
-#include "kernels/scalar/sum4.h"
 
 extern "C" float ml_k_dot_f32_scalar(const float *a, const float *b, int n) {
   ml::Sum4 s;

@@ -3,6 +3,7 @@
 //   add:      y[i] += x[i]                                              (residual connection)
 //   exp_f32:  y[i] = exp(x[i]) with simd/exp.h's polynomial, the exp of softmax and silu on every
 //             ISA (a kernel of its own so its bits and its accuracy bound are tested)
+// Defines: ml_k_silu_mul_scalar ml_k_add_scalar ml_k_exp_f32_scalar
 #include "kernels/kernels.h"
 #include "kernels/mutants.h"
 #include "simd/exp.h"

@@ -6,13 +6,15 @@
 //   matvec_f32: W F32, x F32: y[r] = Σ_j w[r,j]·x[j], summed left to right exactly as llama2.c's
 //               matmul (the F32 golden test compares text with llama2.c)
 // Every weight layout (docs/mlb-format.md): the reference reads every quant and scale through its
-// address (kernels/scalar/panel.h for layouts 1 and 2), so the layouts give the same bits by
+// address (kernels/format/panel.h for layouts 1 and 2), so the layouts give the same bits by
 // construction (layout 2: for the same scale values, each half widened exactly).
 // This file is the reference every other implementation is compared with (verify/kernel_checks.cc).
+// Defines: ml_k_matvec_q8_scalar ml_k_matvec_q4_scalar ml_k_matmul_q8_scalar ml_k_matmul_q4_scalar
+// Defines: ml_k_matvec_f32_scalar
+#include "kernels/format/panel.h"
+#include "kernels/format/sum4.h"
 #include "kernels/kernels.h"
 #include "kernels/mutants.h"
-#include "kernels/scalar/panel.h"
-#include "kernels/scalar/sum4.h"
 
 namespace {
 

@@ -8,12 +8,14 @@
 //     ml_dequantize_row's row-major Q8_0 rows: the one definition).
 //   ml_quantize_row_q4_0: GGUF's rule. m = first element of largest |x| (signed); d = m/−8;
 //     id = 1/d; q = min(15, trunc(x·id + 8.5)); byte j = q[j] | q[j+16] << 4.
+// Defines: ml_k_quantize_q8_scalar ml_k_dequantize_q8_scalar
+// Defines: ml_quantize_row_q8_0 ml_quantize_row_q4_0 ml_block_sums_q8 ml_dequantize_row ml_pack_panel16
 #include <cmath>
 #include <cstring>
 
+#include "kernels/format/panel.h"
 #include "kernels/kernels.h"
 #include "kernels/mutants.h"
-#include "kernels/scalar/panel.h"
 
 extern "C" void ml_quantize_row_q8_0(int8_t *q, float *d, const float *x, int k) {
   for (int b = 0; b < k / ML_QK; ++b) {

@@ -1,11 +1,12 @@
 // RMS norm, scalar reference: o[i] = w[i] · (x[i] / sqrt(mean(x²) + eps)), computed as llama2.c's
 // rmsnorm (ss/n + eps, 1/sqrtf, then w·(ss·x)) except that ss = sum4(x·x), the canonical order
 // of kernels/kernels.h. o may alias x.
+// Defines: ml_k_rmsnorm_scalar
 #include <cmath>
 
+#include "kernels/format/sum4.h"
 #include "kernels/kernels.h"
 #include "kernels/mutants.h"
-#include "kernels/scalar/sum4.h"
 
 extern "C" void ml_k_rmsnorm_scalar(float *o, const float *x, const float *w, int n, float eps) {
   ml::Sum4 sum;

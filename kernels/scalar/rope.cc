@@ -3,6 +3,7 @@
 // [max_seq][head_dim/2] tables, cos_t[i] = cos(pos·θ^(−2i/head_dim)). For every head and pair i:
 //   (v0, v1) = (v[2i], v[2i+1]);  v[2i] = v0·c − v1·s;  v[2i+1] = v0·s + v1·c.
 // Products and sums are separate roundings, so SIMD versions (no FMA) are bit-identical.
+// Defines: ml_k_rope_scalar
 #include "kernels/kernels.h"
 #include "kernels/mutants.h"
 

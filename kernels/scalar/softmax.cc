@@ -1,8 +1,9 @@
 // Softmax in place, scalar reference: m = max x; e_i = exp(x_i − m) (simd/exp.h, the one exp every
 // ISA computes bit for bit); s = sum4(e) (kernels/kernels.h); x_i = e_i / s.
+// Defines: ml_k_softmax_scalar
+#include "kernels/format/sum4.h"
 #include "kernels/kernels.h"
 #include "kernels/mutants.h"
-#include "kernels/scalar/sum4.h"
 #include "simd/exp.h"
 
 extern "C" void ml_k_softmax_scalar(float *x, int n) {

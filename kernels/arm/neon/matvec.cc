@@ -3,6 +3,7 @@
 // vmull_s8 multiplies 8 int8 pairs into int16 (|product| <= 2^14, even for -128), vpadalq_s16
 // adds adjacent pairs into int32 lanes: exact. Loops, float order, contract and numerics
 // (ARMv7 denormals): kernels/arm/matvec_neon.h.
+// Defines: ml_k_matvec_q8_neon ml_k_matvec_q4_neon ml_k_matmul_q8_neon ml_k_matmul_q4_neon ml_k_peak_neon
 #include "kernels/arm/matvec_neon.h"
 
 namespace {

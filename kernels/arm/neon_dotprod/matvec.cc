@@ -2,6 +2,7 @@
 // neon_dotprod build; the sve build's fallback). The block dot is vdotq_s32 (sdot: four int8
 // products summed into each int32 lane, exact). Loops, float order, contract:
 // kernels/arm/matvec_neon.h.
+// Defines: ml_k_matvec_q8_neon_dotprod ml_k_matvec_q4_neon_dotprod ml_k_matmul_q8_neon_dotprod ml_k_matmul_q4_neon_dotprod ml_k_peak_neon_dotprod
 #include "kernels/arm/matvec_neon.h"
 
 namespace {

@@ -9,6 +9,7 @@
 //   puts row i's sum in lane i: min(VL/32, 16) rows per svdot, no horizontal step.
 // Predicated loads never touch bytes past a row's (or panel's) last block. Loops, float order,
 // contract: kernels/arm/matvec_neon.h.
+// Defines: ml_k_matvec_q8_sve ml_k_matvec_q4_sve ml_k_matmul_q8_sve ml_k_matmul_q4_sve ml_k_peak_sve
 #include <arm_sve.h>
 
 #include "kernels/arm/matvec_neon.h"

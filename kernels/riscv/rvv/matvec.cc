@@ -20,6 +20,7 @@
 // every vector length (tested at 128, 256 and 512: cmake/tests/riscv.cmake).
 // Reads only the rows [r0, r1) of W (layout 1: their panels) and x; writes only y[r0, r1). No
 // alignment needed. Tests: verify/kernel_checks.cc. Reference: kernels/scalar/matvec.cc.
+// Defines: ml_k_matvec_q8_rvv ml_k_matvec_q4_rvv ml_k_matmul_q8_rvv ml_k_matmul_q4_rvv ml_k_peak_rvv
 #include <cstring>
 
 #include "kernels/kernels.h"

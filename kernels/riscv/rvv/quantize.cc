@@ -9,6 +9,7 @@
 //   same integers), narrowed to int8;
 //   s = exact int32 sum of the block's q (vredsum of the int32 lanes).
 // Bit-identical q, d and s at every VLEN. Tests: verify/kernel_checks.cc.
+// Defines: ml_k_quantize_q8_rvv
 #include "kernels/kernels.h"
 #include "kernels/riscv/rvv/rvv_common.h"
 

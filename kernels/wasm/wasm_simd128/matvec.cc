@@ -17,6 +17,7 @@
 //   (0, 1) and (2, 3), and after a block's units the pairs give [sumi of rows 0..3].
 //   Q4 nibbles are used unsigned (0..15): Σ (n − 8)·x = Σ n·x − 8·Σx, exact.
 // Loads are unaligned-safe and stay inside W, x and their scale arrays.
+// Defines: ml_k_matvec_q8_wasm_simd128 ml_k_matvec_q4_wasm_simd128 ml_k_matmul_q8_wasm_simd128 ml_k_matmul_q4_wasm_simd128 ml_k_peak_wasm_simd128
 #include <wasm_simd128.h>
 
 #include <cstring>

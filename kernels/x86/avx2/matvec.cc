@@ -3,6 +3,7 @@
 // order — is kernels/x86/quant_x86.h (bit-identical to kernels/scalar/matvec.cc; tests:
 // verify/kernel_checks.cc). The float part multiplies then adds: a fused multiply-add would change
 // the bits (kernels/kernels.h).
+// Defines: ml_k_matvec_q8_avx2 ml_k_matvec_q4_avx2 ml_k_matmul_q8_avx2 ml_k_matmul_q4_avx2 ml_k_peak_avx2
 #include "kernels/x86/quant_x86.h"
 
 namespace {

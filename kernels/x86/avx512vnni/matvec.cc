@@ -3,6 +3,7 @@
 // register, so a block's weights stay in 8 registers for 4 tokens of matmul; rows put two blocks in
 // a register. Everything else — panels, rows, float order — is kernels/x86/quant_x86.h
 // (bit-identical to kernels/scalar/matvec.cc; tests: verify/kernel_checks.cc).
+// Defines: ml_k_matvec_q8_avx512vnni ml_k_matvec_q4_avx512vnni ml_k_matmul_q8_avx512vnni ml_k_matmul_q4_avx512vnni ml_k_peak_avx512vnni
 #include "kernels/x86/quant_x86.h"
 
 namespace {

@@ -4,6 +4,7 @@
 // Everything else — panels, rows, float order — is kernels/x86/quant_x86.h (bit-identical to
 // kernels/scalar/matvec.cc; tests: verify/kernel_checks.cc). In the avx512vnni build (AVX512-VNNI+VL
 // but not AVX-VNNI) the same code uses the EVEX encoding of the 256-bit vpdpbusd (V256::dpbusd).
+// Defines: ml_k_matvec_q8_avxvnni ml_k_matvec_q4_avxvnni ml_k_matmul_q8_avxvnni ml_k_matmul_q4_avxvnni ml_k_peak_avxvnni
 #include "kernels/x86/quant_x86.h"
 
 namespace {

@@ -1,9 +1,10 @@
 // ml_k_add_sse2 in assembly: the sample of the ML_ASM mechanism (kernels/x86/sse2/asm.cmake lists
 // the kernels built from .S files; CMake then compiles this instead of the C++ one in
-// elementwise.cc). Same symbol, same C ABI (System V AMD64): y += x elementwise, bit-identical to
+// f32x4.cc). Same symbol, same C ABI (System V AMD64): y += x elementwise, bit-identical to
 // kernels/scalar/elementwise.cc (one IEEE add per element); tested by verify/kernel_checks.cc.
 //
 //   void ml_k_add_sse2(float *y /* rdi */, const float *x /* rsi */, int n /* edx */);
+// Defines: ml_k_add_sse2 (with -DML_ASM=ON)
 
         .text
         .globl  ml_k_add_sse2

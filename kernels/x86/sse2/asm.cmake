@@ -5,7 +5,7 @@
 # n in rdi, rsi, edx) and ELF (.type/.size, .note.GNU-stack); Win64 passes them in rcx, rdx, r8d
 # and COFF has no .type/.size. It touches only xmm0/xmm1 (volatile in both ABIs), so a port is the
 # three argument registers and the directives, but a second copy of the kernel buys nothing the
-# C++ elementwise.cc (the Windows build's add) does not already prove: ML_ASM stays a Linux sample.
+# C++ f32x4.cc (the Windows build's add) does not already prove: ML_ASM stays a Linux sample.
 if(WIN32)
   set(ML_ASM_KERNELS "")
 else()

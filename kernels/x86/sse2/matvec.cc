@@ -7,6 +7,8 @@
 // - panels (Sse2Panel on Width<V128>): pmaddwd on sign-extended units (Q8) or on each row's even and
 //   odd nibbles taken in place (Q4), described below.
 // matvec_f32: 4 rows × 4 lanes, multiply then add (SSE2 has no FMA); reassociated, within 1e-5.
+// Defines: ml_k_matvec_q8_sse2 ml_k_matvec_q4_sse2 ml_k_matmul_q8_sse2 ml_k_matmul_q4_sse2 ml_k_peak_sse2
+// Defines: ml_k_matvec_f32_sse2
 #include <type_traits>
 
 #include "kernels/x86/quant_x86.h"

@@ -4,6 +4,7 @@
 // −127 as in the reference). The block sums s come from the clamped int16 values (pmaddwd by 1).
 // dequantize_q8: 16 quants sign-extended (unpack with themselves, arithmetic shifts), cvtdq2ps
 // (exact) and one mulps by the block's scale: the reference's one product per element.
+// Defines: ml_k_quantize_q8_sse2 ml_k_dequantize_q8_sse2
 #include <emmintrin.h>
 
 #include "kernels/kernels.h"

@@ -2,6 +2,7 @@
 // multiply: pmaddubsw (|w|·sign(x, w), or nibble·x) → pmaddwd(·, 1) → int32 (Maddubs<V128>).
 // Everything else — panels, rows, float order — is kernels/x86/quant_x86.h (bit-identical to
 // kernels/scalar/matvec.cc; tests: verify/kernel_checks.cc).
+// Defines: ml_k_matvec_q8_sse41 ml_k_matvec_q4_sse41 ml_k_matmul_q8_sse41 ml_k_matmul_q4_sse41 ml_k_peak_sse41
 #include "kernels/x86/quant_x86.h"
 
 namespace {

@@ -15,18 +15,24 @@
 //     them, else integer operations (SSE2 by hand; ARMv7, WASM, RISC-V: widen16_int).
 //     verify/e2e_checks.cc checks all 65536 halves, verify/kernel_checks.cc every set's kernels
 //     with them as scales.
+// This header is the portable statement (integer operations only). The ISA paths live with their
+// family's helpers and are picked by the build's flags: kernels/x86/f16_x86.h (SSE2, F16C,
+// AVX-512F) on x86, kernels/arm/f16_neon.h on AArch64; each supplies f16_isa::widen16 and
+// f16_isa::load_f16, which widen16 and kv_load_f16 below wrap. Other builds (ARMv7, WASM, RISC-V)
+// use the portable forms alone.
 // No alignment needed; n >= 0; reads n halves, writes n floats (or the reverse).
 #pragma once
 #include <cstdint>
 #include <cstring>
 
-#if defined(__AVX512F__) || defined(__F16C__)
-#include <immintrin.h>
-#elif defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-#if defined(__aarch64__) && defined(__ARM_NEON)
-#include <arm_neon.h>
+#if defined(__SSE2__)
+#include "kernels/x86/f16_x86.h"
+#define ML_F16_ISA 1
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+#include "kernels/arm/f16_neon.h"
+#define ML_F16_ISA 1
+#else
+#define ML_F16_ISA 0
 #endif
 
 namespace ml {
@@ -98,39 +104,8 @@ inline void widen16_int(float *dst, const uint16_t *src) {
 // AVX-512 one, linked into the SSE2 set of the same binary).
 namespace {
 inline void widen16(float *dst, const uint16_t *src) {
-#if defined(__AVX512F__)  // one 64-byte store, which the 64-byte load of the scales can forward from
-  // (two 32-byte ones cannot be forwarded to it: a stall). maskz: GCC 12 warns on _mm512_cvtph_ps.
-  _mm512_storeu_ps(dst, _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src))));
-#elif defined(__F16C__)  // every AVX2 build
-  for (int i = 0; i < 16; i += 8)
-    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i))));
-#elif defined(__aarch64__) && defined(__ARM_NEON)
-  for (int i = 0; i < 16; i += 4) vst1q_f32(dst + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(src + i))));
-#elif defined(__SSE2__)  // widen16_int's arithmetic by hand (GCC's vector code moves more)
-  const __m128i zero = _mm_setzero_si128(), h0 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src)),
-                h1 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + 8));
-  // A subnormal half, an infinity or a NaN: exponent 0 with a nonzero magnitude, or exponent 31.
-  const __m128i m7c = _mm_set1_epi16(0x7C00), m7f = _mm_set1_epi16(0x7FFF);
-  const auto odd = [&](__m128i h) {
-    const __m128i e = _mm_and_si128(h, m7c), mag = _mm_and_si128(h, m7f);
-    return _mm_or_si128(_mm_cmpeq_epi16(e, m7c),
-                        _mm_andnot_si128(_mm_cmpeq_epi16(mag, zero), _mm_cmpeq_epi16(e, zero)));
-  };
-  if (_mm_movemask_epi8(_mm_or_si128(odd(h0), odd(h1)))) {
-    kv_load_f16_ref(dst, src, 16);
-    return;
-  }
-  const __m128i mag_mask = _mm_set1_epi32(0x7FFF0000), sign_mask = _mm_set1_epi32(int(0x80000000u)),
-                bias = _mm_set1_epi32(0x38000000);
-  const auto four = [&](float *d, __m128i x) {  // x: 4 halves in the high 16 bits of each lane
-    const __m128i mag = _mm_srli_epi32(_mm_and_si128(x, mag_mask), 3);  // (h & 0x7FFF) << 13
-    const __m128i bits = _mm_andnot_si128(_mm_cmpeq_epi32(mag, zero), _mm_add_epi32(mag, bias));
-    _mm_storeu_ps(d, _mm_castsi128_ps(_mm_or_si128(bits, _mm_and_si128(x, sign_mask))));
-  };
-  four(dst, _mm_unpacklo_epi16(zero, h0));
-  four(dst + 4, _mm_unpackhi_epi16(zero, h0));
-  four(dst + 8, _mm_unpacklo_epi16(zero, h1));
-  four(dst + 12, _mm_unpackhi_epi16(zero, h1));
+#if ML_F16_ISA
+  if (!f16_isa::widen16(dst, src)) kv_load_f16_ref(dst, src, 16);  // SSE2: a group with a special half
 #else
   widen16_int(dst, src);
 #endif
@@ -142,17 +117,10 @@ inline void kv_store_f16(uint16_t *dst, const float *src, int n) {
 }
 
 inline void kv_load_f16(float *dst, const uint16_t *src, int n) {
-  int i = 0;
-#if defined(__AVX512F__)
-  for (; i + 16 <= n; i += 16)
-    _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + i))));
-#endif
-#if defined(__F16C__)
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i))));
-#endif
-#if defined(__aarch64__) && defined(__ARM_NEON)
-  for (; i + 4 <= n; i += 4) vst1q_f32(dst + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(src + i))));
+#if ML_F16_ISA
+  const int i = f16_isa::load_f16(dst, src, n);  // the leading halves the ISA converts
+#else
+  const int i = 0;
 #endif
   kv_load_f16_ref(dst + i, src + i, n - i);
 }

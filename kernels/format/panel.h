@@ -8,7 +8,7 @@
 #include <cstddef>
 
 #include "kernels/kernels.h"
-#include "kernels/scalar/f16.h"
+#include "kernels/format/f16.h"
 
 namespace ml::panel {
 
