@@ -168,7 +168,7 @@ struct Q8Cache {
   size_t at(int g) const { return size_t(g) * KS * size_t(hdq); }
   // Row p of kv head g from the F32 rows kx and vx (hd elements each): each zero-padded to hdq in
   // pad and quantized by the build's quantize_q8 into xq (scratch for hdq elements); K scattered
-  // into the panels (kernels/scalar/panel.h), V stored as row-major blocks.
+  // into the panels (kernels/format/panel.h), V stored as row-major blocks.
   template <class K>
   void store(int g, int p, const float *kx, const float *vx, int hd, float *pad, ml_qact *xq) const {
     const int nb = hdq / ML_QK;

@@ -1,6 +1,6 @@
 // Runtime buffers of one context, all views into its arena (shapes in comments). The forward pass
 // works on up to `batch` tokens at once (prompt prefill); decoding uses row 0. The KV cache holds
-// F32 (key_cache/value_cache), F16 (key_cache16/value_cache16, kernels/scalar/f16.h) or Q8_0
+// F32 (key_cache/value_cache), F16 (key_cache16/value_cache16, kernels/format/f16.h) or Q8_0
 // (key_cache8/value_cache8 and their scales) elements as kv_type says; the others are empty.
 #pragma once
 #include "kernels/kernels.h"
@@ -38,7 +38,7 @@ struct State {
   uint16_t *value_cache16;  // (n_layers, n_kv_heads, kv_seq, head_dim)
   // Q8_0 cache (runtime/forward.cc attend_q8): a kv head's K rows (one per position, kv_hdq
   // elements, zero-padded past head_dim) are a Q8_0 matrix in 16-row panels (layout 1,
-  // kernels/scalar/panel.h); its V rows are row-major Q8_0 blocks.
+  // kernels/format/panel.h); its V rows are row-major Q8_0 blocks.
   int8_t *key_cache8;   // (n_layers, n_kv_heads, kv_seq, kv_hdq) quants in panel order
   float *key_scale8;    // (n_layers, n_kv_heads, kv_seq, kv_hdq/32) block scales in panel order
   int8_t *value_cache8; // (n_layers, n_kv_heads, kv_seq, kv_hdq)

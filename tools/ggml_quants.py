@@ -10,7 +10,7 @@ for bit: verify/tests/test_ggml_blocks.cc); tests: tools/tests/test_ggml_quants.
   ggml's dequantize_row_* gives, bit for bit: every float operation is ggml's, in ggml's order,
   one IEEE float32 rounding each (numpy float32 arrays, no fused multiply-add). Binary16 scales
   widen exactly; a NaN half becomes a quiet NaN with its payload (as F16C's vcvtph2ps does, and
-  kernels/scalar/f16.h's f32_from_f16).
+  kernels/format/f16.h's f32_from_f16).
 - `quantize(x, t)`: float32 (n,) -> bytes of type t, a simple valid encoder (NOT llama.cpp's
   quantizer, whose search for scales is not needed here): max-abs / min-max scales, every field
   used over its full range (6-bit K-quant scales and mins up to 63, Q5/Q6 high bits, Q3_K

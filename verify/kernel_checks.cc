@@ -189,14 +189,14 @@ ml_qtensor guarded_w(GuardBuffer &wq, GuardBuffer &wd, const void *q, size_t qby
   }
   if (layout != ML_LAYOUT_PANEL16_F16) {
     std::memcpy(wd.as<void>(), dp.data(), nd * 4);
-    return ml_qtensor{wq.as<void>(), wd.as<float>(), rows, K, uint8_t(type), uint8_t(layout), nullptr};
+    return ml_qtensor{wq.as<void>(), wd.as<float>(), rows, K, uint8_t(type), uint8_t(layout), nullptr, nullptr, nullptr};
   }
   for (size_t i = 0; i < nd; ++i) {
     const uint16_t h = ml::f16_from_f32(dp[i]);
     wd.as<uint16_t>()[i] = h;
     if (ml::f32_from_f16(h) != dp[i]) std::abort();  // a test defect: f16_values() was not applied
   }
-  return ml_qtensor{wq.as<void>(), nullptr, rows, K, uint8_t(type), uint8_t(layout), wd.as<uint16_t>()};
+  return ml_qtensor{wq.as<void>(), nullptr, rows, K, uint8_t(type), uint8_t(layout), wd.as<uint16_t>(), nullptr, nullptr};
 }
 
 // Runs one implementation on the case with guarded copies of every input; y has `rows` floats.
@@ -372,7 +372,7 @@ void check_qmatmul(Reporter &rep, const char *name, Fn *fn, Matvec *scalar_matve
       const int type = q4 ? ML_TYPE_Q4_0 : ML_TYPE_Q8_0;
       GuardBuffer wq, wd;
       const ml_qtensor W = guarded_w(wq, wd, qc.wq.data(), qc.wq.size(), qc.wd.data(), k.rows, k.K, type, layout, 0);
-      const ml_qtensor Wr{qc.wq.data(), qc.wd.data(), k.rows, k.K, uint8_t(type), ML_LAYOUT_ROWS, nullptr};
+      const ml_qtensor Wr{qc.wq.data(), qc.wd.data(), k.rows, k.K, uint8_t(type), ML_LAYOUT_ROWS, nullptr, nullptr, nullptr};
       for (int m : ms) {
         const size_t ldy = size_t(k.rows) + 3;
         GuardBuffer y(size_t(m) * ldy * 4, 0);
@@ -478,11 +478,11 @@ void check_matvec_f32(Reporter &rep, const char *name, Fn *fn) {
     for (const Case &k : cases) {
       const auto w = random_vec(rng, k.rows * k.K, -1, 1), x = random_vec(rng, k.K, -2, 2);
       std::vector<float> yref(static_cast<size_t>(k.rows), 0.0f);
-      ml_qtensor Wr{w.data(), nullptr, k.rows, k.K, ML_TYPE_F32, 0, nullptr};
+      ml_qtensor Wr{w.data(), nullptr, k.rows, k.K, ML_TYPE_F32, 0, nullptr, nullptr, nullptr};
       ml_k_matvec_f32_scalar(yref.data(), &Wr, x.data(), k.r0, k.r1);
       for (size_t align : kAlignModes) {
         GVec gw(w, align), gx(x, align), gy(std::vector<float>(static_cast<size_t>(k.rows), sentinel()), align);
-        ml_qtensor W{gw.p(), nullptr, k.rows, k.K, ML_TYPE_F32, 0, nullptr};
+        ml_qtensor W{gw.p(), nullptr, k.rows, k.K, ML_TYPE_F32, 0, nullptr, nullptr, nullptr};
         fn(gy.p(), &W, gx.p(), k.r0, k.r1);
         for (int r = 0; r < k.rows; ++r) {
           if (r < k.r0 || r >= k.r1) {
