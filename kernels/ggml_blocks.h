@@ -70,5 +70,13 @@ bool ggml_type_known(uint32_t type);
 int64_t ggml_row_bytes(uint32_t type, int64_t n);
 // ggml's dequantized values (see the contract above).
 void ggml_dequantize_row(uint32_t type, const void *blocks, float *out, int64_t n);
+// One block (32 or 256 elements) of Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q3_K, Q4_K, Q5_K or Q6_K as the
+// integers q[] (Q4_0, Q4_1, Q4_K: nibbles 0..15; the others signed) and, per 32 elements k, the
+// scale a[k], the scale a2[k] of elements 16..31 (Q3_K, Q6_K only; left as it is otherwise) and the
+// offset c[k] (Q4_1, Q5_1, Q4_K, Q5_K only): ggml's value of element 32k + l is a·q + c (Q4_0:
+// a·(q − 8)), the same product and sum. Each scale and offset is a binary16 times a small integer,
+// exact in float32. The runtime's GGUF reader transcodes with it (runtime/gguf_model.cc). False
+// (nothing written) for another type.
+bool ggml_decode_block(uint32_t type, const uint8_t *b, int *q, float *a, float *a2, float *c);
 
 }  // namespace ml

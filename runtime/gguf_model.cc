@@ -78,93 +78,6 @@ const Kind *kind_of(uint32_t ggml) {
   return nullptr;
 }
 
-float half_at(const uint8_t *p) { return f32_from_f16(uint16_t(p[0] | p[1] << 8)); }
-
-// One GGUF block (32 or 256 elements) as the values to store (q: int8 for Q8, nibble 0..15 for
-// Q4) and, per 32 elements k, its scale a[k], second scale a2[k] (halves) and offset c[k].
-void decode_block(uint32_t type, const uint8_t *b, int *q, float *a, float *a2, float *c) {
-  switch (type) {
-    case kGgmlQ8_0:
-      a[0] = half_at(b);
-      for (int j = 0; j < 32; ++j) q[j] = int8_t(b[2 + j]);
-      return;
-    case kGgmlQ4_0:
-    case kGgmlQ4_1: {  // d, [m,] qs[16]: byte j = element j (low nibble) | element j + 16 (high)
-      const uint8_t *qs = b + (type == kGgmlQ4_1 ? 4 : 2);
-      a[0] = half_at(b);
-      if (type == kGgmlQ4_1) c[0] = half_at(b + 2);
-      for (int j = 0; j < 16; ++j) q[j] = qs[j] & 0xF, q[j + 16] = qs[j] >> 4;
-      return;
-    }
-    case kGgmlQ5_0:
-    case kGgmlQ5_1: {  // d, [m,] qh (bit e: bit 4 of element e), qs[16] as Q4
-      const bool m = type == kGgmlQ5_1;
-      const uint8_t *p = b + (m ? 4 : 2), *qs = p + 4;
-      const uint32_t qh = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-      a[0] = half_at(b);
-      if (m) c[0] = half_at(b + 2);
-      for (int j = 0; j < 16; ++j) {
-        q[j] = ((qs[j] & 0xF) | int((qh >> j) & 1u) << 4) - (m ? 0 : 16);
-        q[j + 16] = ((qs[j] >> 4) | int((qh >> (j + 16)) & 1u) << 4) - (m ? 0 : 16);
-      }
-      return;
-    }
-    case kGgmlQ4_K:
-    case kGgmlQ5_K: {  // d, dmin, scales[12], [qh[32],] qs[128]: x = (d·sc)·q − dmin·m per 32
-      const bool five = type == kGgmlQ5_K;
-      const float d = half_at(b), dmin = half_at(b + 2);
-      const uint8_t *sc = b + 4, *qh = b + 16, *qs = b + (five ? 48 : 16);
-      for (int k = 0; k < 8; ++k) {
-        int s, m;
-        if (k < 4) {
-          s = sc[k] & 63, m = sc[k + 4] & 63;
-        } else {
-          s = (sc[k + 4] & 0xF) | (sc[k - 4] >> 6) << 4;
-          m = (sc[k + 4] >> 4) | (sc[k] >> 6) << 4;
-        }
-        a[k] = d * float(s);
-        c[k] = ML_MUTANT("gguf_kq_min_sign") ? dmin * float(m) : -(dmin * float(m));  // mutant: the min added
-        const uint8_t *src = qs + 32 * (k / 2);
-        for (int l = 0; l < 32; ++l)
-          q[32 * k + l] = (k % 2 ? src[l] >> 4 : src[l] & 0xF) + (five && (qh[l] >> k & 1) ? 16 : 0);
-      }
-      return;
-    }
-    case kGgmlQ6_K: {  // ql[128], qh[64], scales[16] int8, d: x = (d·sc)·(q − 32) per 16
-      const uint8_t *ql = b, *qh = b + 128;
-      const int8_t *sc = reinterpret_cast<const int8_t *>(b + 192);
-      const float d = half_at(b + 208);
-      for (int h = 0; h < 2; ++h)
-        for (int g = 0; g < 4; ++g) {
-          const int k = 4 * h + g;
-          a[k] = d * float(sc[8 * h + 2 * g]);
-          a2[k] = d * float(sc[8 * h + 2 * g + (ML_MUTANT("gguf_q6k_half") ? 0 : 1)]);  // mutant: one scale per 32
-          for (int l = 0; l < 32; ++l) {
-            const uint8_t lo = ql[64 * h + 32 * (g % 2) + l];
-            q[32 * k + l] = ((g < 2 ? lo & 0xF : lo >> 4) | ((qh[32 * h + l] >> (2 * g)) & 3) << 4) - 32;
-          }
-        }
-      return;
-    }
-    case kGgmlQ3_K: {  // hmask[32], qs[64], scales[12] (6-bit, − 32), d: x = (d·sc)·q per 16
-      const uint8_t *hm = b, *qs = b + 32, *sb = b + 96;
-      const float d = half_at(b + 108);
-      int sc[16];
-      for (int s = 0; s < 16; ++s)
-        sc[s] = (((sb[s % 8] >> (4 * (s / 8))) & 0xF) | (((sb[8 + s % 4] >> (2 * (s / 4))) & 3) << 4)) - 32;
-      for (int h = 0; h < 2; ++h)
-        for (int j = 0; j < 4; ++j) {
-          const int k = 4 * h + j;
-          a[k] = d * float(sc[8 * h + 2 * j]);
-          a2[k] = d * float(sc[8 * h + 2 * j + 1]);
-          for (int l = 0; l < 32; ++l)
-            q[32 * k + l] = ((qs[32 * h + l] >> (2 * j)) & 3) - ((hm[l] >> (4 * h + j) & 1) ? 0 : 4);
-        }
-      return;
-    }
-  }
-}
-
 // One tensor to convert: the source and where it goes.
 struct Job {
   const GgufFile::Tensor *src = nullptr;
@@ -319,7 +232,7 @@ void convert(const Job &j, uint8_t *base, int p0, int p1) {
       }
       const uint8_t *row = j.data + uint64_t(src_row(r)) * uint64_t(nb / sub) * gt.bytes;
       for (int gb = 0; gb < nb / sub; ++gb) {
-        decode_block(t.type, row + uint64_t(gb) * gt.bytes, vals, a, a2, c);
+        ggml_decode_block(t.type, row + uint64_t(gb) * gt.bytes, vals, a, a2, c);
         for (int k = 0; k < sub; ++k) {
           const int b = gb * sub + k;
           const size_t di = panel::d_index(nb, r, b);

@@ -82,8 +82,8 @@ MUTANTS=(
   # GGUF read by the runtime (issue 32): the container, the transcoding, the new block types' kernels
   "gguf_overlap  runtime/gguf.cc             two tensors overlapping in the data section accepted"
   "gguf_qwen2_perm runtime/gguf_model.cc     qwen2's half-split q/k rows taken as they are"
-  "gguf_kq_min_sign runtime/gguf_model.cc    Q4_K/Q5_K's min added instead of subtracted"
-  "gguf_q6k_half runtime/gguf_model.cc       Q6_K's second 16-element scale of a block taken from the first"
+  "gguf_kq_min_sign kernels/ggml_blocks.cc   Q4_K/Q5_K's min added instead of subtracted"
+  "gguf_q6k_half kernels/ggml_blocks.cc      Q6_K's second 16-element scale of a block taken from the first"
   "kq_half_scale kernels/scalar/matvec.cc    d2 blocks: the second half scaled by the first half's scale"
   "kq_offset_eight kernels/scalar/matvec.cc  Q4 blocks with offsets: the 8·d of the unsigned nibbles dropped"
 )
@@ -108,6 +108,7 @@ quick_for() {
     runtime/text/chat.cc|runtime/chat_api.cc) echo '^(chat\.(render|api)|tokenizer\.bpe)$' ;;
     tools/bpe*.py | tools/mltk.py) echo '^tools\.python\.bpe$' ;;  # tools/tests/test_bpe.py (~20 s)
     runtime/gguf*.cc) echo '^gguf\.(types|cli)$' ;;  # the block types' weights, the reader's files (~15 s)
+    kernels/ggml_blocks.cc) echo '^(gguf\.(types|cli)|quant\.ggml_blocks)$' ;;  # decoded blocks: transcoding and dequantization
     kernels/scalar/matvec.cc) echo '^(pinned|logits\.checksum|quant|gguf\.types)$' ;;
     *) echo "$QUICK" ;;
   esac
