@@ -2,11 +2,20 @@
 # The newcomer's first command: install what is missing, build the best ISA preset for this CPU,
 # convert a model and generate text.
 #   tools/quickstart.sh [PROMPT]
+#   tools/quickstart.sh --hf ORG/REPO[:QUANT] [PROMPT]
 # The model: stories260K from the shared data folder (ML_SHARED, default ../shared next to this
 # checkout); without it, models/stories15M.bin + models/tokenizer.bin (the script says how to get them).
+# With --hf (a network needed): that GGUF from the Hugging Face hub (docs/hub.md), downloaded into
+# the cache once; with PROMPT it continues the prompt, without one it chats (ml_run --chat).
 set -eu
 cd "$(dirname "$0")/.."
 root=$(pwd)
+hf=
+if [ "${1:-}" = --hf ]; then
+  [ $# -ge 2 ] || { echo "quickstart: --hf needs ORG/REPO[:QUANT]" >&2; exit 6; }
+  hf=$2
+  shift 2
+fi
 prompt=${1:-Once upon a time}
 tools/setup.sh
 
@@ -25,7 +34,11 @@ else  # on ARM / RISC-V hosts build natively (the presets there are cross builds
   bin="build/native-$preset"
 fi
 
-# 2. A model.
+# 2. A model: by name from the hub, or the shared one.
+if [ -n "$hf" ]; then
+  if [ $# -ge 1 ]; then exec "$bin/ml_run" --hf "$hf" -n 256 -i "$prompt"; fi
+  exec "$bin/ml_run" --hf "$hf" --chat
+fi
 shared=${ML_SHARED:-$root/../shared}
 mkdir -p models
 if [ -f "$shared/models/stories260K/stories260K.bin" ]; then
