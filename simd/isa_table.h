@@ -19,7 +19,7 @@
 //             (ARM, RISC-V): the first is the preset's emulator, which runs every test (no guard
 //             test of its own). x86 builds run natively; theirs run under qemu-x86_64 7.2, whose
 //             models are qemu64 (SSE2, SSE3), Nehalem (SSE4.2, no AVX), SandyBridge (AVX, no
-//             AVX2), Haswell (AVX2, no AVX-512, no AVX-VNNI) (TOOLCHAIN.md).
+//             AVX2), Haswell (AVX2, no AVX-512, no AVX-VNNI) (docs/toolchain.md).
 //   refuse    qemu CPU models lacking a feature of the build: the CPU guard must print one line
 //             naming it and exit with ML_E_ISA's status, never SIGILL (ctest guard.refuses_<cpu>)
 //

@@ -10,7 +10,7 @@ The matvec columns are the kernels' own speed on the default weight layout (16-r
 column is the same kernel streaming 512 MB of weights, and tok/s is decode of a random-weight model
 (tools/gen_random.py --preset stories110m, Q8_0, panels) on one thread — both bound by memory
 bandwidth. As root the benchmarks run in their own
-process group at raised priority pinned to cores 0,1 (TOOLCHAIN.md: shared machines drift ±25 %).
+process group at raised priority pinned to cores 0,1 (docs/toolchain.md: shared machines drift ±25 %).
 """
 import argparse
 import os

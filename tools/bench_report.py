@@ -11,7 +11,7 @@ below: llama.cpp c392e509, random weights, every tensor Q8_0 or Q4_0; the tool d
 Models: random weights of real shapes (tools/gen_random.py --preset stories15m|stories110m|
 tinyllama), default layout (16-row panels), written to build/bench-models/ if absent (~3 GB).
 As root every measurement runs in its own process group at raised priority, pinned to cores 0,1
-(TOOLCHAIN.md: shared machines drift ±25 %); run it with nothing else busy.
+(docs/toolchain.md: shared machines drift ±25 %); run it with nothing else busy.
 """
 import argparse
 import datetime

@@ -36,7 +36,7 @@ AARCH64_SYSROOT = "/usr/aarch64-linux-gnu"
 JOBS = int(os.environ.get("ML_JOBS", "2"))  # emulated runs at once (each single-threaded)
 
 # (qemu CPU model, the build the launcher must choose). qemu-x86_64 7.2's `max` has AVX2 but neither
-# AVX-512 nor AVX-VNNI (TOOLCHAIN.md; measured): its best is avx2.
+# AVX-512 nor AVX-VNNI (docs/toolchain.md; measured): its best is avx2.
 X86_CPUS = [("qemu64", "sse2"), ("Nehalem", "sse41"), ("SandyBridge", "sse41"), ("Haswell", "avx2"), ("max", "avx2")]
 X86_REFUSE = [("qemu64", "sse41"), ("Nehalem", "avx2"), ("Haswell", "avx512vnni")]
 ARM_CPUS = [("cortex-a53", "neon"), ("cortex-a76", "neon_dotprod"), ("max,sve256=on", "sve")]

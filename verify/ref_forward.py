@@ -33,7 +33,7 @@ HOOKS for the next architectures (not implemented; each raises until it is):
     the base frequencies in `rope_frequencies`; add the rule to ROPE_SCALINGS.
 Quantized .mlb files load too (weights dequantized to their stored values), but `check` takes F32
 models only: the runtime also quantizes activations for Q8_0/Q4_0 models.
-Runs under /usr/bin/python3 (numpy; TOOLCHAIN.md). Exit status: 0 pass, 1 fail, 77 skipped.
+Runs under /usr/bin/python3 (numpy; docs/toolchain.md). Exit status: 0 pass, 1 fail, 77 skipped.
 """
 import argparse
 import os

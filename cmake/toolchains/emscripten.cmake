@@ -1,6 +1,6 @@
 # Cross toolchain: WebAssembly with Debian's Emscripten (3.1.6, clang 14). Used by the wasm-scalar
 # and wasm-simd128 presets (cmake/presets/wasm.json). Wraps Emscripten's own toolchain file and
-# adds what Debian's packaging needs (TOOLCHAIN.md):
+# adds what Debian's packaging needs (docs/toolchain.md):
 #   - emcc runs node scripts when it links at -O2 and above (acorn), found only with
 #     NODE_PATH=/usr/share/nodejs: every link goes through `env NODE_PATH=...`, so a plain `ninja`
 #     in the build folder works too, not only `cmake --build --preset`.

@@ -135,7 +135,7 @@ class Chat(unittest.TestCase):
         try:
             import numpy  # noqa: F401
         except ImportError:
-            py = "/usr/bin/python3"  # Debian's python3-numpy (docs: /work/shared/TOOLCHAIN.md)
+            py = "/usr/bin/python3"  # Debian's python3-numpy (docs: docs/toolchain.md)
         out = os.path.join(cls.dir, preset + ".mlb")
         subprocess.run([py, os.path.join(SOURCE, "tools", "gen_random.py"), out, "--preset", preset, "--seq", "512",
                         "--vocab", str(vocab), "--n-tokens", str(vocab), "-q"], check=True, timeout=300)
