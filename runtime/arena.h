@@ -5,15 +5,13 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "runtime/base.h"
 #include "simd/compiler.h"
 
 namespace ml {
 
-class Arena {
+class Arena : NonCopyable {
  public:
-  Arena() = default;
-  Arena(const Arena &) = delete;
-  Arena &operator=(const Arena &) = delete;
   ~Arena() { ml_aligned_free(base_); }
 
   // Measuring pass (base == nullptr): adds n elements; assigning pass: points *out at them.

@@ -70,6 +70,28 @@ HANDLE open_read(const char *path) {
 }  // namespace
 #endif
 
+namespace {
+
+// Both platforms: a file of `size` bytes can be opened (ML_OK), or why not.
+ml_status check_size(uint64_t size, const char *what, const char *path) {
+  if (size == 0) return fail(ML_E_FORMAT, "%s file %s is empty", what, path);
+  if (size > SIZE_MAX / 2)
+    return fail(ML_E_NOMEM, "%s file %s is too large for this address space (%llu bytes)", what, path,
+                static_cast<unsigned long long>(size));
+  return ML_OK;
+}
+
+// The read fallback's buffer: 64-byte aligned, rounded up (as aligned_alloc requires).
+ml_status read_buffer(uint64_t size, const char *what, const char *path, uint8_t **out) {
+  *out = static_cast<uint8_t *>(ml_aligned_alloc(64, (size + 63) & ~uint64_t(63)));
+  if (*out == nullptr)
+    return fail(ML_E_NOMEM, "cannot allocate %llu bytes to read %s file %s", static_cast<unsigned long long>(size),
+                what, path);
+  return ML_OK;
+}
+
+}  // namespace
+
 FileMap::~FileMap() { close(); }
 
 void FileMap::close() {
@@ -121,14 +143,9 @@ ml_status FileMap::open(const char *path, const char *what) {
     return fail(ML_E_IO, "%s file %s is not a regular file", what, path);
   }
   size_ = (static_cast<uint64_t>(info.nFileSizeHigh) << 32) | info.nFileSizeLow;
-  if (size_ == 0) {
+  if (const ml_status s = check_size(size_, what, path)) {
     CloseHandle(h);
-    return fail(ML_E_FORMAT, "%s file %s is empty", what, path);
-  }
-  if (size_ > SIZE_MAX / 2) {
-    CloseHandle(h);
-    return fail(ML_E_NOMEM, "%s file %s is too large for this address space (%llu bytes)", what, path,
-                static_cast<unsigned long long>(size_));
+    return s;
   }
 #if !defined(ML_NO_MMAP)
   // The view keeps the file mapped after both handles are closed (UnmapViewOfFile releases it).
@@ -143,12 +160,10 @@ ml_status FileMap::open(const char *path, const char *what) {
     }
   }
 #endif
-  // Read fallback: one 64-byte-aligned buffer, filled in chunks ReadFile's DWORD count can hold.
-  data_ = static_cast<uint8_t *>(ml_aligned_alloc(64, (size_ + 63) & ~uint64_t(63)));
-  if (data_ == nullptr) {
+  // Read fallback: one aligned buffer, filled in chunks ReadFile's DWORD count can hold.
+  if (const ml_status s = read_buffer(size_, what, path, &data_)) {
     CloseHandle(h);
-    return fail(ML_E_NOMEM, "cannot allocate %llu bytes to read %s file %s", static_cast<unsigned long long>(size_),
-                what, path);
+    return s;
   }
   uint64_t done = 0;
   while (done < size_) {
@@ -231,14 +246,9 @@ ml_status FileMap::open(const char *path, const char *what) {
     return fail(ML_E_IO, "%s file %s is not a regular file", what, path);
   }
   size_ = static_cast<uint64_t>(st.st_size);
-  if (size_ == 0) {
+  if (const ml_status s = check_size(size_, what, path)) {
     ::close(fd);
-    return fail(ML_E_FORMAT, "%s file %s is empty", what, path);
-  }
-  if (size_ > SIZE_MAX / 2) {
-    ::close(fd);
-    return fail(ML_E_NOMEM, "%s file %s is too large for this address space (%llu bytes)", what,
-                path, static_cast<unsigned long long>(size_));
+    return s;
   }
 #if !defined(ML_NO_MMAP)
   void *p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -249,12 +259,10 @@ ml_status FileMap::open(const char *path, const char *what) {
     return ML_OK;
   }
 #endif
-  // Read fallback: one 64-byte-aligned buffer (rounded up, as aligned_alloc requires).
-  data_ = static_cast<uint8_t *>(ml_aligned_alloc(64, (size_ + 63) & ~uint64_t(63)));
-  if (data_ == nullptr) {
+  // Read fallback: one aligned buffer.
+  if (const ml_status s = read_buffer(size_, what, path, &data_)) {
     ::close(fd);
-    return fail(ML_E_NOMEM, "cannot allocate %llu bytes to read %s file %s",
-                static_cast<unsigned long long>(size_), what, path);
+    return s;
   }
   uint64_t done = 0;
   while (done < size_) {

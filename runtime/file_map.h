@@ -9,15 +9,13 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "runtime/base.h"
 #include "runtime/ml.h"
 
 namespace ml {
 
-class FileMap {
+class FileMap : NonCopyable {
  public:
-  FileMap() = default;
-  FileMap(const FileMap &) = delete;
-  FileMap &operator=(const FileMap &) = delete;
   ~FileMap();
 
   // Opens `path` (what = "model" / "tokenizer", for messages). Directories, missing and

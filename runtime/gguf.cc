@@ -323,60 +323,61 @@ const GgufFile::Tensor *GgufFile::tensor(const std::string &name) const {
   return nullptr;
 }
 
-const GgufFile::Kv *GgufFile::need(const char *key, bool *found, ml_status *s) const {
+// The entry of `key` when ok(entry), else nullptr with *s: ML_OK for an absent optional key (found
+// given), else an error naming the key and what it should be.
+const GgufFile::Kv *GgufFile::need(const char *key, bool *found, ml_status *s, bool (*ok)(const Kv &),
+                                   const char *what) const {
   *s = ML_OK;
   const Kv *kv = find(key);
   if (found) *found = kv != nullptr;
-  if (!kv && !found) *s = fail(ML_E_FORMAT, "%s: missing metadata key %s", path_, key);
-  return kv;
+  if (!kv) {
+    if (!found) *s = fail(ML_E_FORMAT, "%s: missing metadata key %s", path_, key);
+    return nullptr;
+  }
+  if (ok(*kv)) return kv;
+  *s = std::strncmp(what, "an array", 8) == 0
+           ? fail(ML_E_FORMAT, "%s: metadata %s is not %s", path_, key, what)
+           : fail(ML_E_FORMAT, "%s: metadata %s is a %s, not %s", path_, key, value_type_name(kv->type), what);
+  return nullptr;
 }
+
+namespace {
+bool number_type(uint32_t t) { return is_int_type(t) || t == GgufFile::kF32 || t == GgufFile::kF64; }
+}  // namespace
 
 ml_status GgufFile::get_int(const char *key, int64_t *v, bool *found) const {
   ml_status s;
-  const Kv *kv = need(key, found, &s);
-  if (!kv) return s;
-  if (!is_int_type(kv->type))
-    return fail(ML_E_FORMAT, "%s: metadata %s is a %s, not an integer", path_, key, value_type_name(kv->type));
-  *v = read_int(data_ + kv->off, kv->type);
-  return ML_OK;
+  if (const Kv *kv = need(key, found, &s, [](const Kv &k) { return is_int_type(k.type); }, "an integer"))
+    *v = read_int(data_ + kv->off, kv->type);
+  return s;
 }
 
 ml_status GgufFile::get_float(const char *key, double *v, bool *found) const {
   ml_status s;
-  const Kv *kv = need(key, found, &s);
-  if (!kv) return s;
-  if (!is_int_type(kv->type) && kv->type != kF32 && kv->type != kF64)
-    return fail(ML_E_FORMAT, "%s: metadata %s is a %s, not a number", path_, key, value_type_name(kv->type));
-  *v = read_float(data_ + kv->off, kv->type);
-  return ML_OK;
+  if (const Kv *kv = need(key, found, &s, [](const Kv &k) { return number_type(k.type); }, "a number"))
+    *v = read_float(data_ + kv->off, kv->type);
+  return s;
 }
 
 ml_status GgufFile::get_bool(const char *key, bool *v, bool *found) const {
   ml_status s;
-  const Kv *kv = need(key, found, &s);
-  if (!kv) return s;
-  if (kv->type != kBool) return fail(ML_E_FORMAT, "%s: metadata %s is a %s, not a bool", path_, key, value_type_name(kv->type));
-  *v = data_[kv->off] != 0;
-  return ML_OK;
+  if (const Kv *kv = need(key, found, &s, [](const Kv &k) { return k.type == kBool; }, "a bool"))
+    *v = data_[kv->off] != 0;
+  return s;
 }
 
 ml_status GgufFile::get_string(const char *key, std::string *v, bool *found) const {
   ml_status s;
-  const Kv *kv = need(key, found, &s);
-  if (!kv) return s;
-  if (kv->type != kString)
-    return fail(ML_E_FORMAT, "%s: metadata %s is a %s, not a string", path_, key, value_type_name(kv->type));
-  const uint64_t n = rd(data_ + kv->off, 8);
-  v->assign(reinterpret_cast<const char *>(data_ + kv->off + 8), size_t(n));
-  return ML_OK;
+  if (const Kv *kv = need(key, found, &s, [](const Kv &k) { return k.type == kString; }, "a string"))
+    v->assign(reinterpret_cast<const char *>(data_ + kv->off + 8), size_t(rd(data_ + kv->off, 8)));
+  return s;
 }
 
 ml_status GgufFile::get_strings(const char *key, std::vector<std::pair<const char *, uint64_t>> *v, bool *found) const {
   ml_status s;
-  const Kv *kv = need(key, found, &s);
+  const Kv *kv = need(key, found, &s, [](const Kv &k) { return k.type == kArray && k.item == kString; },
+                      "an array of strings");
   if (!kv) return s;
-  if (kv->type != kArray || kv->item != kString)
-    return fail(ML_E_FORMAT, "%s: metadata %s is not an array of strings", path_, key);
   v->clear();
   v->reserve(size_t(kv->count));  // bounded by parse(): 8 bytes of the file per item
   uint64_t at = kv->off;
@@ -388,28 +389,30 @@ ml_status GgufFile::get_strings(const char *key, std::vector<std::pair<const cha
   return ML_OK;
 }
 
+namespace {
+// An array entry's numbers, each read as its item type and converted to T.
+template <class T, class Read>
+void read_numbers(const uint8_t *data, const GgufFile::Kv &kv, std::vector<T> *v, Read read) {
+  v->resize(size_t(kv.count));
+  const uint64_t n = uint64_t(scalar_bytes(kv.item));
+  for (uint64_t i = 0; i < kv.count; ++i) (*v)[size_t(i)] = T(read(data + kv.off + i * n, kv.item));
+}
+}  // namespace
+
 ml_status GgufFile::get_ints(const char *key, std::vector<int64_t> *v, bool *found) const {
   ml_status s;
-  const Kv *kv = need(key, found, &s);
-  if (!kv) return s;
-  if (kv->type != kArray || !is_int_type(kv->item))
-    return fail(ML_E_FORMAT, "%s: metadata %s is not an array of integers", path_, key);
-  v->resize(size_t(kv->count));
-  const int n = scalar_bytes(kv->item);
-  for (uint64_t i = 0; i < kv->count; ++i) (*v)[size_t(i)] = read_int(data_ + kv->off + i * uint64_t(n), kv->item);
-  return ML_OK;
+  if (const Kv *kv = need(key, found, &s, [](const Kv &k) { return k.type == kArray && is_int_type(k.item); },
+                          "an array of integers"))
+    read_numbers(data_, *kv, v, read_int);
+  return s;
 }
 
 ml_status GgufFile::get_floats(const char *key, std::vector<float> *v, bool *found) const {
   ml_status s;
-  const Kv *kv = need(key, found, &s);
-  if (!kv) return s;
-  if (kv->type != kArray || (kv->item != kF32 && kv->item != kF64 && !is_int_type(kv->item)))
-    return fail(ML_E_FORMAT, "%s: metadata %s is not an array of numbers", path_, key);
-  v->resize(size_t(kv->count));
-  const int n = scalar_bytes(kv->item);
-  for (uint64_t i = 0; i < kv->count; ++i) (*v)[size_t(i)] = float(read_float(data_ + kv->off + i * uint64_t(n), kv->item));
-  return ML_OK;
+  if (const Kv *kv = need(key, found, &s, [](const Kv &k) { return k.type == kArray && number_type(k.item); },
+                          "an array of numbers"))
+    read_numbers(data_, *kv, v, read_float);
+  return s;
 }
 
 }  // namespace ml

@@ -86,7 +86,7 @@ class GgufFile {
   ml_status get_floats(const char *key, std::vector<float> *v, bool *found = nullptr) const;
 
  private:
-  const Kv *need(const char *key, bool *found, ml_status *s) const;
+  const Kv *need(const char *key, bool *found, ml_status *s, bool (*ok)(const Kv &), const char *what) const;
   const uint8_t *data_ = nullptr;
   uint64_t size_ = 0, data_off_ = 0;
   uint32_t version_ = 0;

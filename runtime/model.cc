@@ -15,22 +15,13 @@
 #endif
 
 #include "kernels/mutants.h"
+#include "runtime/base.h"
 #include "runtime/error.h"
 #include "runtime/gguf.h"
 
 namespace ml {
 
 namespace {
-
-uint32_t rd_u32(const uint8_t *p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-}
-float rd_f32(const uint8_t *p) {
-  const uint32_t u = rd_u32(p);
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
 
 // Generous upper bounds so every size below fits comfortably in 64 bits (and dims in int).
 constexpr uint32_t kMaxDim = 1u << 20, kMaxLayers = 1u << 12, kMaxVocab = 1u << 24,

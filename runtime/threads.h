@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "runtime/base.h"
 #include "runtime/ml.h"
 
 #if !defined(ML_NO_THREADS)
@@ -21,11 +22,8 @@
 
 namespace ml {
 
-class ThreadPool {
+class ThreadPool : NonCopyable {
  public:
-  ThreadPool() = default;
-  ThreadPool(const ThreadPool &) = delete;
-  ThreadPool &operator=(const ThreadPool &) = delete;
   ~ThreadPool();
 
   ml_status start(int n_threads);  // n_threads >= 1, including the caller

@@ -35,7 +35,7 @@ ALLOWED = {
     # runtime/text/: tokenizers, Unicode, chat rendering: text only, none of the model half (load,
     # state, forward, threads) — the shared status/error helpers, the C API's types, and the
     # mutation switch.
-    "runtime/text": {"runtime/text", "runtime/error.h", "runtime/ml.h", "kernels/mutants.h"},
+    "runtime/text": {"runtime/text", "runtime/base.h", "runtime/error.h", "runtime/ml.h", "kernels/mutants.h"},
     # structured/: JSON (nlohmann-json) over the runtime: schemas compiled to token constraints.
     "structured": {"structured", "runtime"},
     # The checks and tests reach every layer, and the programs' shared headers.

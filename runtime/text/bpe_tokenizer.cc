@@ -5,6 +5,7 @@
 #include <new>
 
 #include "kernels/mutants.h"
+#include "runtime/base.h"
 #include "runtime/error.h"
 #include "runtime/text/tokenizer.h"
 #include "runtime/text/unicode.h"
@@ -12,16 +13,6 @@
 namespace ml {
 
 namespace {
-
-uint32_t rd_u32(const uint8_t *p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-}
-int32_t rd_i32(const uint8_t *p) {
-  const uint32_t u = rd_u32(p);
-  int32_t v;
-  std::memcpy(&v, &u, 4);
-  return v;
-}
 
 uint64_t hash_bytes(const char *s, size_t n) {  // FNV-1a over 8-byte words, then a final mix
   uint64_t h = 0xcbf29ce484222325ull ^ n;

@@ -5,19 +5,11 @@
 #include <new>
 
 #include "kernels/mutants.h"
+#include "runtime/base.h"
 #include "runtime/error.h"
 #include "runtime/text/unicode.h"
 
 namespace ml {
-
-namespace {
-int32_t rd_i32(const uint8_t *p) {
-  uint32_t u = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-  int32_t v;
-  std::memcpy(&v, &u, 4);
-  return v;
-}
-}  // namespace
 
 ml_status Tokenizer::load_llama2(const uint8_t *data, uint64_t size, int vocab, const char *path) {
   if (size < 4) return fail(ML_E_FORMAT, "tokenizer %s is %llu bytes, too short for its header", path,
