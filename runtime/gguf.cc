@@ -65,6 +65,13 @@ struct Cursor {
     pos += n;
     return ML_OK;
   }
+  // The name of entry i of a list ("metadata key 3", then "metadata general.name" for what follows).
+  ml_status name(const char *list, uint64_t i, const char *entry, std::string *out, uint64_t limit) {
+    what = std::string(list) + " " + std::to_string(i);
+    if (const ml_status s = string(out, limit)) return s;
+    what = std::string(entry) + " " + gguf_printable(*out);
+    return ML_OK;
+  }
 };
 
 int scalar_bytes(uint32_t t) {
@@ -207,10 +214,8 @@ ml_status GgufFile::parse(const uint8_t *data, uint64_t size, const char *path) 
   kv_.reserve(size_t(n_kv));
   std::unordered_map<std::string, size_t> keys;
   for (uint64_t i = 0; i < n_kv; ++i) {
-    c.what = "metadata key " + std::to_string(i);
     Kv kv;
-    if (const ml_status s = c.string(&kv.key, 1u << 16)) return s;
-    c.what = "metadata " + gguf_printable(kv.key);
+    if (const ml_status s = c.name("metadata key", i, "metadata", &kv.key, 1u << 16)) return s;
     uint64_t t;
     if (const ml_status s = c.u(4, &t)) return s;
     kv.type = uint32_t(t);
@@ -243,10 +248,8 @@ ml_status GgufFile::parse(const uint8_t *data, uint64_t size, const char *path) 
   tensors_.reserve(size_t(n_tensors));
   std::unordered_map<std::string, size_t> names;
   for (uint64_t i = 0; i < n_tensors; ++i) {
-    c.what = "tensor info " + std::to_string(i);
     Tensor t;
-    if (const ml_status s = c.string(&t.name, 256)) return s;
-    c.what = "tensor info " + gguf_printable(t.name);
+    if (const ml_status s = c.name("tensor info", i, "tensor info", &t.name, 256)) return s;
     uint64_t nd;
     if (const ml_status s = c.u(4, &nd)) return s;
     if (nd < 1 || nd > 4)
@@ -397,21 +400,19 @@ void read_numbers(const uint8_t *data, const GgufFile::Kv &kv, std::vector<T> *v
   const uint64_t n = uint64_t(scalar_bytes(kv.item));
   for (uint64_t i = 0; i < kv.count; ++i) (*v)[size_t(i)] = T(read(data + kv.off + i * n, kv.item));
 }
+bool int_array(const GgufFile::Kv &k) { return k.type == GgufFile::kArray && is_int_type(k.item); }
+bool number_array(const GgufFile::Kv &k) { return k.type == GgufFile::kArray && number_type(k.item); }
 }  // namespace
 
 ml_status GgufFile::get_ints(const char *key, std::vector<int64_t> *v, bool *found) const {
   ml_status s;
-  if (const Kv *kv = need(key, found, &s, [](const Kv &k) { return k.type == kArray && is_int_type(k.item); },
-                          "an array of integers"))
-    read_numbers(data_, *kv, v, read_int);
+  if (const Kv *kv = need(key, found, &s, int_array, "an array of integers")) read_numbers(data_, *kv, v, read_int);
   return s;
 }
 
 ml_status GgufFile::get_floats(const char *key, std::vector<float> *v, bool *found) const {
   ml_status s;
-  if (const Kv *kv = need(key, found, &s, [](const Kv &k) { return k.type == kArray && number_type(k.item); },
-                          "an array of numbers"))
-    read_numbers(data_, *kv, v, read_float);
+  if (const Kv *kv = need(key, found, &s, number_array, "an array of numbers")) read_numbers(data_, *kv, v, read_float);
   return s;
 }
 
