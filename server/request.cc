@@ -1,0 +1,115 @@
+// Request parsing (server/request.h): JSON body -> Request, every field validated.
+#include "request.h"
+
+#include <algorithm>
+
+#include "kernels/mutants.h"  // ML_MUTANT: false unless the mutation audit's build (tools/mutants.sh)
+
+namespace ml::server {
+
+using nlohmann::json;
+
+Request parse_request(const json &body, bool chat) {
+  auto bad = [](const std::string &m) { return HttpError{400, m, "invalid_request_error"}; };
+  if (!body.is_object()) throw bad("the request body must be a JSON object");
+  Request r;
+  r.chat = chat;
+  auto field = [&](const char *name) -> const json * {
+    auto it = body.find(name);
+    return it == body.end() || it->is_null() ? nullptr : &*it;
+  };
+  if (const json *v = field("stream")) {
+    if (!v->is_boolean()) throw bad("'stream' must be a boolean");
+    r.stream = v->get<bool>();
+  }
+  if (const json *v = field("n")) {
+    if (!v->is_number_integer()) throw bad("'n' must be an integer");
+    if (v->get<int64_t>() != 1) throw bad("only n = 1 is supported");
+  }
+  if (const json *v = field("temperature")) {
+    if (!v->is_number()) throw bad("'temperature' must be a number");
+    const double t = v->get<double>();
+    if (!(t >= 0.0 && t <= 100.0)) throw bad("'temperature' must be in [0, 100]");
+    r.temperature = float(t);
+  }
+  if (const json *v = field("top_p")) {
+    if (!v->is_number()) throw bad("'top_p' must be a number");
+    const double p = v->get<double>();
+    if (!((ML_MUTANT("server_top_p") ? p >= 0.0 : p > 0.0) && p <= 1.0)) throw bad("'top_p' must be in (0, 1]");  // mutant: 0 passes
+    r.top_p = float(p);
+  }
+  if (const json *v = ML_MUTANT("server_seed") ? nullptr : field("seed")) {  // mutant: the request's seed ignored
+    if (!v->is_number_integer()) throw bad("'seed' must be an integer");
+    r.seed = v->is_number_unsigned() ? v->get<uint64_t>() : uint64_t(v->get<int64_t>());
+    r.has_seed = true;
+  }
+  if (const json *v = field("stop")) {
+    if (v->is_string()) {
+      r.stop.push_back(v->get<std::string>());
+    } else if (v->is_array()) {
+      for (const json &s : *v) {
+        if (!s.is_string()) throw bad("'stop' must be a string or an array of strings");
+        r.stop.push_back(s.get<std::string>());
+      }
+    } else {
+      throw bad("'stop' must be a string or an array of strings");
+    }
+    r.stop.erase(std::remove(r.stop.begin(), r.stop.end(), std::string()), r.stop.end());
+  }
+  const char *max_name = field("max_tokens") || !field("max_completion_tokens") ? "max_tokens" : "max_completion_tokens";
+  if (const json *v = field(max_name)) {
+    if (!v->is_number_integer()) throw bad(std::string("'") + max_name + "' must be an integer");
+    const int64_t m = v->get<int64_t>();
+    if (m < 1) throw bad(std::string("'") + max_name + "' must be at least 1");
+    r.max_tokens = m > (1L << 30) ? (1L << 30) : long(m);
+  }
+
+  // The prompt text, or the messages.
+  if (chat) {
+    const json *msgs = field("messages");
+    if (!msgs) throw bad("'messages' is required");
+    if (!msgs->is_array() || msgs->empty()) throw bad("'messages' must be a non-empty array");
+    for (const json &m : *msgs) {
+      if (!m.is_object()) throw bad("each message must be an object with 'role' and 'content'");
+      auto ro = m.find("role"), c = m.find("content");
+      if (ro == m.end() || !ro->is_string()) throw bad("each message needs a string 'role'");
+      std::string content;
+      if (c == m.end() || c->is_null()) {
+        content = "";
+      } else if (c->is_string()) {
+        content = c->get<std::string>();
+      } else if (c->is_array()) {  // content parts: the text ones, joined
+        for (const json &part : *c) {
+          auto t = part.is_object() ? part.find("text") : part.end();
+          if (!part.is_object() || t == part.end() || !t->is_string())
+            throw bad("message content parts must be objects with a string 'text'");
+          content += t->get<std::string>();
+        }
+      } else {
+        throw bad("a message's 'content' must be a string");
+      }
+      // The renderer takes C strings: a NUL would silently cut the message there.
+      if (content.find('\0') != std::string::npos)
+        throw bad("'messages[" + std::to_string(r.roles.size()) + "].content' contains a NUL character");
+      const std::string role = ro->get<std::string>();
+      if (role != "system" && role != "user" && role != "assistant")
+        throw bad("message role '" + role + "' is not one of system, user, assistant");
+      r.roles.push_back(role);
+      r.contents.push_back(content);
+    }
+  } else {
+    const json *p = field("prompt");
+    if (!p) throw bad("'prompt' is required");
+    if (p->is_string()) {
+      r.prompt = p->get<std::string>();
+    } else if (p->is_array() && p->size() == 1 && (*p)[0].is_string()) {
+      r.prompt = (*p)[0].get<std::string>();
+    } else {
+      throw bad("'prompt' must be a string (or an array of one string)");
+    }
+    if (r.prompt.find('\0') != std::string::npos) throw bad("the prompt contains a NUL character");
+  }
+  return r;
+}
+
+}  // namespace ml::server
