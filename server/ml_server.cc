@@ -45,8 +45,12 @@ const char kUsage[] =
     "over HTTP with the OpenAI API: POST /v1/completions,\n"
     "POST /v1/chat/completions (both with \"stream\": true as server-sent events), GET /v1/models,\n"
     "GET /health. Request fields: prompt / messages, max_tokens (or max_completion_tokens),\n"
-    "temperature, top_p, seed, stop, n (1 only), stream; other fields are ignored. Greedy output\n"
-    "(temperature 0) is ml_run's text.\n";
+    "temperature, top_p, seed, stop, n (1 only), stream; the sampler chain's top_k, min_p,\n"
+    "repeat_penalty, repeat_last_n, presence_penalty, frequency_penalty, logit_bias ({\"token id\":\n"
+    "bias in [-100, 100]}, added to the logit). Any other field is a 400 (unsupported field \"tools\")\n"
+    "but these, accepted and ignored:\n";
+const char kGreedy[] =
+    "Greedy output (temperature 0) is ml_run's text.\n";
 const char kEpilogue[] =
     "Defaults as llama.cpp's llama-server: temperature 0.8, top_p 0.95, max_tokens until the\n"
     "context is full. SIGINT / SIGTERM stop the server.\n"
@@ -66,8 +70,9 @@ struct Args {
 
 int parse_args(int argc, char **argv, Args *a) {
   using namespace ml::cli;
+  static std::string help;
   Program p{
-      "ml_server", kUsage,
+      "ml_server", (help = std::string(kUsage) + kIgnoredFields + kGreedy).c_str(),
       {{"-z, --tokenizer", "PATH", "the model's tokenizer, as for ml_run (required for .mlb; a GGUF's own by\n"
                                    "default)", text(&a->tokenizer)},
        {"--host", "ADDR", "address to bind (default 127.0.0.1; binding another address without\n"

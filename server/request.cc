@@ -9,9 +9,33 @@ namespace ml::server {
 
 using nlohmann::json;
 
+const char kIgnoredFields[] =
+    "  model                the one loaded model serves every request\n"
+    "  user, metadata       end-user ids and tags: nothing is logged or stored to attach them to\n"
+    "  store                nothing is stored\n"
+    "  service_tier         one tier\n"
+    "  parallel_tool_calls  tools are not implemented (\"tools\" itself is a 400)\n"
+    "  stream_options       the last streamed chunk always carries \"usage\"\n";
+
+namespace {
+// The fields parse_request reads; anything else in kIgnoredFields is skipped, the rest refused.
+const char *const kFields[] = {"prompt", "messages", "stream", "n", "temperature", "top_p", "seed", "stop",
+                               "max_tokens", "max_completion_tokens", "top_k", "min_p", "repeat_penalty",
+                               "repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias"};
+const char *const kIgnored[] = {"model", "user", "metadata", "store", "service_tier", "parallel_tool_calls",
+                                "stream_options"};
+bool listed(const std::string &k, const char *const *b, const char *const *e) {
+  return std::find_if(b, e, [&](const char *f) { return k == f; }) != e;
+}
+}  // namespace
+
 Request parse_request(const json &body, bool chat) {
   auto bad = [](const std::string &m) { return HttpError{400, m, "invalid_request_error"}; };
   if (!body.is_object()) throw bad("the request body must be a JSON object");
+  for (const auto &kv : body.items())
+    if ((kv.key() == (chat ? "prompt" : "messages") || !listed(kv.key(), std::begin(kFields), std::end(kFields))) &&
+        !listed(kv.key(), std::begin(kIgnored), std::end(kIgnored)))
+      throw bad("unsupported field \"" + kv.key() + "\"");
   Request r;
   r.chat = chat;
   auto field = [&](const char *name) -> const json * {
@@ -42,6 +66,40 @@ Request parse_request(const json &body, bool chat) {
     if (!v->is_number_integer()) throw bad("'seed' must be an integer");
     r.seed = v->is_number_unsigned() ? v->get<uint64_t>() : uint64_t(v->get<int64_t>());
     r.has_seed = true;
+  }
+  // A number (or integer) field: its type and range checked, the error naming it.
+  auto number = [&](const char *name, const char *range, bool (*ok)(double), float *out) {
+    const json *v = field(name);
+    if (!v) return;
+    if (!v->is_number()) throw bad(std::string("'") + name + "' must be a number");
+    if (!ok(v->get<double>())) throw bad(std::string("'") + name + "' must be in " + range);
+    *out = float(v->get<double>());
+  };
+  auto integer = [&](const char *name, const char *range, bool (*ok)(double), int *out) {
+    const json *v = field(name);
+    if (!v) return;
+    if (!v->is_number_integer()) throw bad(std::string("'") + name + "' must be an integer");
+    if (!ok(double(v->get<int64_t>()))) throw bad(std::string("'") + name + "' must be " + range);
+    *out = int(v->get<int64_t>());
+  };
+  integer("top_k", "at least 0 (0: off)", [](double x) { return x >= 0 && x <= 1e9; }, &r.top_k);
+  number("min_p", "[0, 1)", [](double x) { return x >= 0 && x < 1; }, &r.min_p);
+  number("repeat_penalty", "(0, 100]", [](double x) { return x > 0 && x <= 100; }, &r.repeat_penalty);
+  integer("repeat_last_n", "at least -1 (-1: all)", [](double x) { return x >= -1 && x <= 1e9; }, &r.repeat_last_n);
+  number("presence_penalty", "[-2, 2]", [](double x) { return x >= -2 && x <= 2; }, &r.presence_penalty);
+  number("frequency_penalty", "[-2, 2]", [](double x) { return x >= -2 && x <= 2; }, &r.frequency_penalty);
+  if (const json *v = field("logit_bias")) {  // OpenAI's: {"token id": bias in [-100, 100]}
+    if (!v->is_object()) throw bad("'logit_bias' must be an object of token id strings to numbers");
+    for (const auto &kv : v->items()) {
+      const std::string &k = kv.key();
+      const std::string at = "'logit_bias[\"" + k + "\"]'";
+      if (k.empty() || k.size() > 9 || k.find_first_not_of("0123456789") != std::string::npos)
+        throw bad(at + ": the key must be a token id (a non-negative integer)");
+      if (!kv.value().is_number()) throw bad(at + " must be a number");
+      const double b = kv.value().get<double>();
+      if (!(b >= -100 && b <= 100)) throw bad(at + " must be in [-100, 100]");
+      r.logit_bias.emplace_back(std::stol(k), float(b));
+    }
   }
   if (const json *v = field("stop")) {
     if (v->is_string()) {

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,13 +22,22 @@ struct Request {
   float temperature = 0.8f, top_p = 0.95f;  // llama-server's defaults
   bool has_seed = false;                    // else a fresh seed per request
   uint64_t seed = 1;
+  // The rest of the sampler chain (ml_sampling, runtime/sampler.h); these defaults are neutral.
+  int top_k = 0;
+  float min_p = 0.0f, repeat_penalty = 1.0f, presence_penalty = 0.0f, frequency_penalty = 0.0f;
+  int repeat_last_n = 64;
+  std::vector<std::pair<long, float>> logit_bias;  // token id, bias (the id checked against the vocabulary later)
   std::vector<std::string> stop;            // stop strings (no empty ones)
   long max_tokens = -1;                     // -1: until the context is full
   std::vector<std::string> roles, contents; // chat: the messages
   std::string prompt;                       // completion: the prompt text
 };
 
-// Throws HttpError (400) for a body that is not a valid request.
+// Fields accepted and ignored on purpose, each with its reason (the help text prints them).
+extern const char kIgnoredFields[];
+
+// Throws HttpError (400) for a body that is not a valid request, or that has a field the server does
+// not implement (`unsupported field "tools"`) and kIgnoredFields does not list.
 Request parse_request(const nlohmann::json &body, bool chat);
 
 }  // namespace ml::server

@@ -197,9 +197,21 @@ void Scheduler::run() {
         for (const std::string &st : j->req.stop) stops.push_back(st.c_str());
         ml_session_options o;
         ml_session_options_init(&o);
-        o.temperature = j->req.temperature;
-        o.top_p = j->req.top_p;
-        o.seed = j->seed;
+        ml_sampling sp;
+        ml_sampling_default(&sp);
+        sp.temperature = j->req.temperature;
+        sp.top_p = j->req.top_p;
+        sp.seed = j->seed;
+        sp.top_k = j->req.top_k;
+        sp.min_p = j->req.min_p;
+        sp.repeat_penalty = j->req.repeat_penalty;
+        sp.repeat_last_n = j->req.repeat_last_n;
+        sp.presence_penalty = j->req.presence_penalty;
+        sp.frequency_penalty = j->req.frequency_penalty;
+        sp.n_logit_bias = int(j->bias_ids.size());
+        sp.logit_bias_ids = j->bias_ids.data();
+        sp.logit_bias = j->bias.data();
+        o.sampling = &sp;
         o.max_tokens = j->max_tokens + (ML_MUTANT("server_max_tokens") ? 1 : 0);  // mutant: one more
         o.stop_ids = j->end_ids.data();
         o.n_stop_ids = int(j->end_ids.size());
@@ -230,6 +242,13 @@ std::shared_ptr<Job> Scheduler::make_job(Request r) {
   j->req = std::move(r);
   j->seed = j->req.has_seed ? j->req.seed : uint64_t(std::time(nullptr)) * 0x9E3779B97F4A7C15ull + ids_.fetch_add(1);
   if (j->seed == 0) j->seed = 1;  // the xorshift state must not be 0
+  for (const auto &b : j->req.logit_bias) {
+    if (b.first >= info.vocab)
+      throw bad("'logit_bias[\"" + std::to_string(b.first) + "\"]': token " + std::to_string(b.first) +
+                " is not in the vocabulary (ids 0.." + std::to_string(info.vocab - 1) + ")");
+    j->bias_ids.push_back(int(b.first));
+    j->bias.push_back(b.second);
+  }
   std::string text = j->req.prompt;
   if (j->req.chat) {
     if (chat_format_ == 0)

@@ -32,6 +32,8 @@ struct Job {
   std::vector<int> end_ids;  // tokens that end generation (BOS, EOS, EOT, the template's)
   int max_tokens = 0;
   uint64_t seed = 1;
+  std::vector<int> bias_ids;  // the request's logit_bias, as ml_sampling takes it
+  std::vector<float> bias;
   // Guarded by Scheduler::mu.
   std::string text;  // the text so far that no stop string can still claim
   std::vector<size_t> ends;  // text.size() after each publish: a stream sends each piece as its own chunk
