@@ -47,8 +47,9 @@ const char kUsage[] =
     "GET /health. Request fields: prompt / messages, max_tokens (or max_completion_tokens),\n"
     "temperature, top_p, seed, stop, n (1 only), stream; the sampler chain's top_k, min_p,\n"
     "repeat_penalty, repeat_last_n, presence_penalty, frequency_penalty, logit_bias ({\"token id\":\n"
-    "bias in [-100, 100]}, added to the logit). Any other field is a 400 (unsupported field \"tools\")\n"
-    "but these, accepted and ignored:\n";
+    "bias in [-100, 100]}, added to the logit); logprobs (chat: with top_logprobs; completions: N):\n"
+    "log-softmax of the logits after logit_bias and penalties. Any other field is a 400\n"
+    "(unsupported field \"tools\") but these, accepted and ignored:\n";
 const char kGreedy[] =
     "Greedy output (temperature 0) is ml_run's text.\n";
 const char kEpilogue[] =
@@ -196,6 +197,35 @@ std::string sse(const json &j) {
   return "data: " + j.dump(-1, ' ', false, json::error_handler_t::replace) + (ML_MUTANT("server_sse") ? "\n" : "\n\n");
 }
 
+// OpenAI's logprobs of entries [from, to): chat's {"content": [{token, logprob, bytes, top_logprobs}]},
+// completions' {tokens, token_logprobs, top_logprobs: [{token: logprob}], text_offset} (*offset: the
+// completion's text length before `from`; the tokens' texts are ml_decode's, before any hold-back).
+json logprobs_json(const std::vector<TokenLogprob> &v, size_t from, size_t to, bool chat, size_t *offset) {
+  auto bytes = [](const std::string &t) {
+    json b = json::array();
+    for (unsigned char c : t) b.push_back(int(c));
+    return b;
+  };
+  json content = json::array(), tokens = json::array(), lps = json::array(), tops = json::array(),
+       offs = json::array();
+  for (size_t i = from; i < to; ++i) {
+    json top = chat ? json::array() : json::object();
+    for (const auto &t : v[i].top)
+      if (chat)
+        top.push_back({{"token", t.first}, {"logprob", t.second}, {"bytes", bytes(t.first)}});
+      else
+        top[t.first] = t.second;
+    if (chat) {
+      content.push_back({{"token", v[i].text}, {"logprob", v[i].logprob}, {"bytes", bytes(v[i].text)}, {"top_logprobs", top}});
+      continue;
+    }
+    tokens.push_back(v[i].text), lps.push_back(v[i].logprob), tops.push_back(top), offs.push_back(*offset);
+    *offset += v[i].text.size();
+  }
+  if (chat) return json{{"content", content}};
+  return json{{"tokens", tokens}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offs}};
+}
+
 void Server::handle_completion(const httplib::Request &req, httplib::Response &res, bool chat) {
   size_t bad_at = 0;
   if (!ml::unicode::valid_utf8(req.body.data(), req.body.size(), &bad_at))
@@ -229,11 +259,13 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
       lk.unlock();
       return send_error(res, 500, e);
     }
-    json choice = {{"index", 0}, {"finish_reason", job->finish}};
+    size_t offset = 0;
+    json choice = {{"index", 0}, {"finish_reason", job->finish}, {"logprobs", nullptr}};
+    if (job->req.logprobs) choice["logprobs"] = logprobs_json(job->logprobs, 0, job->logprobs.size(), chat, &offset);
     if (chat)
       choice["message"] = {{"role", "assistant"}, {"content", job->text}};
     else
-      choice["text"] = job->text, choice["logprobs"] = nullptr;
+      choice["text"] = job->text;
     json out = {{"id", id},           {"object", object},           {"created", created},
                 {"model", model_name_}, {"choices", json::array({choice})}, {"usage", usage(*job)},
                 {"timings", timings(*job)}};
@@ -245,9 +277,10 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
   const std::string chunk_object = chat ? "chat.completion.chunk" : "text_completion";
   auto sent = std::make_shared<size_t>(0);  // pieces (Job::ends) sent so far
   auto first = std::make_shared<bool>(true);
+  auto lp_sent = std::make_shared<size_t>(0), lp_offset = std::make_shared<size_t>(0);  // logprobs entries sent
   res.set_chunked_content_provider(
       "text/event-stream",
-      [this, job, id, created, chunk_object, chat, sent, first](size_t, httplib::DataSink &sink) {
+      [this, job, id, created, chunk_object, chat, sent, first, lp_sent, lp_offset](size_t, httplib::DataSink &sink) {
         std::unique_lock<std::mutex> lk(sched_.mu);
         job->cv.wait_for(lk, std::chrono::milliseconds(200), [&] { return job->done || job->ends.size() > *sent; });
         // One chunk per published piece (a token's text, or what a stop string no longer holds back),
@@ -257,24 +290,31 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
           pieces.push_back(job->text.substr(from, job->ends[*sent] - from));
           from = job->ends[*sent];
         }
+        // The tokens' logprobs entries published with these pieces go with the last of them.
+        json lp = nullptr;
+        if (job->req.logprobs && job->logprobs.size() > *lp_sent)
+          lp = logprobs_json(job->logprobs, *lp_sent, job->logprobs.size(), chat, lp_offset.get());
+        *lp_sent = job->logprobs.size();
         const bool done = job->done;
         const std::string finish = job->finish, error = job->error;
         const json use = usage(*job), tim = timings(*job);
         lk.unlock();
-        auto chunk = [&](const json &delta_or_text, const json &finish_reason) {
-          json c = {{"index", 0}, {"finish_reason", finish_reason}};
+        auto chunk = [&](const json &delta_or_text, const json &finish_reason, const json &logprobs = nullptr) {
+          json c = {{"index", 0}, {"finish_reason", finish_reason}, {"logprobs", logprobs}};
           if (chat)
             c["delta"] = delta_or_text;
           else
-            c["text"] = delta_or_text, c["logprobs"] = nullptr;
+            c["text"] = delta_or_text;
           return json{{"id", id}, {"object", chunk_object}, {"created", created}, {"model", model_name_},
                       {"choices", json::array({c})}};
         };
         std::string out;
         if (*first && chat) out += sse(chunk(json{{"role", "assistant"}, {"content", ""}}, nullptr));
         *first = false;
-        for (const std::string &piece : pieces)
-          out += sse(chunk(chat ? json{{"content", piece}} : json(piece), nullptr));
+        if (pieces.empty() && !lp.is_null()) pieces.emplace_back();  // entries of tokens whose text is held back
+        for (size_t i = 0; i < pieces.size(); ++i)
+          out += sse(chunk(chat ? json{{"content", pieces[i]}} : json(pieces[i]), nullptr,
+                           i + 1 == pieces.size() ? lp : json(nullptr)));
         if (done) {
           if (finish == "error") {
             out += sse(error_body(500, error, "server_error"));

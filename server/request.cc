@@ -21,7 +21,8 @@ namespace {
 // The fields parse_request reads; anything else in kIgnoredFields is skipped, the rest refused.
 const char *const kFields[] = {"prompt", "messages", "stream", "n", "temperature", "top_p", "seed", "stop",
                                "max_tokens", "max_completion_tokens", "top_k", "min_p", "repeat_penalty",
-                               "repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias"};
+                               "repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias",
+                               "logprobs", "top_logprobs"};
 const char *const kIgnored[] = {"model", "user", "metadata", "store", "service_tier", "parallel_tool_calls",
                                 "stream_options"};
 bool listed(const std::string &k, const char *const *b, const char *const *e) {
@@ -101,6 +102,18 @@ Request parse_request(const json &body, bool chat) {
       r.logit_bias.emplace_back(std::stol(k), float(b));
     }
   }
+  if (const json *v = field("logprobs"); v && chat) {  // chat: a boolean, top_logprobs apart
+    if (!v->is_boolean()) throw bad("'logprobs' must be a boolean");
+    r.logprobs = v->get<bool>();
+  } else if (v) {  // completions: the number of top entries, 0..5
+    integer("logprobs", "in [0, 5]", [](double x) { return x >= 0 && x <= 5; }, &r.top_logprobs);
+    r.logprobs = true;
+  }
+  if (chat) {
+    integer("top_logprobs", "in [0, 20]", [](double x) { return x >= 0 && x <= 20; }, &r.top_logprobs);
+    if (r.top_logprobs > 0 && !r.logprobs) throw bad("'top_logprobs' needs \"logprobs\": true");
+  }
+  if (!chat && field("top_logprobs")) throw bad("unsupported field \"top_logprobs\" (completions take \"logprobs\": N)");
   if (const json *v = field("stop")) {
     if (v->is_string()) {
       r.stop.push_back(v->get<std::string>());

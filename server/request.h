@@ -27,6 +27,8 @@ struct Request {
   float min_p = 0.0f, repeat_penalty = 1.0f, presence_penalty = 0.0f, frequency_penalty = 0.0f;
   int repeat_last_n = 64;
   std::vector<std::pair<long, float>> logit_bias;  // token id, bias (the id checked against the vocabulary later)
+  bool logprobs = false;  // chat: "logprobs": true; completions: "logprobs": N (then top_logprobs = N)
+  int top_logprobs = 0;   // 0..20 (completions: 0..5)
   std::vector<std::string> stop;            // stop strings (no empty ones)
   long max_tokens = -1;                     // -1: until the context is full
   std::vector<std::string> roles, contents; // chat: the messages

@@ -128,12 +128,25 @@ void Scheduler::step(Slot &s) {
     if (ml_session_n_past(s.session) == n_prompt) j.t_prompt_done = ml::cli::now_ms();
     return;
   }
-  int next = 0, f = ML_FINISH_NONE;
+  int next = 0, f = ML_FINISH_NONE, n_hist = 0;
+  const int *hist = ml_session_tokens(s.session, &n_hist);
+  const int prev = n_hist > 0 ? hist[n_hist - 1] : -1, n_before = ml_session_n_generated(s.session);
   const char *text = "";
   if (ml_session_next(s.session, &next, &text, &f) != ML_OK) return finish(s, "error", ml_last_error());
+  TokenLogprob lp{};
+  const bool with_lp = j.req.logprobs && ml_session_n_generated(s.session) > n_before;  // not a stop id
+  if (with_lp) {
+    const ml_logprob *top = nullptr;
+    int n_top = 0;
+    if (ml_session_logprobs(s.session, &lp.logprob, &top, &n_top) != ML_OK) return finish(s, "error", ml_last_error());
+    auto piece = [&](int t) { const char *p = ml_decode(base_, prev, t); return std::string(p ? p : ""); };
+    lp.text = piece(next);
+    for (int i = 0; i < n_top; ++i) lp.top.emplace_back(piece(top[i].token), top[i].logprob);
+  }
   {
     std::lock_guard<std::mutex> lk(mu);
     j.n_generated = ml_session_n_generated(s.session);
+    if (with_lp) j.logprobs.push_back(std::move(lp));
     if (*text) {  // a piece: a token's text, or what a stop string no longer holds back
       j.text += text;
       j.ends.push_back(j.text.size());
@@ -212,6 +225,8 @@ void Scheduler::run() {
         sp.logit_bias_ids = j->bias_ids.data();
         sp.logit_bias = j->bias.data();
         o.sampling = &sp;
+        o.logprobs = j->req.logprobs ? 1 : 0;
+        o.top_logprobs = j->req.top_logprobs;
         o.max_tokens = j->max_tokens + (ML_MUTANT("server_max_tokens") ? 1 : 0);  // mutant: one more
         o.stop_ids = j->end_ids.data();
         o.n_stop_ids = int(j->end_ids.size());

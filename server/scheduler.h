@@ -25,6 +25,13 @@
 
 namespace ml::server {
 
+// A generated token's log-probability (ml_session_logprobs) and its top alternatives, with their texts.
+struct TokenLogprob {
+  std::string text;
+  float logprob;
+  std::vector<std::pair<std::string, float>> top;
+};
+
 struct Job {
   // Set by make_job before the job is queued, read-only afterwards.
   Request req;
@@ -37,6 +44,7 @@ struct Job {
   // Guarded by Scheduler::mu.
   std::string text;  // the text so far that no stop string can still claim
   std::vector<size_t> ends;  // text.size() after each publish: a stream sends each piece as its own chunk
+  std::vector<TokenLogprob> logprobs;  // with req.logprobs: one per generated token
   bool done = false, cancelled = false;
   std::string finish;  // "stop" | "length" | "error"
   std::string error;

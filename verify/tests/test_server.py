@@ -10,6 +10,7 @@ free loopback port (--port 0; the port is read from its stderr) and stops it wit
 ML_SERVER_TESTS=load runs only the load test (a ctest entry of its own), =functional all others."""
 import http.client
 import json
+import math
 import os
 import re
 import signal
@@ -369,6 +370,44 @@ class Completions(Base):
         self.assertEqual(st, 200, eight)
         self.assertEqual(eight["choices"][0]["text"], one["choices"][0]["text"] * 8)
 
+    def check_greedy_logprobs(self, lps, n_top):
+        # At temperature 0 the chosen token is the argmax: its logprob is the top entry's, and the
+        # top list is descending (and every value a log-probability).
+        self.assertTrue(lps)
+        for e in lps:
+            tops = [v for _, v in e["top"]]
+            self.assertEqual(len(tops), n_top, e)
+            self.assertEqual(tops, sorted(tops, reverse=True), e)
+            self.assertAlmostEqual(e["logprob"], tops[0], places=5)
+            self.assertTrue(all(v <= 1e-6 for v in tops) and sum(math.exp(v) for v in tops) <= 1 + 1e-4, e)
+
+    def test_completion_logprobs(self):
+        body = {"prompt": "Once upon a time", "max_tokens": 12, "temperature": 0, "logprobs": 5}
+        st, r = self.server.post("/v1/completions", body)
+        self.assertEqual(st, 200, r)
+        ch = r["choices"][0]
+        lp = ch["logprobs"]
+        self.assertEqual(len(lp["tokens"]), r["usage"]["completion_tokens"])
+        self.assertEqual("".join(lp["tokens"]), ch["text"])
+        self.assertEqual(lp["text_offset"], [sum(len(t) for t in lp["tokens"][:i]) for i in range(len(lp["tokens"]))])
+        # (a top dict may hold fewer than 5 keys when two tokens share a text; a JSON object has no order)
+        self.check_greedy_logprobs([{"logprob": v, "top": sorted(t.items(), key=lambda kv: -kv[1])} for v, t in
+                                    zip(lp["token_logprobs"], lp["top_logprobs"]) if len(t) == 5], 5)
+        # The greedy text is the same with logprobs asked for; a stream carries the same entries.
+        st, plain = self.server.post("/v1/completions", dict(body, logprobs=None))
+        self.assertEqual((plain["choices"][0]["text"], plain["choices"][0]["logprobs"]), (ch["text"], None))
+        text, chunks, done = self.server.stream("/v1/completions", body)
+        toks, lps = [], []
+        for c in chunks:
+            l = c["choices"][0]["logprobs"]
+            if l:
+                toks += l["tokens"]
+                lps += l["token_logprobs"]
+        self.assertEqual((text, toks, lps), (ch["text"], lp["tokens"], lp["token_logprobs"]))
+        st, r0 = self.server.post("/v1/completions", dict(body, logprobs=0))
+        self.assertEqual(r0["choices"][0]["logprobs"]["token_logprobs"], lp["token_logprobs"])
+        self.assertEqual(r0["choices"][0]["logprobs"]["top_logprobs"], [{}] * len(lp["tokens"]))
+
     def test_models_and_health(self):
         st, m = self.server.request("GET", "/v1/models")
         self.assertEqual(st, 200)
@@ -438,6 +477,33 @@ class BadInput(Base):
 
     def test_n_other_than_one(self):
         self.assert_error(*self.server.post("/v1/completions", {"prompt": "x", "n": 2}), 400, "n = 1")
+
+    def test_chat_logprobs(self):
+        msgs = [{"role": "user", "content": "Once upon a time"}]
+        body = {"messages": msgs, "max_tokens": 8, "temperature": 0, "logprobs": True, "top_logprobs": 3}
+        st, r = self.server.post("/v1/chat/completions", body)
+        self.assertEqual(st, 200, r)
+        content = r["choices"][0]["logprobs"]["content"]
+        self.assertEqual(len(content), r["usage"]["completion_tokens"])
+        for e in content:
+            self.assertEqual(e["bytes"], list(e["token"].encode()))
+            for t in e["top_logprobs"]:
+                self.assertEqual(set(t), {"token", "logprob", "bytes"})
+        Completions.check_greedy_logprobs(self, [{"logprob": e["logprob"], "top": [(t["token"], t["logprob"])
+                                                  for t in e["top_logprobs"]]} for e in content], 3)
+        text, chunks, _ = self.server.stream("/v1/chat/completions", body)
+        streamed = [e for c in chunks if c["choices"][0].get("logprobs") for e in c["choices"][0]["logprobs"]["content"]]
+        self.assertEqual((text, streamed), (r["choices"][0]["message"]["content"], content))
+        for extra, needle in (({"logprobs": "yes"}, "'logprobs' must be a boolean"),
+                              ({"logprobs": True, "top_logprobs": 21}, "'top_logprobs' must be in [0, 20]"),
+                              ({"top_logprobs": 2}, "'top_logprobs' needs")):
+            with self.subTest(body=extra):
+                self.assert_error(*self.server.post("/v1/chat/completions", dict({"messages": msgs}, **extra)), 400,
+                                  needle)
+        self.assert_error(*self.server.post("/v1/completions", {"prompt": "x", "logprobs": 6}), 400,
+                          "'logprobs' must be in [0, 5]")
+        self.assert_error(*self.server.post("/v1/completions", {"prompt": "x", "logprobs": True}), 400,
+                          "'logprobs' must be an integer")
 
     def test_unsupported_fields_are_refused_by_name(self):
         # Nothing silently dropped: a field the server does not implement is a 400 naming it.
