@@ -48,8 +48,9 @@ const char kUsage[] =
     "temperature, top_p, seed, stop, n (1 only), stream; the sampler chain's top_k, min_p,\n"
     "repeat_penalty, repeat_last_n, presence_penalty, frequency_penalty, logit_bias ({\"token id\":\n"
     "bias in [-100, 100]}, added to the logit); logprobs (chat: with top_logprobs; completions: N):\n"
-    "log-softmax of the logits after logit_bias and penalties. Any other field is a 400\n"
-    "(unsupported field \"tools\") but these, accepted and ignored:\n";
+    "log-softmax of the logits after logit_bias and penalties; response_format json_object or\n"
+    "json_schema (docs/json-schema.md's subset): the reply is one valid JSON value. Any other\n"
+    "field is a 400 (unsupported field \"tools\") but these, accepted and ignored:\n";
 const char kGreedy[] =
     "Greedy output (temperature 0) is ml_run's text.\n";
 const char kEpilogue[] =

@@ -22,7 +22,7 @@ namespace {
 const char *const kFields[] = {"prompt", "messages", "stream", "n", "temperature", "top_p", "seed", "stop",
                                "max_tokens", "max_completion_tokens", "top_k", "min_p", "repeat_penalty",
                                "repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias",
-                               "logprobs", "top_logprobs"};
+                               "logprobs", "top_logprobs", "response_format"};
 const char *const kIgnored[] = {"model", "user", "metadata", "store", "service_tier", "parallel_tool_calls",
                                 "stream_options"};
 bool listed(const std::string &k, const char *const *b, const char *const *e) {
@@ -114,6 +114,22 @@ Request parse_request(const json &body, bool chat) {
     if (r.top_logprobs > 0 && !r.logprobs) throw bad("'top_logprobs' needs \"logprobs\": true");
   }
   if (!chat && field("top_logprobs")) throw bad("unsupported field \"top_logprobs\" (completions take \"logprobs\": N)");
+  if (const json *v = field("response_format")) {  // {"type": "text" | "json_object" | "json_schema", ...}
+    auto t = v->is_object() ? v->find("type") : v->end();
+    if (!v->is_object() || t == v->end() || !t->is_string())
+      throw bad("'response_format' must be an object with a string 'type'");
+    const std::string type = t->get<std::string>();
+    if (type == "json_schema") {
+      auto js = v->find("json_schema");
+      const json *sc = js != v->end() && js->is_object() && js->contains("schema") ? &(*js)["schema"] : nullptr;
+      if (!sc || !(sc->is_object() || sc->is_boolean()))
+        throw bad("'response_format.json_schema.schema' must be a JSON schema (an object)");
+      r.json_schema = sc->dump();
+    } else if (type != "json_object" && type != "text") {
+      throw bad("'response_format.type' must be text, json_object or json_schema, not '" + type + "'");
+    }
+    r.json = type != "text";
+  }
   if (const json *v = field("stop")) {
     if (v->is_string()) {
       r.stop.push_back(v->get<std::string>());

@@ -29,6 +29,8 @@ struct Request {
   std::vector<std::pair<long, float>> logit_bias;  // token id, bias (the id checked against the vocabulary later)
   bool logprobs = false;  // chat: "logprobs": true; completions: "logprobs": N (then top_logprobs = N)
   int top_logprobs = 0;   // 0..20 (completions: 0..5)
+  bool json = false;        // response_format json_object or json_schema: a JSON-schema constraint
+  std::string json_schema;  // json_schema's schema as JSON text; "" with json: any JSON object
   std::vector<std::string> stop;            // stop strings (no empty ones)
   long max_tokens = -1;                     // -1: until the context is full
   std::vector<std::string> roles, contents; // chat: the messages

@@ -13,6 +13,7 @@ namespace ml::server {
 Scheduler::~Scheduler() {
   stop();
   for (Slot &s : slots_) ml_session_free(s.session);
+  ml_json_vocab_free(vocab_);
   for (size_t i = slots_.size(); i-- > 1;) ml_close(slots_[i].ctx);  // siblings before the base
   if (!slots_.empty()) ml_close(slots_[0].ctx);
 }
@@ -225,6 +226,7 @@ void Scheduler::run() {
         sp.logit_bias_ids = j->bias_ids.data();
         sp.logit_bias = j->bias.data();
         o.sampling = &sp;
+        o.constraint = j->constraint ? ml_json_constraint_get(j->constraint.get()) : nullptr;
         o.logprobs = j->req.logprobs ? 1 : 0;
         o.top_logprobs = j->req.top_logprobs;
         o.max_tokens = j->max_tokens + (ML_MUTANT("server_max_tokens") ? 1 : 0);  // mutant: one more
@@ -307,6 +309,16 @@ std::shared_ptr<Job> Scheduler::make_job(Request r) {
               " tokens is past the context of " + std::to_string(info.max_seq) + " positions (at most " +
               std::to_string(info.max_seq - n_prompt) + ")");
   j->max_tokens = int(max_tokens);
+  if (j->req.json) {  // a JSON-schema constraint (structured/ml_structured.h); its errors are the engine's
+    std::lock_guard<std::mutex> lk(tok_mu_);
+    if (!vocab_ && ml_json_vocab_new(base_, &vocab_) != ML_OK)
+      throw bad(std::string("'response_format': ") + ml_last_error());
+    const std::string &sc = j->req.json_schema;
+    ml_json_constraint *c = nullptr;
+    if (ml_json_constraint_new(vocab_, sc.empty() ? nullptr : sc.c_str(), sc.size(), &c) != ML_OK)
+      throw bad(std::string("'response_format.json_schema.schema': ") + ml_last_error());
+    j->constraint.reset(c);
+  }
   // Ends: BOS (as run.c), the tokenizer's EOS/EOT/stop ids, for chats the template's end of turn.
   if (tok_.bos_id >= 0) j->end_ids.push_back(tok_.bos_id);
   j->end_ids.insert(j->end_ids.end(), tok_.stop_ids, tok_.stop_ids + tok_.n_stop);

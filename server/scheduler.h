@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "runtime/ml.h"
+#include "structured/ml_structured.h"
 #include "request.h"
 
 namespace ml::server {
@@ -41,6 +42,7 @@ struct Job {
   uint64_t seed = 1;
   std::vector<int> bias_ids;  // the request's logit_bias, as ml_sampling takes it
   std::vector<float> bias;
+  std::unique_ptr<ml_json_constraint, void (*)(ml_json_constraint *)> constraint{nullptr, ml_json_constraint_free};
   // Guarded by Scheduler::mu.
   std::string text;  // the text so far that no stop string can still claim
   std::vector<size_t> ends;  // text.size() after each publish: a stream sends each piece as its own chunk
@@ -92,7 +94,8 @@ class Scheduler {
   int chat_format_ = 0;  // ml_chat_format; 0: none (chat requests fail)
   std::vector<int> chat_stop_;
 
-  std::mutex tok_mu_;  // ml_encode / ml_chat_render on the base context
+  ml_json_vocab *vocab_ = nullptr;  // for response_format's constraints: made by the first, under tok_mu_
+  std::mutex tok_mu_;  // ml_encode / ml_chat_render on the base context, vocab_
   std::condition_variable work_cv_;  // the scheduler waits here for work
   std::deque<std::shared_ptr<Job>> queue_;
   bool stopping_ = false;
