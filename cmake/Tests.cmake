@@ -408,6 +408,9 @@ if(ML_HAVE_SERVER)
     add_test(NAME server.openai COMMAND ${ML_NODE_EXE} ${PROJECT_SOURCE_DIR}/verify/server_openai.js)
     set_tests_properties(server.openai PROPERTIES ENVIRONMENT "${_ml_server_env}" FIXTURES_REQUIRED stories260K
                          SKIP_RETURN_CODE 77 TIMEOUT 600)
+    # response_format: 30 schemas x 3 seeds at temperature 1 on a random model, each reply checked by ajv
+    add_test(NAME server.json_schema COMMAND ${ML_NODE_EXE} ${PROJECT_SOURCE_DIR}/verify/server_json_schema.js)
+    set_tests_properties(server.json_schema PROPERTIES ENVIRONMENT "${_ml_server_env}" SKIP_RETURN_CODE 77 TIMEOUT 600)
   endif()
 endif()
 

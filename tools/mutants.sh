@@ -75,10 +75,10 @@ MUTANTS=(
   # server: request validation, API key, SSE framing, max_tokens, seed
   "server_key_prefix server/ml_server.cc     the API key compared over the bytes sent only (a prefix passes)"
   "server_key_scheme server/ml_server.cc     the Authorization scheme not checked (\"Basic KEY\" passes)"
-  "server_top_p  server/ml_server.cc         a request's top_p = 0 passes validation"
-  "server_max_tokens server/ml_server.cc     one token more than max_tokens"
+  "server_top_p  server/request.cc           a request's top_p = 0 passes validation"
+  "server_max_tokens server/scheduler.cc     one token more than max_tokens"
   "server_sse    server/ml_server.cc         a streamed event ends with one newline, not an empty line"
-  "server_seed   server/ml_server.cc         the request's seed ignored (a fresh one per request)"
+  "server_seed   server/request.cc           the request's seed ignored (a fresh one per request)"
   # GGUF read by the runtime (issue 32): the container, the transcoding, the new block types' kernels
   "gguf_overlap  runtime/gguf.cc             two tensors overlapping in the data section accepted"
   "gguf_qwen2_perm runtime/gguf_model.cc     qwen2's half-split q/k rows taken as they are"

@@ -98,6 +98,11 @@ async function completions() {
                                                                temperature: 0, stream: true}), false);
       check(s.text === r.choices[0].text && s.finish === 'length', `completions.create stream "${prompt}" = non-stream`,
             JSON.stringify(s));
+      const l = await client.completions.create({model: 'stories260K', prompt, max_tokens: 8, temperature: 0, logprobs: 2});
+      const lp = l.choices[0].logprobs;
+      check(lp && [lp.tokens, lp.token_logprobs, lp.text_offset].every((a) => a.length === l.usage.completion_tokens) &&
+            lp.top_logprobs.every((t) => Object.keys(t).length <= 2) && lp.tokens.join('') === l.choices[0].text,
+            `completions logprobs "${prompt}": {tokens, token_logprobs, top_logprobs, text_offset}`, JSON.stringify(lp));
     }
     let denied = false;
     try {
@@ -135,6 +140,15 @@ async function chat() {
                                                                   stream: true}), true);
     check(s.text === text && s.finish === r.choices[0].finish_reason, 'chat.completions.create stream = non-stream',
           JSON.stringify({s, text}));
+    // logprobs in OpenAI's shape, as the client types them (ChatCompletionTokenLogprob).
+    const l = await client.chat.completions.create({model: 'm', messages, max_tokens: 8, temperature: 0, logprobs: true,
+                                                    top_logprobs: 2});
+    const c = l.choices[0].logprobs && l.choices[0].logprobs.content;
+    check(Array.isArray(c) && c.length === l.usage.completion_tokens && c.every((e) =>
+            typeof e.token === 'string' && typeof e.logprob === 'number' && Array.isArray(e.bytes) &&
+            e.top_logprobs.length === 2 && Math.abs(e.top_logprobs[0].logprob - e.logprob) < 1e-5 &&
+            e.top_logprobs[0].logprob >= e.top_logprobs[1].logprob),
+          'chat logprobs: choices[].logprobs.content[] of {token, logprob, bytes, top_logprobs}', JSON.stringify(c));
   } finally {
     check((await stopServer(srv)) === 0, 'ml_server stops cleanly on SIGTERM', '');
     fs.rmSync(tmp, {recursive: true, force: true});

@@ -10,6 +10,7 @@ free loopback port (--port 0; the port is read from its stderr) and stops it wit
 ML_SERVER_TESTS=load runs only the load test (a ctest entry of its own), =functional all others."""
 import http.client
 import json
+import math
 import os
 import re
 import signal
@@ -346,6 +347,67 @@ class Completions(Base):
         st, b = self.server.post("/v1/completions", dict(body, seed=4321))
         self.assertNotEqual(b["choices"][0]["text"], a["choices"][0]["text"])
 
+    def test_sampler_fields_reach_the_chain(self):
+        body = {"prompt": "Lily", "max_tokens": 40, "temperature": 1.0, "seed": 77}
+        st, a = self.server.post("/v1/completions", body)
+        self.assertEqual(st, 200, a)
+        # Every new field at its neutral value: the draws of a request without them.
+        neutral = dict(body, top_k=0, min_p=0, repeat_penalty=1, repeat_last_n=64, presence_penalty=0,
+                       frequency_penalty=0, logit_bias={})
+        self.assertEqual(self.server.post("/v1/completions", neutral)[1]["choices"][0]["text"], a["choices"][0]["text"])
+        # top_k 1 at temperature 1 is greedy.
+        greedy = self.server.post("/v1/completions", dict(body, temperature=0))[1]["choices"][0]["text"]
+        self.assertEqual(self.server.post("/v1/completions", dict(body, top_k=1))[1]["choices"][0]["text"], greedy)
+        # The penalties change a greedy text (stories260K repeats itself within 40 tokens).
+        for pen in ({"frequency_penalty": 2}, {"presence_penalty": 2}, {"repeat_penalty": 2}):
+            with self.subTest(penalty=pen):
+                st, r = self.server.post("/v1/completions", dict(body, temperature=0, **pen))
+                self.assertEqual(st, 200, r)
+                self.assertNotEqual(r["choices"][0]["text"], greedy)
+        # logit_bias +100 on one token: greedy picks it every time.
+        st, one = self.server.post("/v1/completions", dict(body, temperature=0, max_tokens=1, logit_bias={"300": 100}))
+        st, eight = self.server.post("/v1/completions", dict(body, temperature=0, max_tokens=8, logit_bias={"300": 100}))
+        self.assertEqual(st, 200, eight)
+        self.assertEqual(eight["choices"][0]["text"], one["choices"][0]["text"] * 8)
+
+    def check_greedy_logprobs(self, lps, n_top):
+        # At temperature 0 the chosen token is the argmax: its logprob is the top entry's, and the
+        # top list is descending (and every value a log-probability).
+        self.assertTrue(lps)
+        for e in lps:
+            tops = [v for _, v in e["top"]]
+            self.assertEqual(len(tops), n_top, e)
+            self.assertEqual(tops, sorted(tops, reverse=True), e)
+            self.assertAlmostEqual(e["logprob"], tops[0], places=5)
+            self.assertTrue(all(v <= 1e-6 for v in tops) and sum(math.exp(v) for v in tops) <= 1 + 1e-4, e)
+
+    def test_completion_logprobs(self):
+        body = {"prompt": "Once upon a time", "max_tokens": 12, "temperature": 0, "logprobs": 5}
+        st, r = self.server.post("/v1/completions", body)
+        self.assertEqual(st, 200, r)
+        ch = r["choices"][0]
+        lp = ch["logprobs"]
+        self.assertEqual(len(lp["tokens"]), r["usage"]["completion_tokens"])
+        self.assertEqual("".join(lp["tokens"]), ch["text"])
+        self.assertEqual(lp["text_offset"], [sum(len(t) for t in lp["tokens"][:i]) for i in range(len(lp["tokens"]))])
+        # (a top dict may hold fewer than 5 keys when two tokens share a text; a JSON object has no order)
+        self.check_greedy_logprobs([{"logprob": v, "top": sorted(t.items(), key=lambda kv: -kv[1])} for v, t in
+                                    zip(lp["token_logprobs"], lp["top_logprobs"]) if len(t) == 5], 5)
+        # The greedy text is the same with logprobs asked for; a stream carries the same entries.
+        st, plain = self.server.post("/v1/completions", dict(body, logprobs=None))
+        self.assertEqual((plain["choices"][0]["text"], plain["choices"][0]["logprobs"]), (ch["text"], None))
+        text, chunks, done = self.server.stream("/v1/completions", body)
+        toks, lps = [], []
+        for c in chunks:
+            l = c["choices"][0]["logprobs"]
+            if l:
+                toks += l["tokens"]
+                lps += l["token_logprobs"]
+        self.assertEqual((text, toks, lps), (ch["text"], lp["tokens"], lp["token_logprobs"]))
+        st, r0 = self.server.post("/v1/completions", dict(body, logprobs=0))
+        self.assertEqual(r0["choices"][0]["logprobs"]["token_logprobs"], lp["token_logprobs"])
+        self.assertEqual(r0["choices"][0]["logprobs"]["top_logprobs"], [{}] * len(lp["tokens"]))
+
     def test_models_and_health(self):
         st, m = self.server.request("GET", "/v1/models")
         self.assertEqual(st, 200)
@@ -416,12 +478,68 @@ class BadInput(Base):
     def test_n_other_than_one(self):
         self.assert_error(*self.server.post("/v1/completions", {"prompt": "x", "n": 2}), 400, "n = 1")
 
-    def test_unknown_fields_are_ignored(self):
+    def test_chat_logprobs(self):
+        msgs = [{"role": "user", "content": "Once upon a time"}]
+        body = {"messages": msgs, "max_tokens": 8, "temperature": 0, "logprobs": True, "top_logprobs": 3}
+        st, r = self.server.post("/v1/chat/completions", body)
+        self.assertEqual(st, 200, r)
+        content = r["choices"][0]["logprobs"]["content"]
+        self.assertEqual(len(content), r["usage"]["completion_tokens"])
+        for e in content:
+            self.assertEqual(e["bytes"], list(e["token"].encode()))
+            for t in e["top_logprobs"]:
+                self.assertEqual(set(t), {"token", "logprob", "bytes"})
+        Completions.check_greedy_logprobs(self, [{"logprob": e["logprob"], "top": [(t["token"], t["logprob"])
+                                                  for t in e["top_logprobs"]]} for e in content], 3)
+        text, chunks, _ = self.server.stream("/v1/chat/completions", body)
+        streamed = [e for c in chunks if c["choices"][0].get("logprobs") for e in c["choices"][0]["logprobs"]["content"]]
+        self.assertEqual((text, streamed), (r["choices"][0]["message"]["content"], content))
+        for extra, needle in (({"logprobs": "yes"}, "'logprobs' must be a boolean"),
+                              ({"logprobs": True, "top_logprobs": 21}, "'top_logprobs' must be in [0, 20]"),
+                              ({"top_logprobs": 2}, "'top_logprobs' needs")):
+            with self.subTest(body=extra):
+                self.assert_error(*self.server.post("/v1/chat/completions", dict({"messages": msgs}, **extra)), 400,
+                                  needle)
+        self.assert_error(*self.server.post("/v1/completions", {"prompt": "x", "logprobs": 6}), 400,
+                          "'logprobs' must be in [0, 5]")
+        self.assert_error(*self.server.post("/v1/completions", {"prompt": "x", "logprobs": True}), 400,
+                          "'logprobs' must be an integer")
+
+    def test_unsupported_fields_are_refused_by_name(self):
+        # Nothing silently dropped: a field the server does not implement is a 400 naming it.
+        for path, body, name in (("/v1/completions", {"prompt": "x", "frobnicate": {"a": 1}}, "frobnicate"),
+                                 ("/v1/completions", {"prompt": "x", "suffix": "y"}, "suffix"),
+                                 ("/v1/completions", {"prompt": "x", "messages": []}, "messages"),
+                                 ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}],
+                                                           "tools": []}, "tools"),
+                                 ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}],
+                                                           "prompt": "x"}, "prompt")):
+            with self.subTest(body=body):
+                self.assert_error(*self.server.post(path, body), 400, 'unsupported field "%s"' % name)
+
+    def test_the_documented_fields_are_ignored(self):
         st, r = self.server.post("/v1/completions", {"prompt": "Once", "max_tokens": 3, "temperature": 0,
-                                                     "frobnicate": {"a": 1}, "logit_bias": {}, "user": "u",
+                                                     "logit_bias": {}, "user": "u", "metadata": {"k": "v"},
+                                                     "store": False, "service_tier": "auto",
+                                                     "parallel_tool_calls": False, "stream_options": None,
                                                      "model": "whatever", "n": 1, "seed": None})
         self.assertEqual(st, 200, r)
         self.assertEqual(r["usage"]["completion_tokens"], 3)
+        self.assertIn(b"parallel_tool_calls", subprocess.run([SERVER, "--help"], capture_output=True).stdout)
+
+    def test_sampler_fields_are_validated_by_name(self):
+        cases = [({"top_k": "1"}, "'top_k' must be an integer"), ({"top_k": -1}, "'top_k'"),
+                 ({"min_p": 1}, "'min_p' must be in [0, 1)"), ({"min_p": "0"}, "'min_p' must be a number"),
+                 ({"repeat_penalty": 0}, "'repeat_penalty'"), ({"repeat_last_n": -2}, "'repeat_last_n'"),
+                 ({"repeat_last_n": 1.5}, "'repeat_last_n'"), ({"presence_penalty": 2.5}, "'presence_penalty'"),
+                 ({"frequency_penalty": "a"}, "'frequency_penalty'"), ({"logit_bias": []}, "'logit_bias'"),
+                 ({"logit_bias": {"abc": 1}}, "'logit_bias[\"abc\"]'"),
+                 ({"logit_bias": {"5": 101}}, "'logit_bias[\"5\"]' must be in [-100, 100]"),
+                 ({"logit_bias": {"5": "x"}}, "'logit_bias[\"5\"]' must be a number"),
+                 ({"logit_bias": {"512": 1}}, "not in the vocabulary")]
+        for extra, needle in cases:
+            with self.subTest(body=extra):
+                self.assert_error(*self.server.post("/v1/completions", dict({"prompt": "x"}, **extra)), 400, needle)
 
     def test_missing_prompt_and_messages(self):
         self.assert_error(*self.server.post("/v1/completions", {"max_tokens": 3}), 400, "'prompt' is required")

@@ -1,0 +1,47 @@
+// ml_server's requests (server/request.cc): the JSON body of POST /v1/completions or
+// /v1/chat/completions -> a plain Request, every field validated; errors are HttpError 400s naming
+// the field as the request spells it. Nothing here touches the model: the prompt is tokenized, and
+// max_tokens checked against the context, when the scheduler makes the job (server/scheduler.cc).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ml::server {
+
+struct HttpError {
+  int status;
+  std::string message, type;
+};
+
+struct Request {
+  bool chat = false, stream = false;
+  float temperature = 0.8f, top_p = 0.95f;  // llama-server's defaults
+  bool has_seed = false;                    // else a fresh seed per request
+  uint64_t seed = 1;
+  // The rest of the sampler chain (ml_sampling, runtime/sampler.h); these defaults are neutral.
+  int top_k = 0;
+  float min_p = 0.0f, repeat_penalty = 1.0f, presence_penalty = 0.0f, frequency_penalty = 0.0f;
+  int repeat_last_n = 64;
+  std::vector<std::pair<long, float>> logit_bias;  // token id, bias (the id checked against the vocabulary later)
+  bool logprobs = false;  // chat: "logprobs": true; completions: "logprobs": N (then top_logprobs = N)
+  int top_logprobs = 0;   // 0..20 (completions: 0..5)
+  bool json = false;        // response_format json_object or json_schema: a JSON-schema constraint
+  std::string json_schema;  // json_schema's schema as JSON text; "" with json: any JSON object
+  std::vector<std::string> stop;            // stop strings (no empty ones)
+  long max_tokens = -1;                     // -1: until the context is full
+  std::vector<std::string> roles, contents; // chat: the messages
+  std::string prompt;                       // completion: the prompt text
+};
+
+// Fields accepted and ignored on purpose, each with its reason (the help text prints them).
+extern const char kIgnoredFields[];
+
+// Throws HttpError (400) for a body that is not a valid request, or that has a field the server does
+// not implement (`unsupported field "tools"`) and kIgnoredFields does not list.
+Request parse_request(const nlohmann::json &body, bool chat);
+
+}  // namespace ml::server

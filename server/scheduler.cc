@@ -1,0 +1,329 @@
+// Scheduling (server/scheduler.h): slots, queue, the session per slot.
+#include "scheduler.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+
+#include "kernels/mutants.h"  // ML_MUTANT: false unless the mutation audit's build (tools/mutants.sh)
+#include "native/cli.h"
+
+namespace ml::server {
+
+Scheduler::~Scheduler() {
+  stop();
+  for (Slot &s : slots_) ml_session_free(s.session);
+  ml_json_vocab_free(vocab_);
+  for (size_t i = slots_.size(); i-- > 1;) ml_close(slots_[i].ctx);  // siblings before the base
+  if (!slots_.empty()) ml_close(slots_[0].ctx);
+}
+
+void Scheduler::stop() {
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    stopping_ = true;
+  }
+  work_cv_.notify_all();
+  if (sched_.joinable()) sched_.join();
+}
+
+void Scheduler::cancel(const std::shared_ptr<Job> &j) {
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    j->cancelled = true;
+  }
+  work_cv_.notify_all();
+}
+
+bool Scheduler::submit(const std::shared_ptr<Job> &j, size_t *busy) {
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    if (queue_.size() >= queue_cap_) return *busy = queue_.size(), false;
+    j->t_queued = ml::cli::now_ms();
+    queue_.push_back(j);
+  }
+  work_cv_.notify_all();
+  return true;
+}
+
+void Scheduler::load(int *busy, int *idle, size_t *queued) {
+  std::lock_guard<std::mutex> lk(mu);
+  *busy = 0;
+  for (const Slot &s : slots_) *busy += s.job ? 1 : 0;
+  *idle = int(slots_.size()) - *busy;
+  *queued = queue_.size();
+}
+
+int Scheduler::open(const char *model, const char *tokenizer, const ml_options &o, int parallel, size_t queue_cap) {
+  if (const ml_status s = ml_open(&base_, model, tokenizer, &o)) {
+    std::fprintf(stderr, "ml_server: %s\n", ml_last_error());
+    return int(s);
+  }
+  slots_.resize(size_t(parallel));
+  slots_[0].ctx = base_;
+  for (size_t i = 1; i < slots_.size(); ++i)
+    if (const ml_status s = ml_open_sibling(&slots_[i].ctx, base_, &o)) {
+      std::fprintf(stderr, "ml_server: slot %zu: %s\n", i, ml_last_error());
+      return int(s);
+    }
+  if (!ml::cli::opened("ml_server", base_, tokenizer != nullptr, &info, &tok_)) return ML_E_ARG;
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (const ml_status s = ml_session_new(slots_[i].ctx, nullptr, &slots_[i].session)) {
+      std::fprintf(stderr, "ml_server: slot %zu: %s\n", i, ml_last_error());
+      return int(s);
+    }
+  queue_cap_ = queue_cap;
+  return 0;
+}
+
+int Scheduler::open_chat(const char *chat_template) {
+  // Chat template: named, else detected; without one, chat requests get a clear 400.
+  ml_chat_format f = ML_CHAT_UNKNOWN;
+  if (chat_template) {
+    if (ml_chat_parse_name(chat_template, &f) != ML_OK) {
+      std::fprintf(stderr, "ml_server: --chat-template %s: %s\n", chat_template, ml_last_error());
+      return int(ML_E_ARG);
+    }
+  } else if (ml_chat_detect(base_, &f) != ML_OK) {
+    std::fprintf(stderr, "ml_server: %s; /v1/chat/completions is unavailable\n", ml_last_error());
+    f = ML_CHAT_UNKNOWN;
+  }
+  if (f != ML_CHAT_UNKNOWN) {
+    const int *ids = nullptr;
+    int n = 0;
+    if (ml_chat_stop_ids(base_, f, &ids, &n) != ML_OK) {
+      std::fprintf(stderr, "ml_server: chat format %s: %s\n", ml_chat_format_name(f), ml_last_error());
+      if (chat_template) return int(ML_E_ARG);
+      f = ML_CHAT_UNKNOWN;  // detected but unusable: completions only
+    } else {
+      chat_stop_.assign(ids, ids + n);
+    }
+  }
+  chat_format_ = int(f);
+  return 0;
+}
+
+void Scheduler::finish(Slot &s, const char *reason, const std::string &error) {
+  Job &j = *s.job;
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    j.done = true;
+    j.finish = reason;
+    j.error = error;
+    j.t_done = ml::cli::now_ms();
+  }
+  j.cv.notify_all();
+  s.job.reset();
+  s.last_used = ++tick_;
+}
+
+// One step of an active slot: a prefill batch, or one sampled token (the session feeds the last).
+void Scheduler::step(Slot &s) {
+  Job &j = *s.job;
+  const int n_prompt = int(j.prompt.size());
+  if (ml_session_n_past(s.session) < n_prompt) {
+    int n = 0;
+    if (ml_session_prefill(s.session, 0, &n, nullptr) != ML_OK) return finish(s, "error", ml_last_error());
+    std::lock_guard<std::mutex> lk(mu);
+    j.n_evaluated += n;
+    if (ml_session_n_past(s.session) == n_prompt) j.t_prompt_done = ml::cli::now_ms();
+    return;
+  }
+  int next = 0, f = ML_FINISH_NONE, n_hist = 0;
+  const int *hist = ml_session_tokens(s.session, &n_hist);
+  const int prev = n_hist > 0 ? hist[n_hist - 1] : -1, n_before = ml_session_n_generated(s.session);
+  const char *text = "";
+  if (ml_session_next(s.session, &next, &text, &f) != ML_OK) return finish(s, "error", ml_last_error());
+  TokenLogprob lp{};
+  const bool with_lp = j.req.logprobs && ml_session_n_generated(s.session) > n_before;  // not a stop id
+  if (with_lp) {
+    const ml_logprob *top = nullptr;
+    int n_top = 0;
+    if (ml_session_logprobs(s.session, &lp.logprob, &top, &n_top) != ML_OK) return finish(s, "error", ml_last_error());
+    auto piece = [&](int t) { const char *p = ml_decode(base_, prev, t); return std::string(p ? p : ""); };
+    lp.text = piece(next);
+    for (int i = 0; i < n_top; ++i) lp.top.emplace_back(piece(top[i].token), top[i].logprob);
+  }
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    j.n_generated = ml_session_n_generated(s.session);
+    if (with_lp) j.logprobs.push_back(std::move(lp));
+    if (*text) {  // a piece: a token's text, or what a stop string no longer holds back
+      j.text += text;
+      j.ends.push_back(j.text.size());
+    }
+  }
+  j.cv.notify_all();
+  if (f != ML_FINISH_NONE) finish(s, f == ML_FINISH_LENGTH || f == ML_FINISH_CONTEXT ? "length" : "stop");
+}
+
+void Scheduler::run() {
+  std::vector<Slot *> active;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lk(mu);
+      // Cancelled jobs leave their slot (its KV cache stays, for prefix reuse) or the queue.
+      for (Slot &s : slots_)
+        if (s.job && s.job->cancelled) {
+          s.job->done = true;
+          s.job->finish = "cancelled";
+          s.job->cv.notify_all();
+          s.job.reset();
+          s.last_used = ++tick_;
+        }
+      queue_.erase(std::remove_if(queue_.begin(), queue_.end(), [](const std::shared_ptr<Job> &j) { return j->cancelled; }),
+                   queue_.end());
+      work_cv_.wait(lk, [&] {
+        if (stopping_) return true;
+        for (const Slot &s : slots_)
+          if (s.job) return true;
+        return !queue_.empty();
+      });
+      if (stopping_) {
+        auto stop = [](Job &j) {
+          j.done = true;
+          j.finish = "error";
+          j.error = "the server is stopping";
+          j.cv.notify_all();
+        };
+        for (Slot &s : slots_)
+          if (s.job) stop(*s.job);
+        for (auto &j : queue_) stop(*j);
+        queue_.clear();
+        return;
+      }
+      // Free slots take queued jobs: the slot holding the longest common token prefix, else the
+      // least recently used.
+      while (!queue_.empty()) {
+        std::shared_ptr<Job> j = queue_.front();
+        Slot *best = nullptr;
+        size_t best_lcp = 0;
+        for (Slot &s : slots_) {
+          if (s.job) continue;
+          const size_t l = size_t(ml_session_common_prefix(s.session, j->prompt.data(), int(j->prompt.size())));
+          if (!best || l > best_lcp || (l == best_lcp && s.last_used < best->last_used)) best = &s, best_lcp = l;
+        }
+        if (!best) break;
+        queue_.pop_front();
+        best->job = j;
+        // At least the last prompt token is evaluated again: its logits start the generation.
+        std::vector<const char *> stops;
+        for (const std::string &st : j->req.stop) stops.push_back(st.c_str());
+        ml_session_options o;
+        ml_session_options_init(&o);
+        ml_sampling sp;
+        ml_sampling_default(&sp);
+        sp.temperature = j->req.temperature;
+        sp.top_p = j->req.top_p;
+        sp.seed = j->seed;
+        sp.top_k = j->req.top_k;
+        sp.min_p = j->req.min_p;
+        sp.repeat_penalty = j->req.repeat_penalty;
+        sp.repeat_last_n = j->req.repeat_last_n;
+        sp.presence_penalty = j->req.presence_penalty;
+        sp.frequency_penalty = j->req.frequency_penalty;
+        sp.n_logit_bias = int(j->bias_ids.size());
+        sp.logit_bias_ids = j->bias_ids.data();
+        sp.logit_bias = j->bias.data();
+        o.sampling = &sp;
+        o.constraint = j->constraint ? ml_json_constraint_get(j->constraint.get()) : nullptr;
+        o.logprobs = j->req.logprobs ? 1 : 0;
+        o.top_logprobs = j->req.top_logprobs;
+        o.max_tokens = j->max_tokens + (ML_MUTANT("server_max_tokens") ? 1 : 0);  // mutant: one more
+        o.stop_ids = j->end_ids.data();
+        o.n_stop_ids = int(j->end_ids.size());
+        o.stop_strings = stops.data();
+        o.n_stop_strings = int(stops.size());
+        if (ml_session_set_options(best->session, &o) != ML_OK ||
+            ml_session_set_prompt(best->session, j->prompt.data(), int(j->prompt.size()), &j->n_cached) != ML_OK) {
+          j->done = true;
+          j->finish = "error";
+          j->error = ml_last_error();
+          j->cv.notify_all();
+          best->job.reset();
+          continue;
+        }
+        j->t_prompt_done = ml::cli::now_ms();  // again when its prefill completes
+      }
+      active.clear();
+      for (Slot &s : slots_)
+        if (s.job) active.push_back(&s);
+    }
+    for (Slot *s : active) step(*s);
+  }
+}
+
+std::shared_ptr<Job> Scheduler::make_job(Request r) {
+  auto bad = [](const std::string &m) { return HttpError{400, m, "invalid_request_error"}; };
+  auto j = std::make_shared<Job>();
+  j->req = std::move(r);
+  j->seed = j->req.has_seed ? j->req.seed : uint64_t(std::time(nullptr)) * 0x9E3779B97F4A7C15ull + ids_.fetch_add(1);
+  if (j->seed == 0) j->seed = 1;  // the xorshift state must not be 0
+  for (const auto &b : j->req.logit_bias) {
+    if (b.first >= info.vocab)
+      throw bad("'logit_bias[\"" + std::to_string(b.first) + "\"]': token " + std::to_string(b.first) +
+                " is not in the vocabulary (ids 0.." + std::to_string(info.vocab - 1) + ")");
+    j->bias_ids.push_back(int(b.first));
+    j->bias.push_back(b.second);
+  }
+  std::string text = j->req.prompt;
+  if (j->req.chat) {
+    if (chat_format_ == 0)
+      throw bad("the model has no chat template this server recognises; start it with --chat-template "
+                "chatml|zephyr|llama2|llama3|qwen3");
+    std::vector<ml_chat_message> cm;
+    for (size_t i = 0; i < j->req.roles.size(); ++i)
+      cm.push_back(ml_chat_message{j->req.roles[i].c_str(), j->req.contents[i].c_str()});
+    size_t len = 0;
+    ml_chat_render(base_, ml_chat_format(chat_format_), cm.data(), int(cm.size()), 1, nullptr, 0, &len);
+    text.assign(len + 1, '\0');
+    if (ml_chat_render(base_, ml_chat_format(chat_format_), cm.data(), int(cm.size()), 1, &text[0], text.size(),
+                       &len) != ML_OK)
+      throw bad(std::string("cannot render the chat: ") + ml_last_error());
+    text.resize(len);
+  }
+
+  // Tokens: a prompt as ml_run (BOS first; byte-level without BOS and an empty prompt starts
+  // from EOS), a chat as ml_chat_encode (BOS only where the template writes it).
+  {
+    std::lock_guard<std::mutex> lk(tok_mu_);
+    j->prompt.resize(ml_encode_bound(base_, text.size()) + 1);
+    int n = 0;
+    const ml_status s = j->req.chat ? ml_chat_encode(base_, text.c_str(), j->prompt.data(), int(j->prompt.size()), &n)
+                             : ml_encode(base_, text.c_str(), 1, j->prompt.data(), int(j->prompt.size()), &n);
+    if (s != ML_OK) throw bad(std::string("cannot tokenize the prompt: ") + ml_last_error());
+    j->prompt.resize(size_t(n));
+  }
+  if (j->prompt.empty()) {
+    if (tok_.eos_id < 0) throw bad("the prompt is empty and the tokenizer has neither BOS nor EOS to start from");
+    j->prompt.push_back(tok_.eos_id);
+  }
+  const long n_prompt = long(j->prompt.size());
+  if (n_prompt >= info.max_seq)
+    throw bad("the prompt is " + std::to_string(n_prompt) + " tokens but the context holds " +
+              std::to_string(info.max_seq) + " positions (and needs room to generate)");
+  long max_tokens = j->req.max_tokens;
+  if (max_tokens < 0) max_tokens = info.max_seq - n_prompt;
+  if (n_prompt + max_tokens > info.max_seq)
+    throw bad("max_tokens " + std::to_string(max_tokens) + " with a prompt of " + std::to_string(n_prompt) +
+              " tokens is past the context of " + std::to_string(info.max_seq) + " positions (at most " +
+              std::to_string(info.max_seq - n_prompt) + ")");
+  j->max_tokens = int(max_tokens);
+  if (j->req.json) {  // a JSON-schema constraint (structured/ml_structured.h); its errors are the engine's
+    std::lock_guard<std::mutex> lk(tok_mu_);
+    if (!vocab_ && ml_json_vocab_new(base_, &vocab_) != ML_OK)
+      throw bad(std::string("'response_format': ") + ml_last_error());
+    const std::string &sc = j->req.json_schema;
+    ml_json_constraint *c = nullptr;
+    if (ml_json_constraint_new(vocab_, sc.empty() ? nullptr : sc.c_str(), sc.size(), &c) != ML_OK)
+      throw bad(std::string("'response_format.json_schema.schema': ") + ml_last_error());
+    j->constraint.reset(c);
+  }
+  // Ends: BOS (as run.c), the tokenizer's EOS/EOT/stop ids, for chats the template's end of turn.
+  if (tok_.bos_id >= 0) j->end_ids.push_back(tok_.bos_id);
+  j->end_ids.insert(j->end_ids.end(), tok_.stop_ids, tok_.stop_ids + tok_.n_stop);
+  if (j->req.chat) j->end_ids.insert(j->end_ids.end(), chat_stop_.begin(), chat_stop_.end());
+  return j;
+}
+
+}  // namespace ml::server
