@@ -7,8 +7,8 @@
 #     (wasm/node_pre.js), exit status from main; ctest runs them with node (the toolchain's
 #     CMAKE_CROSSCOMPILING_EMULATOR). ml_tests gets -fexceptions (Catch2).
 #   - the browser module ml_web_<variant>.mjs/.wasm (variant simd128 or scalar): an ES6 module
-#     factory createMlModule() exporting the public C API and the verify/ harness
-#     (wasm/web_api.cc);
+#     factory createMlModule() exporting the public C API, the verify/ harness and the generation
+#     configuration (sampler chain, logprobs, JSON constraint) (wasm/web_api.cc);
 #   - the served folder build/<preset>/www (target `www`, wasm/assemble_www.cmake): the pages and
 #     glue from wasm/, this build's module, the wasm-scalar build's module when this is the
 #     simd128 build (ML_WASM_SCALAR_DIR), modules.json naming what is there, and stories260K
@@ -36,7 +36,9 @@ set(ML_WEB_EXPORTS
     _ml_session_next _ml_session_echo _ml_session_n_past _ml_session_n_generated _ml_session_tokens
     _ml_build_isa _ml_kernel_count _ml_kernel_name _ml_kernel_impl _ml_hwy_target
     _mlw_verify_kernels _mlw_verify_quant _mlw_verify_selftest _mlw_verify_e2e
-    _mlw_build_json _mlw_info_json _mlw_sizeof_options _mlw_sizeof_text_stream _mlw_session_options)
+    _mlw_build_json _mlw_info_json _mlw_sizeof_options _mlw_sizeof_text_stream _mlw_session_options
+    _mlw_config_new _mlw_config_free _mlw_config_sampling _mlw_config_logprobs _mlw_config_json
+    _mlw_config_options _mlw_logprobs_json)
 string(REPLACE ";" "," ML_WEB_EXPORTS "${ML_WEB_EXPORTS}")
 
 # Node programs link at -O1: their code is compiled at -O3 already, and binaryen's -O3 pass over
@@ -75,7 +77,7 @@ function(ml_wasm_targets)
   endif()
   add_executable(ml_web wasm/web_api.cc)
   ml_isa_flags(ml_web)
-  target_link_libraries(ml_web PRIVATE ml_verify)
+  target_link_libraries(ml_web PRIVATE ml_verify ml_structured)
   set_target_properties(ml_web PROPERTIES OUTPUT_NAME ml_web_${_variant} SUFFIX ".mjs")
   target_link_options(ml_web PRIVATE
     -O2 --no-entry -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=web -sEXPORT_NAME=createMlModule

@@ -227,6 +227,60 @@ async function main() {
     await checkDemo(page, server.base, '', {model: 'stories260K_q8_0.mlb', prompt, temp: 0.9, topp: 0.9, seed: 42}, args.expect);
     await page.screenshot({path: path.join(args.out, 'screenshot_demo.png'), fullPage: true});
 
+    // ml.js Model.configure in the page (the node test wasm/api_test.mjs covers it in depth): top_k 1
+    // = greedy, a JSON schema's text parses and matches, "pattern" is refused with the runtime's
+    // message, logprobs <= 0 with the greedy token the top entry.
+    const api = await page.evaluate(async () => {
+      const {fetchBytes, loadModule, Model, writeFile} = await import('./ml.js');
+      const mod = await loadModule();
+      const mp = writeFile(mod.M, '/api/m.mlb', await fetchBytes('models/stories260K_q8_0.mlb'));
+      const tp = writeFile(mod.M, '/api/t.bin', await fetchBytes('models/tok512.bin'));
+      const m = new Model(mod.M, mp, tp);
+      const gen = (n) => {
+        m.start(m.encode('Once upon a time'), {maxTokens: n, stopIds: m.info.stop_ids});
+        while (m.prefill() > 0) { /* prompt */ }
+        let text = '', r, lp = true;
+        do {
+          r = m.next();
+          text += r.text;
+          if ('logprob' in r && r.finish === 0) lp = lp && r.logprob <= 0 && r.top_logprobs[0].token === r.token;
+        } while (r.finish === 0);
+        return {text, finish: r.finish, lp};
+      };
+      const out = {variant: mod.variant};
+      m.configure({temperature: 0});
+      out.greedy = gen(40).text;
+      m.configure({temperature: 1.2, top_k: 1, seed: 9});
+      out.topk1 = gen(40).text;
+      m.configure({temperature: 0, top_k: 0, logprobs: true, top_logprobs: 3});
+      out.logprobs = gen(20).lp;
+      m.configure({logprobs: false, temperature: 0.9, seed: 3, json_schema:
+                   {type: 'object', additionalProperties: false, required: ['name', 'n'],
+                    properties: {name: {type: 'string', maxLength: 10}, n: {type: 'integer'}}}});
+      out.json = gen(100);
+      try {
+        m.configure({json_schema: {type: 'string', pattern: 'a+'}});
+        out.patternError = '';
+      } catch (e) {
+        out.patternError = e.message;
+      }
+      m.close();
+      return out;
+    });
+    console.log(`      Model.configure on ${api.variant}: ${api.json.text}`);
+    check(api.topk1 === api.greedy && api.greedy.length > 0, 'Model.configure in the page: top_k 1 equals greedy',
+          `${JSON.stringify(api.topk1)} vs ${JSON.stringify(api.greedy)}`);
+    check(api.logprobs, 'Model.configure in the page: logprobs <= 0, the greedy token first');
+    let parsed = null;
+    try {
+      parsed = JSON.parse(api.json.text);
+    } catch (e) { /* checked below */ }
+    check(api.json.finish === 5 && parsed !== null && typeof parsed.name === 'string' && parsed.name.length <= 10 &&
+          Number.isInteger(parsed.n) && Object.keys(parsed).length === 2,
+          'Model.configure in the page: the JSON schema\'s text parses and matches', JSON.stringify(api.json));
+    check(api.patternError.includes('schema keyword "pattern" at / is not supported'),
+          'Model.configure in the page: "pattern" is refused with the runtime\'s message', api.patternError);
+
     if (args.scalarToo) {
       const s = await runVerify(page, server.base, '?module=scalar');
       checkVerifyPassed(s, 'scalar', 'verify.html?module=scalar');

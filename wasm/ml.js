@@ -88,6 +88,7 @@ export async function fetchBytes(url) {
 }
 
 function withCString(M, s, f) {
+  if (s === null || s === undefined) return f(0, 0);  // NULL (e.g. a GGUF's own tokenizer)
   const bytes = enc.encode(s);
   const p = M._malloc(bytes.length + 1);
   M.HEAPU8.set(bytes, p);
@@ -103,11 +104,21 @@ function lastError(M) {
   return M.UTF8ToString(M._ml_last_error());
 }
 
+// The sampler chain's defaults (ml_sampling_default, runtime/ml.h) and the keys configure() takes.
+export const SAMPLING_DEFAULTS = Object.freeze({
+  temperature: 1, top_p: 0.9, seed: 1, top_k: 0, min_p: 0, repeat_penalty: 1, repeat_last_n: 64,
+  presence_penalty: 0, frequency_penalty: 0, logit_bias: {},
+});
+const CONFIG_KEYS = new Set([...Object.keys(SAMPLING_DEFAULTS), 'json_schema', 'json_object', 'logprobs',
+                             'top_logprobs']);
+
 // An open model: ml_open and ml_encode, and generation through one session (ml_session_* of
 // runtime/ml.h: the common prefix kept in the KV cache, batched prefill, sampling, stop ids, valid
-// UTF-8 text) — the loop ml_run and ml_server run.
+// UTF-8 text) — the loop ml_run and ml_server run. configure() adds the sampler chain
+// (runtime/sampler.h), logprobs and a JSON constraint (structured/ml_structured.h).
 export class Model {
-  // Opens model and tokenizer files already in the module's FS. maxSeq 0 = the model's context.
+  // Opens model and tokenizer files already in the module's FS (tokenizerPath null: a GGUF's own).
+  // maxSeq 0 = the model's context.
   constructor(M, modelPath, tokenizerPath, {maxSeq = 0, reference = 0} = {}) {
     this.M = M;
     const opts = M._malloc(M._mlw_sizeof_options());
@@ -127,19 +138,83 @@ export class Model {
     this.info = JSON.parse(M.UTF8ToString(M._mlw_info_json(this.ctx)));
     this.i32 = M._malloc(12);  // out parameters: three int32
     this.session = 0;
+    this.cfg = 0;        // mlw_config (wasm/web_api.cc) once configure() was called
+    this.config = null;  // its settings, as configure() merged them
   }
 
   close() {
     const M = this.M;
     if (!this.ctx) return;
     M._ml_session_free(this.session);
+    M._mlw_config_free(this.cfg);
     M._ml_close(this.ctx);
     M._free(this.i32);
-    this.ctx = this.session = 0;
+    this.ctx = this.session = this.cfg = 0;
   }
 
   check(name, st) {
     if (st !== 0) throw new Error(`${name}: ${lastError(this.M)}`);
+  }
+
+  // Settings for the generations that start() begins next, merged into the earlier ones:
+  //   temperature, top_p, seed, top_k, min_p, repeat_penalty, repeat_last_n, presence_penalty,
+  //   frequency_penalty   the sampler chain (runtime/sampler.h; defaults SAMPLING_DEFAULTS)
+  //   logit_bias          {tokenId: bias} (-Infinity bans the token)
+  //   json_schema         a JSON schema (object or JSON text) the generated text must be an instance
+  //                       of (the subset of docs/json-schema.md); null: none
+  //   json_object         true: any JSON object (OpenAI's json_object); false: none
+  //   logprobs            true: next() also returns the token's logprob (log-softmax at temperature
+  //                       1 after logit_bias and penalties) and top_logprobs (0..20) likely tokens
+  // Throws Error('configure: <the runtime's one-line message>') on a bad value (e.g. a schema
+  // keyword outside the subset: 'schema keyword "pattern" at / is not supported'); then the earlier
+  // settings stay.
+  configure(opts = {}) {
+    const M = this.M;
+    for (const k of Object.keys(opts))
+      if (!CONFIG_KEYS.has(k)) throw new Error(`configure: unknown option ${k}`);
+    if (!this.cfg) {
+      this.cfg = M._mlw_config_new(this.ctx);
+      this.config = {...SAMPLING_DEFAULTS, json_schema: null, json_object: false, logprobs: false, top_logprobs: 0};
+    }
+    const c = {...this.config, ...opts};
+    if (!Number.isSafeInteger(c.seed) || c.seed < 0) throw new Error(`configure: seed ${c.seed}: an integer in [0, 2^53)`);
+    const bias = Object.entries(c.logit_bias || {});
+    for (const [id] of bias)
+      if (!/^-?[0-9]+$/.test(id)) throw new Error(`configure: logit_bias key ${id}: a token id`);
+    this.setSampling(c);
+    if ('json_schema' in opts || 'json_object' in opts) {
+      if (c.json_schema != null && c.json_object) throw new Error('configure: json_schema and json_object exclude each other');
+      const schema = c.json_schema == null ? null
+                     : typeof c.json_schema === 'string' ? c.json_schema : JSON.stringify(c.json_schema);
+      const mode = schema !== null ? 2 : c.json_object ? 1 : 0;
+      const st = withCString(M, schema, (p, n) => M._mlw_config_json(this.cfg, mode, p, n));
+      if (st !== 0) {
+        const msg = lastError(M);
+        this.setSampling(this.config);  // back to the earlier chain
+        throw new Error(`configure: ${msg}`);
+      }
+    }
+    M._mlw_config_logprobs(this.cfg, c.logprobs ? 1 : 0, c.logprobs ? c.top_logprobs : 0);
+    this.config = c;
+    return this;
+  }
+
+  setSampling(c) {  // configure()'s chain fields into the mlw_config
+    const M = this.M;
+    const bias = Object.entries(c.logit_bias || {});
+    const mem = M._malloc(8 * Math.max(1, bias.length));
+    try {
+      bias.forEach(([id, b], i) => {
+        M.HEAP32[(mem >> 2) + i] = Number(id);
+        M.HEAPF32[(mem >> 2) + bias.length + i] = Number(b);
+      });
+      const lo = c.seed % 0x100000000, hi = Math.floor(c.seed / 0x100000000);
+      this.check('configure', M._mlw_config_sampling(
+          this.cfg, c.temperature, c.top_p, lo | 0, hi | 0, c.top_k, c.min_p, c.repeat_penalty, c.repeat_last_n,
+          c.presence_penalty, c.frequency_penalty, mem, mem + 4 * bias.length, bias.length));
+    } finally {
+      M._free(mem);
+    }
   }
 
   // Token ids of text (BOS first when bos), as ml_run's prompt.
@@ -160,14 +235,23 @@ export class Model {
 
   // Starts a generation of prompt (ids): the sampler (seed: a positive integer below 2^53, as
   // ml_run --seed), maxTokens (0 = until the context is full) and the ids that end it. Returns
-  // the prompt tokens kept from the KV cache.
-  start(prompt, {temperature, topp, seed, maxTokens = 0, stopIds = []}) {
+  // the prompt tokens kept from the KV cache. After configure(), the configured chain, logprobs
+  // and constraint apply (temperature, topp and seed given here are configured first).
+  start(prompt, {temperature, topp, seed, maxTokens = 0, stopIds = []} = {}) {
     const M = this.M;
+    if (this.cfg) {
+      const o = {};
+      if (temperature !== undefined) o.temperature = temperature;
+      if (topp !== undefined) o.top_p = topp;
+      if (seed !== undefined) o.seed = seed;
+      if (Object.keys(o).length) this.configure(o);
+    }
     const ids = M._malloc(4 * Math.max(1, prompt.length, stopIds.length));
     try {
       M.HEAP32.set(stopIds, ids >> 2);
       const lo = seed % 0x100000000, hi = Math.floor(seed / 0x100000000);
-      const o = M._mlw_session_options(temperature, topp, lo | 0, hi | 0, maxTokens, ids, stopIds.length);
+      const o = this.cfg ? M._mlw_config_options(this.cfg, maxTokens, ids, stopIds.length)
+                         : M._mlw_session_options(temperature, topp, lo | 0, hi | 0, maxTokens, ids, stopIds.length);
       if (this.session) {
         this.check('ml_session_set_options', M._ml_session_set_options(this.session, o));
       } else {
@@ -188,11 +272,21 @@ export class Model {
     return this.M.HEAP32[this.i32 >> 2];
   }
 
-  // One generated token: {token, text (valid UTF-8, '' while held back), finish (0: goes on)}.
+  // One generated token: {token, text (valid UTF-8, '' while held back), finish (0: goes on)};
+  // configured with logprobs, also logprob (the token's) and top_logprobs ([{token, logprob}],
+  // most likely first; a banned token's logprob is null, i.e. -inf).
   next() {
     const M = this.M, p = this.i32;
     this.check('ml_session_next', M._ml_session_next(this.session, p, p + 4, p + 8));
-    return {token: M.HEAP32[p >> 2], text: M.UTF8ToString(M.HEAP32[(p + 4) >> 2]), finish: M.HEAP32[(p + 8) >> 2]};
+    const r = {token: M.HEAP32[p >> 2], text: M.UTF8ToString(M.HEAP32[(p + 4) >> 2]), finish: M.HEAP32[(p + 8) >> 2]};
+    if (this.config && this.config.logprobs) {
+      const j = M.UTF8ToString(M._mlw_logprobs_json(this.session));
+      if (!j) throw new Error(`ml_session_logprobs: ${lastError(M)}`);
+      const lp = JSON.parse(j);
+      r.logprob = lp.logprob === null ? -Infinity : lp.logprob;
+      r.top_logprobs = lp.top.map(([token, logprob]) => ({token, logprob: logprob === null ? -Infinity : logprob}));
+    }
+    return r;
   }
 
   // The printable text of token after prev through the session's text stream (the prompt's echo).

@@ -5,7 +5,11 @@
 //     hard-code the struct's layout;
 //   - the verification harness (verify/verify.h, the same library the Catch2 tests run) with a
 //     sink that hands every check row to JavaScript (Module.onCheck(row)) as it is produced;
-//   - build facts and model info as JSON, so JavaScript does not hard-code struct layouts.
+//   - build facts and model info as JSON, so JavaScript does not hard-code struct layouts;
+//   - a generation configuration (mlw_config_*): the sampler chain (ml_sampling, runtime/sampler.h)
+//     with its logit_bias arrays, logprobs/top_logprobs and a JSON constraint
+//     (structured/ml_structured.h), owned here so JavaScript sets fields by call, not by offset;
+//     a token's logprobs come back as JSON (mlw_logprobs_json).
 // Files reach the module through Emscripten's FS (the page writes fetched or picked bytes to
 // MEMFS and passes the path to ml_open / mlw_verify_e2e).
 #include <emscripten/emscripten.h>
@@ -15,8 +19,10 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "runtime/ml.h"
+#include "structured/ml_structured.h"
 #include "verify/verify.h"
 
 namespace {
@@ -45,7 +51,7 @@ void json_string(std::string &out, const char *s) {
 }
 
 void json_number(std::string &out, double v) {
-  if (v != v) {  // NaN: JSON has none
+  if (v != v || v - v != 0) {  // NaN, +-inf: JSON has none
     out += "null";
     return;
   }
@@ -152,6 +158,129 @@ EMSCRIPTEN_KEEPALIVE const ml_session_options *mlw_session_options(float tempera
   o.stop_ids = stop_ids;
   o.n_stop_ids = n_stop;
   return &o;
+}
+
+// A session's generation configuration (wasm/ml.js Model.configure): what ml_session_options points
+// at must outlive the generation, so it lives here, one per page-side Model.
+struct mlw_config {
+  const ml_ctx *ctx = nullptr;
+  ml_sampling sampling{};
+  std::vector<int> bias_ids;
+  std::vector<float> bias;
+  int logprobs = 0, top_logprobs = 0;
+  ml_json_vocab *vocab = nullptr;            // made on the first JSON constraint, kept for the next
+  ml_json_constraint *constraint = nullptr;  // NULL: none
+  ml_session_options options{};
+};
+
+// A configuration for ctx: ml_sampling_default's chain, no logprobs, no constraint.
+EMSCRIPTEN_KEEPALIVE mlw_config *mlw_config_new(const ml_ctx *ctx) {
+  mlw_config *c = new mlw_config;
+  c->ctx = ctx;
+  ml_sampling_default(&c->sampling);
+  return c;
+}
+
+EMSCRIPTEN_KEEPALIVE void mlw_config_free(mlw_config *c) {
+  if (!c) return;
+  ml_json_constraint_free(c->constraint);
+  ml_json_vocab_free(c->vocab);
+  delete c;
+}
+
+// The chain's fields (seed as two uint32 halves) and its logit_bias (n entries, copied). Validated
+// as ml_session_new will (ml_sampler_configure: the context's sampler, which every session
+// reconfigures from its own options); on failure ml_last_error names the field.
+EMSCRIPTEN_KEEPALIVE ml_status mlw_config_sampling(mlw_config *c, float temperature, float top_p, uint32_t seed_lo,
+                                                   uint32_t seed_hi, int top_k, float min_p, float repeat_penalty,
+                                                   int repeat_last_n, float presence_penalty, float frequency_penalty,
+                                                   const int *bias_ids, const float *bias, int n_bias) {
+  ml_sampling s;
+  ml_sampling_default(&s);
+  s.temperature = temperature;
+  s.top_p = top_p;
+  s.seed = uint64_t(seed_hi) << 32 | seed_lo;
+  s.top_k = top_k;
+  s.min_p = min_p;
+  s.repeat_penalty = repeat_penalty;
+  s.repeat_last_n = repeat_last_n;
+  s.presence_penalty = presence_penalty;
+  s.frequency_penalty = frequency_penalty;
+  s.n_logit_bias = n_bias;
+  s.logit_bias_ids = bias_ids;
+  s.logit_bias = bias;
+  if (const ml_status st = ml_sampler_configure(const_cast<ml_ctx *>(c->ctx), &s)) return st;
+  c->bias_ids.assign(bias_ids, bias_ids + (n_bias > 0 ? n_bias : 0));
+  c->bias.assign(bias, bias + (n_bias > 0 ? n_bias : 0));
+  s.logit_bias_ids = c->bias_ids.data();
+  s.logit_bias = c->bias.data();
+  c->sampling = s;
+  return ML_OK;
+}
+
+EMSCRIPTEN_KEEPALIVE void mlw_config_logprobs(mlw_config *c, int logprobs, int top_logprobs) {
+  c->logprobs = logprobs;  // checked by ml_session_new / ml_session_set_options
+  c->top_logprobs = top_logprobs;
+}
+
+// The JSON constraint: mode 0 none, 1 any JSON object (json_object), 2 the schema (n bytes of JSON
+// text). On failure the configuration keeps its earlier constraint and ml_last_error says why (a
+// keyword outside the subset is named with its JSON pointer).
+EMSCRIPTEN_KEEPALIVE ml_status mlw_config_json(mlw_config *c, int mode, const char *schema, int n) {
+  ml_json_constraint *made = nullptr;
+  if (mode != 0) {
+    if (!c->vocab)
+      if (const ml_status st = ml_json_vocab_new(c->ctx, &c->vocab)) return st;
+    if (const ml_status st = ml_json_constraint_new(c->vocab, mode == 2 ? schema : nullptr,
+                                                    mode == 2 ? size_t(n) : 0, &made))
+      return st;
+  }
+  ml_json_constraint_free(c->constraint);
+  c->constraint = made;
+  return ML_OK;
+}
+
+// The session options of one generation under c: max_tokens and stop ids (copied by
+// ml_session_new / ml_session_set_options) with c's chain, logprobs and constraint (reset to the
+// empty text: each generation is one JSON value). Valid while c lives.
+EMSCRIPTEN_KEEPALIVE const ml_session_options *mlw_config_options(mlw_config *c, int max_tokens, const int *stop_ids,
+                                                                 int n_stop) {
+  ml_session_options &o = c->options;
+  ml_session_options_init(&o);
+  o.temperature = c->sampling.temperature;
+  o.top_p = c->sampling.top_p;
+  o.seed = c->sampling.seed;
+  o.max_tokens = max_tokens;
+  o.stop_ids = stop_ids;
+  o.n_stop_ids = n_stop;
+  o.sampling = &c->sampling;
+  o.logprobs = c->logprobs;
+  o.top_logprobs = c->top_logprobs;
+  if (c->constraint) {
+    ml_json_constraint_reset(c->constraint);
+    o.constraint = ml_json_constraint_get(c->constraint);
+  }
+  return &o;
+}
+
+// After ml_session_next with logprobs: {"logprob":x,"top":[[token,logprob],...]} (-inf: null), or
+// "" on failure (ml_last_error says why). Valid until the next call.
+EMSCRIPTEN_KEEPALIVE const char *mlw_logprobs_json(const ml_session *s) {
+  float chosen = 0;
+  const ml_logprob *top = nullptr;
+  int n_top = 0;
+  if (ml_session_logprobs(s, &chosen, &top, &n_top) != ML_OK) return "";
+  g_json = "{\"logprob\":";
+  json_number(g_json, chosen);
+  g_json += ",\"top\":[";
+  for (int k = 0; k < n_top; ++k) {
+    g_json += k ? ",[" : "[";
+    g_json += std::to_string(top[k].token) + ",";
+    json_number(g_json, top[k].logprob);
+    g_json += "]";
+  }
+  g_json += "]}";
+  return g_json.c_str();
 }
 
 // Sizes of the public structs a page allocates (checked against the glue's constants).

@@ -25,3 +25,20 @@ if(NOT EXISTS "${ML_SHARED_DIR}/models/stories260K/stories260K.bin")
   # CI=true: verify/allowed_skips.txt does not allow it); CI has ../shared and runs it.
   set_tests_properties(wasm.browser PROPERTIES DISABLED TRUE)
 endif()
+
+# wasm.api: the browser module's generation API under node (wasm/api_test.mjs → wasm/ml.js
+# Model.configure → wasm/web_api.cc mlw_config_*): top_k 1 = greedy, the chain at neutral stages =
+# the plain sampler, logit_bias bans and forces, logprobs <= 0 with the chosen token the top entry at
+# temperature 0, JSON-schema outputs that JSON.parse and validate (ajv from tools/npm when installed,
+# by hand always), json_object, and the runtime's one-line errors (a schema's "pattern", bad chain
+# values). Runs the module the pages load, on stories260K.gguf with its own tokenizer.
+set(_gguf "${ML_SHARED_DIR}/models/stories260K/stories260K.gguf")
+if(ML_NODE_EXE)
+  add_test(NAME wasm.api
+           COMMAND ${ML_NODE_EXE} --no-warnings ${PROJECT_SOURCE_DIR}/wasm/api_test.mjs $<TARGET_FILE:ml_web> ${_gguf}
+                   ${PROJECT_SOURCE_DIR}/tools/npm/node_modules)
+  set_tests_properties(wasm.api PROPERTIES TIMEOUT 600)
+  if(NOT EXISTS "${_gguf}")
+    set_tests_properties(wasm.api PROPERTIES DISABLED TRUE)  # as wasm.browser: CI has ../shared
+  endif()
+endif()
