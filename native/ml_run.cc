@@ -295,16 +295,17 @@ Session new_session(ml_ctx *ctx, Args &a, int bos, const int *stops, int n_stop,
   if (a.chain_set) o.sampling = &a.chain;
   SessionFree parts;
   std::string schema;
-  if (a.json_schema && (*st = ml::cli::read_file("--json-schema", a.json_schema, &schema))) return Session(nullptr, parts);
+  auto failed = [&parts] { return parts(nullptr), Session(nullptr, SessionFree{}); };  // frees what was made
+  if (a.json_schema && (*st = ml::cli::read_file("--json-schema", a.json_schema, &schema))) return failed();
   if (a.json || a.json_schema) {
     if ((*st = ml_json_vocab_new(ctx, &parts.vocab)) ||
         (*st = ml_json_constraint_new(parts.vocab, a.json_schema ? schema.data() : nullptr, schema.size(),
                                       &parts.constraint)))
-      return Session(nullptr, parts);
+      return failed();
     o.constraint = ml_json_constraint_get(parts.constraint);
   }
   ml_session *s = nullptr;
-  *st = ml_session_new(ctx, &o, &s);
+  if ((*st = ml_session_new(ctx, &o, &s))) return failed();
   return Session(s, parts);
 }
 
