@@ -6,11 +6,12 @@
 //                                      ML_SHARED, ML_SOURCE, ML_PYTHON — set by cmake/Tests.cmake)
 // Exit status: 0 passed, 1 failed, 77 skipped (no tools/npm/node_modules/openai: tools/setup.sh).
 'use strict';
-const {spawn, execFileSync} = require('child_process');
+const {execFileSync} = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const {createRequire} = require('module');
+const spawned = require('./server_spawn.js');
 
 const env = process.env;
 const SOURCE = env.ML_SOURCE || path.join(__dirname, '..');
@@ -39,31 +40,9 @@ function check(ok, what, detail) {
   if (!ok) failures++;
 }
 
-function startServer(args) {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(env.ML_SERVER, [...args, '--port', '0'], {stdio: ['ignore', 'ignore', 'pipe']});
-    let log = '';
-    const timer = setTimeout(() => reject(new Error('ml_server did not start: ' + log)), 60000);
-    proc.stderr.on('data', (d) => {
-      log += d.toString();
-      const m = /listening on http:\/\/[^ ]*:(\d+)/.exec(log);
-      if (m && !proc.port) {
-        proc.port = Number(m[1]);
-        clearTimeout(timer);
-        resolve(proc);
-      }
-    });
-    proc.on('exit', (code) => reject(new Error('ml_server exited with ' + code + ': ' + log)));
-  });
-}
+const startServer = (args) => spawned.startServer(env.ML_SERVER, args);
 
-function stopServer(proc) {
-  return new Promise((resolve) => {
-    proc.removeAllListeners('exit');
-    proc.on('exit', (code, sig) => resolve(code === 0 ? 0 : code === null ? sig : code));
-    proc.kill('SIGTERM');
-  });
-}
+const {stopServer} = spawned;
 
 function mlRun(model, tok, args) {
   return execFileSync(env.ML_RUN, [model, '-z', tok, '--temp', '0', ...args], {stdio: ['ignore', 'pipe', 'ignore']}).toString('utf8');

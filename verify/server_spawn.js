@@ -1,0 +1,34 @@
+// ml_server as a child process for the node tests (server_openai.js, server_json_schema.js):
+// startServer(args) resolves with the process (its .port read from the "listening on" line of
+// stderr) or rejects naming why; stopServer(proc) sends SIGTERM and resolves with its exit status
+// (or the signal's name).
+'use strict';
+const {spawn} = require('child_process');
+
+function startServer(binary, args) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(binary, [...args, '--port', '0'], {stdio: ['ignore', 'ignore', 'pipe']});
+    let log = '';
+    const timer = setTimeout(() => reject(new Error('ml_server did not start: ' + log)), 60000);
+    proc.stderr.on('data', (d) => {
+      log += d.toString();
+      const m = /listening on http:\/\/[^ ]*:(\d+)/.exec(log);
+      if (m && !proc.port) {
+        proc.port = Number(m[1]);
+        clearTimeout(timer);
+        resolve(proc);
+      }
+    });
+    proc.on('exit', (code) => reject(new Error('ml_server exited with ' + code + ': ' + log)));
+  });
+}
+
+function stopServer(proc) {
+  return new Promise((resolve) => {
+    proc.removeAllListeners('exit');
+    proc.on('exit', (code, sig) => resolve(code === 0 ? 0 : code === null ? sig : code));
+    proc.kill('SIGTERM');
+  });
+}
+
+module.exports = {startServer, stopServer};
