@@ -16,6 +16,13 @@
 
 namespace ml::hub {
 
+#if defined(_WIN32)
+// UTF-8 <-> UTF-16 for the W APIs of hub.cc and http_winhttp.cc (defined there); "" for text that
+// does not convert.
+std::wstring wide(const std::string &s);
+std::string narrow(const wchar_t *w);
+#endif
+
 struct HttpRequest {
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;  // sent as given (Authorization, Range, ...)

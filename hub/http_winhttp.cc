@@ -18,7 +18,6 @@
 #include "hub/http.h"
 
 namespace ml::hub {
-namespace {
 
 std::wstring wide(const std::string &s) {
   const int n = MultiByteToWideChar(CP_UTF8, 0, s.c_str(), -1, nullptr, 0);
@@ -29,14 +28,16 @@ std::wstring wide(const std::string &s) {
   return w;
 }
 
-std::string narrow(const std::wstring &w) {
-  const int n = WideCharToMultiByte(CP_UTF8, 0, w.c_str(), -1, nullptr, 0, nullptr, nullptr);
+std::string narrow(const wchar_t *w) {
+  const int n = WideCharToMultiByte(CP_UTF8, 0, w, -1, nullptr, 0, nullptr, nullptr);
   if (n <= 0) return std::string();
   std::string s(size_t(n), '\0');
-  WideCharToMultiByte(CP_UTF8, 0, w.c_str(), -1, &s[0], n, nullptr, nullptr);
+  WideCharToMultiByte(CP_UTF8, 0, w, -1, &s[0], n, nullptr, nullptr);
   s.resize(size_t(n - 1));
   return s;
 }
+
+namespace {
 
 struct Handle {
   HINTERNET h = nullptr;
@@ -90,7 +91,7 @@ HttpFailure http_get(const HttpRequest &req, HttpResponse *resp, std::string *er
     return HttpFailure::kConnect;
   }
   const std::wstring whost(uc.lpszHostName, uc.dwHostNameLength);
-  host = narrow(whost);  // host[:port], as curl's messages name it
+  host = narrow(whost.c_str());  // host[:port], as curl's messages name it
   if (uc.nPort != (uc.nScheme == INTERNET_SCHEME_HTTPS ? 443 : 80)) host += ":" + std::to_string(uc.nPort);
   std::wstring path(uc.lpszUrlPath, uc.dwUrlPathLength);
   if (uc.dwExtraInfoLength) path.append(uc.lpszExtraInfo, uc.dwExtraInfoLength);
@@ -132,7 +133,7 @@ HttpFailure http_get(const HttpRequest &req, HttpResponse *resp, std::string *er
     std::vector<wchar_t> raw(len / sizeof(wchar_t) + 1, L'\0');
     if (WinHttpQueryHeaders(request.h, WINHTTP_QUERY_RAW_HEADERS_CRLF, WINHTTP_HEADER_NAME_BY_INDEX, raw.data(), &len,
                             WINHTTP_NO_HEADER_INDEX)) {
-      const std::string text = narrow(std::wstring(raw.data()));
+      const std::string text = narrow(raw.data());
       size_t start = text.find("\r\n");  // past the status line
       while (start != std::string::npos && start + 2 < text.size()) {
         start += 2;

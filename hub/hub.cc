@@ -51,24 +51,6 @@ constexpr int kAttempts = 5;  // tries of one transfer that broke off (resuming)
 
 // ---- Platform: environment, sizes, free space, terminal, folders (UTF-8 paths everywhere).
 
-#if defined(_WIN32)
-std::wstring wide(const std::string &s) {
-  const int n = MultiByteToWideChar(CP_UTF8, 0, s.c_str(), -1, nullptr, 0);
-  if (n <= 0) return std::wstring();
-  std::wstring w(size_t(n), L'\0');
-  MultiByteToWideChar(CP_UTF8, 0, s.c_str(), -1, &w[0], n);
-  w.resize(size_t(n - 1));
-  return w;
-}
-std::string narrow(const wchar_t *w) {
-  const int n = WideCharToMultiByte(CP_UTF8, 0, w, -1, nullptr, 0, nullptr, nullptr);
-  if (n <= 0) return std::string();
-  std::string s(size_t(n), '\0');
-  WideCharToMultiByte(CP_UTF8, 0, w, -1, &s[0], n, nullptr, nullptr);
-  s.resize(size_t(n - 1));
-  return s;
-}
-#endif
 
 std::string env(const char *name) {
 #if defined(_WIN32)
