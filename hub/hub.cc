@@ -225,7 +225,9 @@ bool parse_listing(const std::string &text, std::vector<Entry> *out, std::string
     return false;
   }
   for (const json &e : j) {
-    if (!e.is_object() || e.value("type", "") != "file" || !e.contains("path") || !e["path"].is_string()) continue;
+    // (a hostile listing: any member may be of another type; nothing here may throw)
+    if (!e.is_object() || !e.contains("type") || e["type"] != "file" || !e.contains("path") || !e["path"].is_string())
+      continue;
     Entry x;
     x.path = e["path"].get<std::string>();
     if (e.contains("size") && e["size"].is_number_unsigned()) x.size = e["size"].get<uint64_t>();

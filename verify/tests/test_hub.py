@@ -123,6 +123,37 @@ class Hub(unittest.TestCase):
     def lines(self, r):
         return [ln for ln in r.stderr.decode(errors="replace").splitlines() if ln.strip()]
 
+    def test_hostile_listing_is_one_line(self):
+        """A listing whose members have other types, or that is not an array at all: one line, no crash."""
+        import http.server
+        import threading
+        for body, code, needle in (('[{"type":5,"path":"a.gguf"}]', 6, "has no GGUF file"),
+                                   ('[{"type":"file","path":7,"size":"x","lfs":[1]}]', 6, "has no GGUF file"),
+                                   ('[{"type":"file","path":"m.gguf","size":-3,"lfs":{"oid":5,"size":1.5}}]', 6,
+                                    "its GGUF files: m.gguf"),
+                                   ('{"a":1}', 2, "is not a JSON array"), ("not json", 2, "is not a JSON array")):
+            data = body.encode()
+
+            class Handler(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+
+                def log_message(self, *a):
+                    pass
+
+            srv = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+            threading.Thread(target=srv.serve_forever, daemon=True).start()
+            try:
+                r = self.ml_run("--hf", "org/repo:q8_0", endpoint="http://127.0.0.1:%d" % srv.server_address[1])
+            finally:
+                srv.shutdown()
+            self.assertEqual(r.returncode, code, (body, r.stderr))
+            self.assertEqual(len(self.lines(r)), 1, (body, r.stderr))
+            self.assertIn(needle, r.stderr.decode(errors="replace"), body)
+
     def assert_one_line_failure(self, r, *needles):
         err = r.stderr.decode(errors="replace")
         self.assertNotEqual(r.returncode, 0, err)
