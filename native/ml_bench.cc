@@ -1,37 +1,6 @@
-// ml_bench: kernel and model benchmarks of this build. Numbers are medians of repeated timed runs;
-// on shared machines pin and prioritize the process (README.md, Benchmarks).
-//
-//   ml_bench kernels [--all-variants] [--seconds S]
-//       every kernel at model shapes (stories110M: dim 768, hidden 2048; TinyLlama-1.1B: dim 2048,
-//       hidden 5632, 32 heads, 4 kv heads): time per call, GB/s of input read, GOPS. Matrices are
-//       measured twice: cache-resident (one matrix reused: the kernel's arithmetic speed) and
-//       streaming (rotating copies totalling --pool-mb, default 512 MB: what decode sees).
-//   ml_bench bandwidth [-t N]
-//       DRAM read bandwidth with 1..N threads (a 1 GiB buffer read with 16-byte loads,
-//       prefetching ahead as the panel driver does: simd/stream_read.h).
-//   ml_bench decode MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--kv-type f32|f16|q8_0]
-//       decode tok/s of each model at each thread count; with --depth, at each depth D: the KV
-//       cache is filled by prefill with D positions first, then the timed steps run at D, D+1, ...
-//       --kv-type: the KV cache's element type (ml_options.kv_type).
-//   ml_bench peak [-t N]
-//       the build's int8 compute ceiling, in G int8 multiply-adds/s, with 1 and N threads: its dot
-//       instruction alone in a register-only loop (where the set has one: x86), and the panel
-//       driver's block step (dot and float fold, data in registers and L1: what a matmul reaches at
-//       best). kernels/panel_driver.h, driver::peak.
-//   ml_bench prefill MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS]
-//       prompt processing tok/s: one ml_eval_batch of TOKENS tokens (default 64; the context's batch
-//       is TOKENS), its matrix multiply-adds per second and their share of the peak (as above, at
-//       the same thread count), beside the weight MB one decode step reads.
-//   ml_bench roofline MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS]
-//       bandwidth, then for each model and thread count: decode tok/s and the share of the
-//       bandwidth ceiling (weight bytes per token ÷ measured bandwidth).
-//   ml_bench sample MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS]
-//       the cost of sampling against a decode step: per step, ml_eval's time and ml_sample's with
-//       temperature 1 and top-p 0.9 (and 1.0: plain multinomial) on the logits the model just made
-//       (a random-weight model's are nearly flat: the nucleus is most of the vocabulary), on logits
-//       shaped like a trained model's (Zipf, p ~ rank^-1.5: a nucleus of tens of tokens) and on
-//       flat logits (every entry a candidate, the worst case).
-// --tsv prints machine-readable lines (tools/bench_isas.py uses them) instead of tables.
+// ml_bench: kernel and model benchmarks of this build (modes kernels, bandwidth, peak, decode,
+// prefill, roofline, sample: kUsage below is the one description, printed by --help). Numbers are
+// medians of repeated timed runs; --tsv prints machine-readable lines (tools/bench_isas.py).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -140,6 +109,13 @@ void *aligned(size_t bytes) {
     std::exit(ML_E_NOMEM);
   }
   return p;
+}
+
+// A pool of `threads` threads for the bandwidth and peak loops; exits with the error if it cannot start.
+void start_pool(ml::ThreadPool *pool, int threads) {
+  if (pool->start(threads) == ML_OK) return;
+  std::fprintf(stderr, "ml_bench: %s\n", ml_last_error());
+  std::exit(ML_E_ARG);
 }
 
 // ---------------------------------------------------------------- kernels
@@ -326,10 +302,7 @@ double measure_bandwidth(int threads, double seconds) {
     for (size_t i = 0; i < n; i += 4096) std::memset(buf + i, int(i >> 12), 4096);
   }
   ml::ThreadPool pool;
-  if (pool.start(threads) != ML_OK) {
-    std::fprintf(stderr, "ml_bench: %s\n", ml_last_error());
-    std::exit(ML_E_ARG);
-  }
+  start_pool(&pool, threads);
   volatile uint64_t sink = 0;
   const double ms = time_per_call_ms(seconds, [&] {
     pool.run([&](int tid, int nth) {
@@ -394,10 +367,7 @@ double measure_peak(int kind, int threads, double seconds) {
     iters *= 2;
   }
   ml::ThreadPool pool;
-  if (pool.start(threads) != ML_OK) {
-    std::fprintf(stderr, "ml_bench: %s\n", ml_last_error());
-    std::exit(ML_E_ARG);
-  }
+  start_pool(&pool, threads);
   std::vector<int32_t> sinks(static_cast<size_t>(threads) * 16, 0);  // a cache line apart
   int64_t macs = 0;
   const double ms = time_per_call_ms(seconds, [&] {
