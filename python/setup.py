@@ -15,7 +15,7 @@ import sys
 import sysconfig
 import tempfile
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 try:
@@ -74,7 +74,12 @@ if bdist_wheel is not None:
 
     commands["bdist_wheel"] = Wheel
 
+class BinaryDistribution(Distribution):
+    def has_ext_modules(self):  # the libraries: installed as platform files (platlib), at the wheel's root
+        return True
+
+
 work = tempfile.mkdtemp(prefix="legacy_ml_build_")
 atexit.register(shutil.rmtree, work, True)
-setup(packages=["legacy_ml"], cmdclass=commands, options={"build": {"build_base": os.path.join(work, "build")},
+setup(packages=["legacy_ml"], distclass=BinaryDistribution, cmdclass=commands, options={"build": {"build_base": os.path.join(work, "build")},
                                   "egg_info": {"egg_base": work}})
