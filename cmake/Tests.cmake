@@ -220,7 +220,7 @@ if(TARGET ml_python_isa AND NOT CMAKE_CROSSCOMPILING)
   add_test(NAME python.package COMMAND ${CMAKE_COMMAND} -E env LEGACY_ML_LIBS=${CMAKE_BINARY_DIR}
            ${ML_PYTHON} -m pip install -q --no-deps --no-build-isolation --no-index --upgrade --target ${_ml_site}
            ${PROJECT_SOURCE_DIR}/python)
-  set_tests_properties(python.package PROPERTIES FIXTURES_SETUP python_site ENVIRONMENT "PIP_NO_CACHE_DIR=1")
+  set_tests_properties(python.package PROPERTIES FIXTURES_SETUP python_site ENVIRONMENT "PIP_NO_CACHE_DIR=1;PIP_ROOT_USER_ACTION=ignore")
   add_test(NAME python.binding COMMAND ${ML_PYTHON} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/python/tests)
   set_tests_properties(python.binding PROPERTIES
     ENVIRONMENT "${ML_TEST_ENV};PYTHONPATH=${_ml_site};ML_BUILD_ISA=${ML_ISA}"

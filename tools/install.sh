@@ -121,8 +121,8 @@ if [ -n "$python" ]; then  # the wheel from every build's libml_<isa>.so (python
   wheels="$prefix/share/legacy-ml"
   rm -rf "$site/legacy_ml" "$site"/legacy_ml-*.dist-info "$wheels"/legacy_ml-*.whl
   mkdir -p "$site" "$wheels"
-  LEGACY_ML_LIBS=$libs PIP_NO_CACHE_DIR=1 "$py" -m pip wheel -q --no-deps --no-build-isolation --no-index -w "$wheels" ./python >&2
-  PIP_NO_CACHE_DIR=1 "$py" -m pip install -q --no-deps --no-index --upgrade --target "$site" "$wheels"/legacy_ml-*.whl >&2
+  LEGACY_ML_LIBS=$libs PIP_NO_CACHE_DIR=1 PIP_ROOT_USER_ACTION=ignore "$py" -m pip wheel -q --no-deps --no-build-isolation --no-index -w "$wheels" ./python >&2
+  PIP_NO_CACHE_DIR=1 PIP_ROOT_USER_ACTION=ignore "$py" -m pip install -q --no-deps --no-index --upgrade --target "$site" "$wheels"/legacy_ml-*.whl >&2
   echo "install.sh: $site/legacy_ml (PYTHONPATH=$site; wheel: $(ls "$wheels"/legacy_ml-*.whl))" >&2
 fi
 
