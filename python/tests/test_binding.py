@@ -9,6 +9,8 @@
   - errors: a missing file (ML_E_IO, the path named), a file that is no model (ML_E_FORMAT), a bad
     argument (ML_E_ARG) -- each an MLError with the runtime's one line;
   - a second Llama in the same process, generations interleaved, both golden;
+  - Python threads: three threads, each with its own Llama, generate the golden text at once;
+  - a stream left unfinished refuses to go on once a newer generation started on its Llama;
   - garbage collection frees the model: RSS (/proc/self/statm) back down after the last reference
     (a reference cycle) is collected;
   - the build choice: info() names the preset's ISA and the launcher's reason; ML_ISA=nosuch refuses.
@@ -310,3 +312,25 @@ def test_an_older_stream_stops_when_a_new_generation_starts(stories, golden):
     with pytest.raises(MLError) as e:
         list(old)
     assert e.value.status == 6 and "another generation" in e.value.message
+
+
+def test_python_threads_each_with_a_model(golden):
+    # ctypes releases the GIL in each C call: two Llama objects generate at once from two threads
+    # (one Llama is one sequence, like llama-cpp-python's: share none between threads).
+    import threading
+    need_shared()
+    texts, errors = {}, []
+
+    def work(k):
+        try:
+            with Llama(model_path=STORIES_GGUF, n_ctx=0, n_threads=1, verbose=False) as llm:
+                texts[k] = greedy(llm)["choices"][0]["text"] + "\n"
+        except Exception as e:  # reported below, in the main thread
+            errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    assert not errors and texts == {0: golden, 1: golden, 2: golden}
