@@ -3,14 +3,16 @@
 The libraries come from LEGACY_ML_LIBS (absolute folders separated by ':', each holding libml_<isa>.so and
 libml_probe.so: tools/install.sh --python passes every ISA's lib/ of its prefix), else from the
 builds of this checkout, ../build/<preset>/ (`cmake --build --preset <isa> --target ml_python`).
-Every libml_<isa>.so found goes in, one libml_probe.so with them; the wheel is tagged for this
+Every libml_<isa>.so found for this machine's architecture goes in (cross builds are left out), one libml_probe.so with them; the wheel is tagged for this
 platform (py3-none-linux_<arch>): the Python is pure, the libraries are not. Build files go to a
 temporary folder, not into the source tree.
 """
 import atexit
 import glob
 import os
+import platform
 import shutil
+import struct
 import sys
 import sysconfig
 import tempfile
@@ -36,11 +38,25 @@ def library_dirs():
     return sorted(glob.glob(os.path.join(HERE, "..", "build", "*")))
 
 
+# ELF e_machine of this machine's architecture: a checkout's build/ also holds cross builds.
+MACHINES = {"x86_64": 62, "amd64": 62, "aarch64": 183, "arm64": 183, "armv7l": 40, "armv6l": 40, "riscv64": 243}
+
+
+def same_arch(path):
+    with open(path, "rb") as f:
+        head = f.read(20)
+    want = MACHINES.get(platform.machine().lower())
+    return len(head) == 20 and head[:4] == b"\x7fELF" and (want is None or struct.unpack("<H", head[18:20])[0] == want)
+
+
 def libraries():
     isa, probe = {}, None
     for d in library_dirs():
         for path in sorted(glob.glob(os.path.join(d, "libml_*.so"))):
             name = os.path.basename(path)
+            if not same_arch(path):
+                print("legacy_ml: skipped %s (not this machine's architecture)" % path)
+                continue
             if name == "libml_probe.so":
                 probe = probe or path
             else:
