@@ -210,6 +210,23 @@ function(ml_logits_test name)
   set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED "${_fix}" ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
 endfunction()
 
+# The Python binding (python/, cmake/Python.cmake) where this machine can load the build's library:
+# python.package installs the package pip builds from this build's libml_<isa>.so into a folder
+# (offline, Debian's pip and setuptools); python.binding runs its pytest suite (python/tests: golden
+# text, chat, JSON schema, streaming, threads, errors, two models, garbage collection, the README
+# examples of llama-cpp-python) on that folder, exiting 77 when a case skipped (python/tests/conftest.py).
+if(TARGET ml_python_isa AND NOT CMAKE_CROSSCOMPILING)
+  set(_ml_site "${CMAKE_BINARY_DIR}/python_site")
+  add_test(NAME python.package COMMAND ${CMAKE_COMMAND} -E env LEGACY_ML_LIBS=${CMAKE_BINARY_DIR}
+           ${ML_PYTHON} -m pip install -q --no-deps --no-build-isolation --no-index --upgrade --target ${_ml_site}
+           ${PROJECT_SOURCE_DIR}/python)
+  set_tests_properties(python.package PROPERTIES FIXTURES_SETUP python_site ENVIRONMENT "PIP_NO_CACHE_DIR=1;PIP_ROOT_USER_ACTION=ignore")
+  add_test(NAME python.binding COMMAND ${ML_PYTHON} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/python/tests)
+  set_tests_properties(python.binding PROPERTIES
+    ENVIRONMENT "${ML_TEST_ENV};PYTHONPATH=${_ml_site};ML_BUILD_ISA=${ML_ISA}"
+    FIXTURES_REQUIRED python_site SKIP_RETURN_CODE 77)
+endif()
+
 # Command-line behaviour of ml_run (golden text, errors, --logits), in Python.
 # verify/run_unittest.py: unittest's verbose output, exit 77 (Skipped) when any test was skipped.
 if(ML_ARCH_GENERIC)

@@ -58,13 +58,6 @@ std::string self_path(const char *argv0) {
   return argv0 ? argv0 : "";
 }
 
-std::string installed_list(const Install &in) {
-  std::string s;
-  for (const ml::IsaRow &r : ml::kIsaTable)
-    if (ml::isa_on_host_arch(r) && installed(r.name, const_cast<Install *>(&in))) s += (s.empty() ? "" : " ") + std::string(r.name);
-  return s.empty() ? "none" : s;
-}
-
 int fail(const Install &in, int code, const std::string &msg) {
   std::fprintf(stderr, "%s: %s\n", in.program.c_str(), msg.c_str());
   return code;
@@ -80,36 +73,13 @@ int main(int argc, char **argv) {
   in.libexec = dirname_of(dirname_of(self)) + "/libexec/legacy-ml";
 
   const char *forced = std::getenv("ML_ISA");
-  const ml::IsaRow *row = nullptr;
-  std::string why;
-  char missing[256];
-  if (forced && *forced) {
-    row = ml::isa_by_name(forced);
-    if (!row || !ml::isa_on_host_arch(*row) || !installed(row->name, &in))
-      return fail(in, 6, "ML_ISA=" + std::string(forced) + ": no such build in " + in.libexec +
-                             " (installed: " + installed_list(in) + ")");
-    const bool runs = ml::cpu_runs_isa(*row, missing, sizeof missing);
-    why = std::string(row->name) + " (forced by ML_ISA; " + (runs ? "this CPU runs it" : "this CPU lacks " + std::string(missing)) + ")";
-  } else {
-    row = ml::isa_select(installed, &in);
-    if (!row)
-      return fail(in, 5, "no installed build runs on this CPU (installed in " + in.libexec + ": " + installed_list(in) + ")");
-    // Why not a newer one: every row of this architecture after the chosen one in the table.
-    std::string reasons;
-    bool after = false;
-    for (const ml::IsaRow &r : ml::kIsaTable) {
-      if (&r == row) {
-        after = true;
-        continue;
-      }
-      if (!after || !ml::isa_on_host_arch(r)) continue;
-      if (!ml::cpu_runs_isa(r, missing, sizeof missing))
-        reasons += std::string("; ") + r.name + ": CPU lacks " + missing;
-      else if (!installed(r.name, &in))
-        reasons += std::string("; ") + r.name + ": not installed";
-    }
-    why = std::string(row->name) + " (best of installed: " + installed_list(in) + reasons + ")";
-  }
+  const ml::IsaChoice c = ml::isa_choose(installed, &in, forced);
+  if (c.status == 6)
+    return fail(in, 6, "ML_ISA=" + std::string(forced) + ": no such build in " + in.libexec + " (installed: " + c.installed + ")");
+  if (c.status == 5)
+    return fail(in, 5, "no installed build runs on this CPU (installed in " + in.libexec + ": " + c.installed + ")");
+  const ml::IsaRow *row = c.row;
+  const std::string &why = c.why;
   setenv("ML_LAUNCHER_CHOICE", why.c_str(), 1);
 
   const std::string path = in.build(row->name);

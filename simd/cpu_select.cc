@@ -64,4 +64,46 @@ const IsaRow *isa_select(bool (*installed)(const char *isa, void *ctx), void *ct
   }
 }
 
+IsaChoice isa_choose(bool (*installed)(const char *isa, void *ctx), void *ctx, const char *forced) {
+  IsaChoice c;
+  for (const IsaRow &r : kIsaTable)
+    if (isa_on_host_arch(r) && installed(r.name, ctx)) c.installed += (c.installed.empty() ? "" : " ") + std::string(r.name);
+  if (c.installed.empty()) c.installed = "none";
+  char missing[256];
+  if (forced && *forced) {
+    const IsaRow *row = isa_by_name(forced);
+    if (!row || !isa_on_host_arch(*row) || !installed(row->name, ctx)) {
+      c.status = 6;
+      return c;
+    }
+    c.row = row;
+    c.cpu_runs = cpu_runs_isa(*row, missing, sizeof missing);
+    c.why = std::string(row->name) + " (forced by ML_ISA; " +
+            (c.cpu_runs ? "this CPU runs it" : "this CPU lacks " + std::string(missing)) + ")";
+    return c;
+  }
+  c.row = isa_select(installed, ctx);
+  if (!c.row) {
+    c.status = 5;
+    return c;
+  }
+  c.cpu_runs = true;
+  // Why not a newer one: every row of this architecture after the chosen one in the table.
+  std::string reasons;
+  bool after = false;
+  for (const IsaRow &r : kIsaTable) {
+    if (&r == c.row) {
+      after = true;
+      continue;
+    }
+    if (!after || !isa_on_host_arch(r)) continue;
+    if (!cpu_runs_isa(r, missing, sizeof missing))
+      reasons += std::string("; ") + r.name + ": CPU lacks " + missing;
+    else if (!installed(r.name, ctx))
+      reasons += std::string("; ") + r.name + ": not installed";
+  }
+  c.why = std::string(c.row->name) + " (best of installed: " + c.installed + reasons + ")";
+  return c;
+}
+
 }  // namespace ml

@@ -4,6 +4,7 @@
 // Compiled WITHOUT ISA flags, like the guard.
 #pragma once
 #include <cstddef>
+#include <string>
 
 #include "simd/isa.h"
 
@@ -23,5 +24,18 @@ bool isa_on_host_arch(const IsaRow &row);
 // down to scalar, the first ISA that the CPU runs and for which installed(name, ctx) is true.
 // nullptr when none qualifies.
 const IsaRow *isa_select(bool (*installed)(const char *isa, void *ctx), void *ctx);
+
+// The launcher's choice and its reason, shared with the Python binding's probe (launcher/ml_probe.cc).
+// forced (ML_ISA; NULL or "" = none) is taken when installed, whether or not the CPU runs it; else
+// isa_select. row nullptr: status 6 (forced one not installed) or 5 (no installed build runs here).
+// why: "avx2 (best of installed: scalar sse2 avx2; avxvnni: CPU lacks AVX-VNNI; ...)" or
+// "avx2 (forced by ML_ISA; this CPU runs it)"; installed: the installed ISAs of this architecture.
+struct IsaChoice {
+  const IsaRow *row = nullptr;
+  int status = 0;
+  bool cpu_runs = false;  // the CPU has every feature of row
+  std::string why, installed;
+};
+IsaChoice isa_choose(bool (*installed)(const char *isa, void *ctx), void *ctx, const char *forced);
 
 }  // namespace ml

@@ -1,6 +1,6 @@
 #!/bin/sh
 # A multi-ISA install: every ISA build of one architecture in one prefix, started through launchers.
-#   tools/install.sh [--arch x86_64|aarch64] [--deb DIR] PREFIX
+#   tools/install.sh [--arch x86_64|aarch64] [--deb DIR] [--python] PREFIX
 #
 #   PREFIX/libexec/legacy-ml/<isa>/   `cmake --install` of each build (bin/, include/, lib/ with the
 #                                     CMake package and legacy-ml.pc of that ISA)
@@ -11,6 +11,9 @@
 #   PREFIX/lib/cmake/legacy_ml/       find_package(legacy_ml): one build's libraries, LEGACY_ML_ISA
 #                                     picks which (default: the oldest CPU's build, sse2 / neon)
 #   PREFIX/lib/pkgconfig/legacy-ml.pc that default build; legacy-ml-<isa>.pc each build
+#   --python: PREFIX/lib/python/legacy_ml   the Python binding (python/README.md) with every build's
+#                                     libml_<isa>.so (PYTHONPATH=PREFIX/lib/python), and its wheel in
+#                                     PREFIX/share/legacy-ml/ (Debian's pip and setuptools, offline)
 #
 # Builds: x86_64: scalar sse2 sse41 avx2 avxvnni avx512vnni; aarch64: neon neon-dotprod sve. A
 # configured build/<preset> is reused as it is (CI has just built them all in tools/test_matrix.sh:
@@ -19,21 +22,26 @@
 # compiler); on an AArch64 host the builds are native (build/native-<preset>, as tools/quickstart.sh).
 # --deb DIR: also a Debian package of the prefix (CPack), installing to /opt/legacy-ml, into DIR.
 set -eu
-usage() { echo "usage: tools/install.sh [--arch x86_64|aarch64] [--deb DIR] PREFIX" >&2; exit 6; }
+usage() { echo "usage: tools/install.sh [--arch x86_64|aarch64] [--deb DIR] [--python] PREFIX" >&2; exit 6; }
 host=$(uname -m)
 arch=$host
 deb=""
+python=""
 prefix=""
 while [ $# -gt 0 ]; do
   case $1 in
     --arch) [ $# -ge 2 ] || usage; arch=$2; shift 2 ;;
     --deb) [ $# -ge 2 ] || usage; deb=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0" | cut -c3-; exit 0 ;;
+    --python) python=1; shift ;;
+    -h|--help) sed -n '2,23p' "$0" | cut -c3-; exit 0 ;;
     -*) usage ;;
     *) [ -z "$prefix" ] || usage; prefix=$1; shift ;;
   esac
 done
 [ -n "$prefix" ] || usage
+if [ -n "$python" ] && [ "$(echo "$arch" | sed 's/amd64/x86_64/;s/arm64/aarch64/')" != "$host" ]; then
+  echo "install.sh: --python installs for this machine's architecture ($host), not --arch $arch" >&2; exit 6
+fi
 case $arch in
   x86_64|amd64) arch=x86_64 presets="scalar sse2 sse41 avx2 avxvnni avx512vnni" default_isa=sse2 debarch=amd64 ;;
   aarch64|arm64) arch=aarch64 presets="neon neon-dotprod sve" default_isa=neon debarch=arm64 ;;
@@ -104,6 +112,19 @@ endif()
 include("\${_legacy_ml_dir}/legacy_mlConfig.cmake")
 CFG
 echo "install.sh: $prefix: builds $isas; launchers $programs" >&2
+
+if [ -n "$python" ]; then  # the wheel from every build's libml_<isa>.so (python/setup.py), installed into a folder
+  py=${ML_PYTHON:-/usr/bin/python3}
+  libs=""
+  for i in $isas; do libs="$libs${libs:+:}$libexec/$i/lib"; done
+  site="$prefix/lib/python"
+  wheels="$prefix/share/legacy-ml"
+  rm -rf "$site/legacy_ml" "$site"/legacy_ml-*.dist-info "$wheels"/legacy_ml-*.whl
+  mkdir -p "$site" "$wheels"
+  LEGACY_ML_LIBS=$libs PIP_NO_CACHE_DIR=1 PIP_ROOT_USER_ACTION=ignore "$py" -m pip wheel -q --no-deps --no-build-isolation --no-index -w "$wheels" ./python >&2
+  PIP_NO_CACHE_DIR=1 PIP_ROOT_USER_ACTION=ignore "$py" -m pip install -q --no-deps --no-index --upgrade --target "$site" "$wheels"/legacy_ml-*.whl >&2
+  echo "install.sh: $site/legacy_ml (PYTHONPATH=$site; wheel: $(ls "$wheels"/legacy_ml-*.whl))" >&2
+fi
 
 if [ -n "$deb" ]; then
   version=$(sed -n 's/^project(legacy_ml VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)

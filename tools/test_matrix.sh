@@ -159,7 +159,8 @@ done
 # The install test: tools/install.sh into build/install-test/ from the build folders just built (x86-64:
 # scalar ... avx512vnni; AArch64: neon, neon-dotprod, sve with the cross compiler), each with its .deb,
 # then verify/install_test.py: the launcher's choice and the golden text under qemu CPU models,
-# ML_ISA refusals, find_package / pkg-config consumers, dpkg-deb -x of each package.
+# ML_ISA refusals, the Python binding (--python) likewise, find_package / pkg-config consumers, dpkg-deb -x
+# of each package.
 if [ "$install" = yes ]; then
   start=$(date +%s)
   log=build/install.log
@@ -167,7 +168,7 @@ if [ "$install" = yes ]; then
   note=""
   rm -rf "$work"
   (
-    tools/install.sh --deb "$work/deb" "$work/$(uname -m)" || exit 1
+    tools/install.sh --deb "$work/deb" --python "$work/$(uname -m)" || exit 1
     if [ "$(uname -m)" = x86_64 ]; then
       if command -v aarch64-linux-gnu-g++ >/dev/null; then
         tools/install.sh --arch aarch64 --deb "$work/deb" "$work/aarch64" || exit 1

@@ -15,6 +15,9 @@ AArch64 prefix, cross-built; optional) and deb/ (their .deb packages). Checks:
   consumer  verify/consumer (find_package(legacy_ml)) built against the prefix (default build and
             LEGACY_ML_ISA=avx2) and against one build's own `cmake --install` tree; the same C file
             built with `pkg-config --cflags --libs`; each prints the golden text.
+  python    with tools/install.sh --python (PREFIX/lib/python): the binding under the same qemu CPU
+            models loads the build the launcher would (legacy_ml.info()) and prints the golden text
+            through Llama(...); ML_ISA forcing a build the CPU lacks is MLError status 5.
   deb       dpkg-deb -x of each .deb into a temporary root; its bin/ml_run prints the golden text.
 Exit status 1 when any check failed; one line per check.
 """
@@ -107,6 +110,36 @@ def launcher_checks(arch, prefix, cpus, refusals, model, tok, want):
     r = run([*qemu(arch, cpus[0][0]), ml_run, "--version"], {"ML_ISA": "nosuch"})
     check("%s ML_ISA=nosuch" % arch, r.returncode == 6 and b"ML_ISA=nosuch: no such build" in r.stderr,
           "exit %d: %s" % (r.returncode, r.stderr.decode().strip()))
+
+
+PY_GOLDEN = """import sys, legacy_ml
+try:
+    i = legacy_ml.info()
+except legacy_ml.MLError as e:
+    print("refused", e.status, e.message); sys.exit(0)
+llm = legacy_ml.Llama(sys.argv[1], tokenizer_path=sys.argv[2], n_ctx=0, n_threads=1, verbose=False)
+out = llm("Once upon a time", max_tokens=196, temperature=0, echo=True)
+sys.stdout.write(i["isa"] + "\\n" + out["choices"][0]["text"] + "\\n")
+"""
+
+
+def python_checks(arch, prefix, cpus, refusals, model, tok, want):
+    site = os.path.join(prefix, "lib", "python")
+    if not os.path.isdir(os.path.join(site, "legacy_ml")):
+        return  # installed without --python
+    py = ["/usr/bin/python3", "-c", PY_GOLDEN, model, tok]
+    for cpu, isa in cpus:
+        r = run(qemu(arch, cpu) + py, {"PYTHONPATH": site})
+        chosen, _, text = r.stdout.partition(b"\n")
+        ok = r.returncode == 0 and chosen.decode() == isa and text == want
+        check("python %s -cpu %s" % (arch, cpu), ok, "chose %s (want %s), golden %s%s" % (
+            chosen.decode(errors="replace")[:80], isa, "ok" if text == want else "DIFFERS",
+            "" if ok else "\n       %r" % r.stderr[-600:]))
+    for cpu, isa in refusals:
+        r = run(qemu(arch, cpu) + py, {"PYTHONPATH": site, "ML_ISA": isa})
+        ok = r.returncode == 0 and r.stdout.startswith(b"refused 5 ") and b"this CPU lacks" in r.stdout
+        check("python %s -cpu %s ML_ISA=%s refused" % (arch, cpu, isa), ok, (r.stdout + r.stderr).decode(
+            errors="replace").strip()[-200:])
 
 
 def program_checks(prefix, tok):
@@ -229,6 +262,7 @@ def main():
     if os.path.isdir(x86):
         launcher_checks("x86_64", x86, X86_CPUS, X86_REFUSE, model, tok, want)
         program_checks(x86, tok)
+        python_checks("x86_64", x86, X86_CPUS, X86_REFUSE, model, tok, want)
         consumer_checks(work, x86, model, tok, want)
     elif os.uname().machine == "x86_64":
         check("x86_64 prefix", False, "%s is absent" % x86)

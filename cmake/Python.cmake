@@ -1,0 +1,46 @@
+# The Python binding's native half (python/, issue 37): the C API of runtime/ml.h and
+# structured/ml_structured.h as one shared library per build, and the launcher's choice as a probe.
+#   libml_<isa>.so    ml_runtime + ml_structured, ISA-compiled; exports only the C API's ml_* (the
+#                     version script cmake/ml_shared.map; the kernels' ml_k_* stay local: --exclude-libs)
+#   libml_probe.so    simd/cpu_select.cc + simd/cpu_guard.cc + launcher/ml_probe.cc WITHOUT ISA flags:
+#                     ml_probe_choose, the launcher's choice over the libraries a package carries
+# Target ml_python builds both; `cmake --install` puts them in lib/ (tools/install.sh --python takes
+# every ISA's from there into the wheel, python/setup.py). Built where a POSIX shared library and
+# ctypes can load it: not WebAssembly, Windows, or the sanitizer builds.
+# ML_SHARED_LINK_OPTIONS: extra link options of both libraries, in this one place (tools/package.sh:
+# -static-libstdc++ -static-libgcc for old systems).
+set(ML_SHARED_LINK_OPTIONS "" CACHE STRING "extra link options of libml_<isa>.so and libml_probe.so")
+if(EMSCRIPTEN OR WIN32 OR MSVC OR ML_SANITIZE OR ML_FUZZ)
+  return()
+endif()
+set(ML_PYTHON_LIB_TARGETS ml_python_isa ml_python_probe)
+set(_ml_shared_link -Wl,--no-undefined -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/ml_shared.map
+    -Wl,--exclude-libs,libml_kernels.a:libml_simd.a ${ML_SHARED_LINK_OPTIONS})
+
+# The static layers become position-independent to link into a shared library. No semantic
+# interposition: calls between them stay direct (the version script makes them local anyway), so
+# the programs' code is what it was under the default PIE.
+foreach(_t ml_simd ml_kernels ml_runtime ml_structured)
+  set_target_properties(${_t} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  target_compile_options(${_t} PRIVATE -fno-semantic-interposition)
+endforeach()
+
+file(WRITE "${CMAKE_BINARY_DIR}/ml_shared.c" "/* libml_<isa>.so: every object comes from the static layers (cmake/Python.cmake) */\n")
+add_library(ml_python_isa SHARED "${CMAKE_BINARY_DIR}/ml_shared.c")
+set_target_properties(ml_python_isa PROPERTIES OUTPUT_NAME ml_${ML_ISA} LINKER_LANGUAGE CXX
+                      LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/ml_shared.map)
+# Every object of the two API layers (nothing references them inside the library), then the layers
+# again as usual for what they need (kernels, simd, threads).
+target_link_options(ml_python_isa PRIVATE -Wl,--whole-archive $<TARGET_FILE:ml_structured> $<TARGET_FILE:ml_runtime>
+                    -Wl,--no-whole-archive ${_ml_shared_link})
+target_link_libraries(ml_python_isa PRIVATE ml_structured ml_runtime)
+
+add_library(ml_python_probe SHARED launcher/ml_probe.cc simd/cpu_select.cc simd/cpu_guard.cc)  # no ISA flags
+set_target_properties(ml_python_probe PROPERTIES OUTPUT_NAME ml_probe LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/ml_shared.map)
+target_compile_definitions(ml_python_probe PRIVATE ${ML_ISA_DEFINE})
+target_include_directories(ml_python_probe PRIVATE "${ML_ROOT_simd}")
+target_link_options(ml_python_probe PRIVATE ${_ml_shared_link})
+
+add_custom_target(ml_python DEPENDS ${ML_PYTHON_LIB_TARGETS})
+install(TARGETS ${ML_PYTHON_LIB_TARGETS} LIBRARY DESTINATION lib)
+add_dependencies(ml_install_deps ml_python)
