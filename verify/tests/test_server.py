@@ -565,13 +565,14 @@ class BadInput(Base):
                 self.assert_error(*self.server.post("/v1/completions", raw), 400, "UTF-8")
 
     def test_unknown_path_is_404(self):
-        for method, path in (("GET", "/v2/models"), ("POST", "/v1/embeddings"), ("GET", "/")):
+        for method, path in (("GET", "/v2/models"), ("POST", "/v1/embeddings"), ("GET", "/index.html")):
             with self.subTest(path=path):
                 self.assert_error(*self.server.request(method, path, b"{}"), 404, path)
 
     def test_wrong_method_is_405(self):
         for method, path in (("GET", "/v1/completions"), ("GET", "/v1/chat/completions"), ("POST", "/v1/models"),
-                             ("DELETE", "/health"), ("PUT", "/v1/completions")):
+                             ("DELETE", "/health"), ("PUT", "/v1/completions"), ("POST", "/"), ("GET", "/tokenize"),
+                             ("POST", "/metrics")):
             with self.subTest(method=method, path=path):
                 self.assert_error(*self.server.request(method, path, b"{}"), 405, method)
 
