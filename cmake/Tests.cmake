@@ -406,7 +406,8 @@ endif()
 # verify/tests/test_server.py: the endpoints, greedy text = ml_run's, slots, queue, disconnects, API
 # key and every bad-input case (server); the bounded load test (server.load: 16 streaming clients,
 # a quarter disconnecting, ml_run's text, VmRSS +<= 1 MiB after warm-up, < 60 s); the official openai npm
-# client from tools/npm (server.openai, node; skipped with 77 when tools/setup.sh did not install it).
+# client from tools/npm (server.openai, node; skipped with 77 when tools/setup.sh did not install it);
+# /metrics (server.metrics, node) and the chat page with CORS in Chromium (server.page, avx2 only).
 if(ML_HAVE_SERVER)
   set(_ml_server_env "${ML_TEST_ENV};ML_SERVER=$<TARGET_FILE:ml_server>;ML_RUN=$<TARGET_FILE:ml_run>;ML_TOKENIZE=$<TARGET_FILE:ml_tokenize>;ML_PYTHON=${ML_PYTHON};ML_SANITIZE=${ML_SANITIZE}")
   if(ML_SANITIZE MATCHES "thread")  # the tsan test preset's options plus server/tsan.supp (uninstrumented cpp-httplib)
@@ -428,6 +429,16 @@ if(ML_HAVE_SERVER)
     # response_format: 30 schemas x 3 seeds at temperature 1 on a random model, each reply checked by ajv
     add_test(NAME server.json_schema COMMAND ${ML_NODE_EXE} ${PROJECT_SOURCE_DIR}/verify/server_json_schema.js)
     set_tests_properties(server.json_schema PROPERTIES ENVIRONMENT "${_ml_server_env}" SKIP_RETURN_CODE 77 TIMEOUT 600)
+    # GET /metrics parsed by parse-prometheus-text-format (tools/npm), exact counters after known requests
+    add_test(NAME server.metrics COMMAND ${ML_NODE_EXE} ${PROJECT_SOURCE_DIR}/verify/server_metrics.js)
+    set_tests_properties(server.metrics PROPERTIES ENVIRONMENT "${_ml_server_env}" FIXTURES_REQUIRED stories260K
+                         SKIP_RETURN_CODE 77 TIMEOUT 120)
+    # The chat page and CORS in headless Chromium (screenshots in build/<preset>/server_page): the
+    # page and the headers are the same in every build, so the avx2 preset runs it.
+    if(ML_ISA STREQUAL "avx2" AND NOT ML_SANITIZE)
+      add_test(NAME server.page COMMAND sh ${PROJECT_SOURCE_DIR}/verify/server_page.sh ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+      set_tests_properties(server.page PROPERTIES ENVIRONMENT "${_ml_server_env}" TIMEOUT 300)
+    endif()
   endif()
 endif()
 

@@ -12,7 +12,7 @@
 enable_testing()
 
 set(ML_FUZZ_SECONDS 60 CACHE STRING "seconds each fuzz.run.<target> test runs libFuzzer")
-set(ML_FUZZ_TARGETS mlb eval tokenizer encode chat gguf)
+set(ML_FUZZ_TARGETS mlb eval tokenizer encode chat gguf request)
 # Seed corpus folder (fuzz/corpus/<folder>) and libFuzzer -max_len of each target.
 set(_ml_fuzz_corpus_mlb mlb)
 set(_ml_fuzz_corpus_eval mlb)
@@ -20,12 +20,14 @@ set(_ml_fuzz_corpus_tokenizer tokenizer)
 set(_ml_fuzz_corpus_encode encode)
 set(_ml_fuzz_corpus_chat chat)
 set(_ml_fuzz_corpus_gguf gguf)
+set(_ml_fuzz_corpus_request request)
 set(_ml_fuzz_maxlen_mlb 32768)
 set(_ml_fuzz_maxlen_eval 16384)
 set(_ml_fuzz_maxlen_tokenizer 8192)
 set(_ml_fuzz_maxlen_encode 4096)
 set(_ml_fuzz_maxlen_chat 4096)
 set(_ml_fuzz_maxlen_gguf 65536)
+set(_ml_fuzz_maxlen_request 8192)
 
 # The encode target's tokenizer, compiled in as a byte list (regenerated when the .bin changes).
 set(_tok_bin "${PROJECT_SOURCE_DIR}/fuzz/data/encode_tokenizer.bin")
@@ -47,6 +49,11 @@ foreach(_t IN LISTS ML_FUZZ_TARGETS)
   add_library(ml_fuzz_${_t} OBJECT fuzz/fuzz_${_t}.cc)
   target_include_directories(ml_fuzz_${_t} PRIVATE "${_gen_dir}")
   target_link_libraries(ml_fuzz_${_t} PUBLIC ml_runtime)
+  if(_t STREQUAL "request")  # ml_server's request layer: its parsing and policy sources, no cpp-httplib
+    ml_layer_root(server _server_root)
+    target_sources(ml_fuzz_request PRIVATE server/request.cc server/http_policy.cc)
+    target_include_directories(ml_fuzz_request PRIVATE "${_server_root}")
+  endif()
 
   # Replay: the guarded main (CPU check first), then ml_main of fuzz/replay_main.cc.
   add_executable(fuzz_${_t}_replay fuzz/replay_main.cc $<TARGET_OBJECTS:ml_fuzz_${_t}>

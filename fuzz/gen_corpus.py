@@ -25,6 +25,8 @@ Corpora (one folder per input format; fuzz/README.md says which targets read whi
   chat/       a format byte, then NUL-separated template source, bos, eos, today and the messages'
               role / content pairs (fuzz/fuzz_chat.cc); the templates are short stand-ins holding
               each format's markers, written here
+  request/    a flags byte, NUL-terminated Authorization, Origin, method and path, then an HTTP
+              request body (fuzz/fuzz_request.cc: ml_server's request layer)
 The .mlb writer here is written from docs/mlb-format.md, independently of tools/mlb.py; the GGUF
 writer from the GGUF specification, independently of tools/gguf.py.
 """
@@ -530,6 +532,48 @@ def chat_corpus():
         "bad-llama2-assistant-first.bin": chat_seed(3, True, "", "", "", "", [("assistant", "a")]),
     }
     return seeds
+
+
+# ------------------------------------------------------------------------------ server requests
+
+def request_seed(chat, body, auth="Bearer s3cret", origin="http://allowed.example:8000", method="POST",
+                 path="/v1/completions", star=False):
+    head = bytes([(1 if chat else 0) | (2 if star else 0)])
+    b = body if isinstance(body, bytes) else body.encode("utf-8")
+    return head + b"\0".join(x.encode("utf-8") for x in (auth, origin, method, path)) + b"\0" + b
+
+
+def request_corpus():
+    msgs = '[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]'
+    return {
+        "ok-completion.bin": request_seed(False, '{"prompt": "Once upon a time", "max_tokens": 8}'),
+        "ok-completion-all-fields.bin": request_seed(False, '{"prompt": ["Once"], "max_tokens": 3, "temperature": 0, '
+                                                    '"top_p": 0.5, "seed": 7, "stop": ["\\n", ""], "top_k": 40, '
+                                                    '"min_p": 0.05, "repeat_penalty": 1.1, "repeat_last_n": -1, '
+                                                    '"presence_penalty": 0.5, "frequency_penalty": -0.5, '
+                                                    '"logit_bias": {"13": -100}, "logprobs": 2, "stream": true, '
+                                                    '"model": "x", "user": "u"}', auth="bearer   s3cret"),
+        "ok-chat.bin": request_seed(True, '{"messages": %s, "stream": true}' % msgs, path="/v1/chat/completions"),
+        "ok-chat-parts.bin": request_seed(True, '{"messages": [{"role": "user", "content": [{"type": "text", '
+                                          '"text": "a"}, {"text": "b"}]}], "logprobs": true, "top_logprobs": 3, '
+                                          '"response_format": {"type": "json_schema", "json_schema": {"schema": '
+                                          '{"type": "object"}}}}', origin="*", method="OPTIONS"),
+        "ok-star-origin.bin": request_seed(False, '{"prompt": "x"}', origin="HTTPS://Example.COM", star=True,
+                                           method="GET", path="/metrics"),
+        "ok-page.bin": request_seed(False, '{"prompt": ""}', auth="", origin="null", method="GET", path="/"),
+        "bad-malformed.bin": request_seed(False, '{"prompt": '),
+        "bad-not-utf8.bin": request_seed(False, b'{"prompt": "\xff"}'),
+        "bad-unsupported-field.bin": request_seed(True, '{"messages": %s, "tools": []}' % msgs),
+        "bad-temperature.bin": request_seed(False, '{"prompt": "a", "temperature": -1}', auth="Basic s3cret"),
+        "bad-top-p-zero.bin": request_seed(False, '{"prompt": "a", "top_p": 0}', origin="http://a.example/"),
+        "bad-nul-prompt.bin": request_seed(False, '{"prompt": "a\\u0000b"}', origin="ftp://a.example"),
+        "bad-role.bin": request_seed(True, '{"messages": [{"role": "tool", "content": "x"}]}', path="/health",
+                                     method="GET"),
+        "bad-huge-seed.bin": request_seed(False, '{"prompt": "a", "n": 18446744073709551615}', path="/nowhere"),
+        "bad-not-object.bin": request_seed(False, '[1, 2]', auth="Bearer s3cret2", path="/v1/models", method="GET"),
+        "bad-logit-bias-key.bin": request_seed(False, '{"prompt": "a", "logit_bias": {"-1": 1}}', origin="http://u@a.example"),
+        "bad-max-tokens.bin": request_seed(True, '{"messages": %s, "max_tokens": 0}' % msgs, auth="Bearer\ts3cret"),
+    }
 
 
 # ------------------------------------------------------------------------------ GGUF writer
@@ -1138,7 +1182,8 @@ def all_files():
     files = {os.path.join(DATA, "encode_tokenizer.bin"): tokenizer_bin(pieces, scores),
              os.path.join(DATA, "encode_tokenizer.mltk"): encode_mltk()}
     for sub, content in (("mlb", mlb_corpus()), ("tokenizer", tokenizer_corpus(pieces, scores)),
-                         ("encode", encode_corpus()), ("chat", chat_corpus()), ("gguf", gguf_corpus())):
+                         ("encode", encode_corpus()), ("chat", chat_corpus()), ("gguf", gguf_corpus()),
+                         ("request", request_corpus())):
         for name, b in content.items():
             files[os.path.join(CORPUS, sub, name)] = b
     return files
@@ -1162,7 +1207,7 @@ def main():
             with open(path, "wb") as f:
                 f.write(b)
     # files in the corpus folders that the script does not write
-    for sub in ("mlb", "tokenizer", "encode", "chat", "gguf"):
+    for sub in ("mlb", "tokenizer", "encode", "chat", "gguf", "request"):
         d = os.path.join(CORPUS, sub)
         for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
             p = os.path.join(d, name)

@@ -1,9 +1,11 @@
 // ml_server: an OpenAI-compatible HTTP server over the C API of runtime/ml.h (cpp-httplib and
 // nlohmann-json from Debian; the runtime library does not link them).
 //
-// Three parts: request parsing (server/request.{h,cc}), scheduling: slots, queue, the session per
-// slot (server/scheduler.{h,cc}, whose header comment says which thread does what), and here the
-// HTTP routes, the options and main.
+// The parts: request parsing (server/request.{h,cc}), scheduling: slots, queue, the session per
+// slot (server/scheduler.{h,cc}, whose header comment says which thread does what), what is decided
+// before a handler runs: routes, API key, CORS (server/http_policy.{h,cc}), the routes beside the
+// completions (server/routes_info.cc, server/metrics.{h,cc}, the page server/page.html), and here
+// the completion routes, the options and main.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -28,7 +30,10 @@
 #include "native/options.h"
 #include "runtime/ml.h"
 #include "runtime/text/unicode.h"
+#include "http_policy.h"
+#include "metrics.h"
 #include "request.h"
+#include "routes.h"
 #include "scheduler.h"
 
 using nlohmann::json;
@@ -44,7 +49,9 @@ const char kUsage[] =
     "Serves a model (a GGUF file as published, types and architectures as for ml_run, or an .mlb)\n"
     "over HTTP with the OpenAI API: POST /v1/completions,\n"
     "POST /v1/chat/completions (both with \"stream\": true as server-sent events), GET /v1/models,\n"
-    "GET /health. Request fields: prompt / messages, max_tokens (or max_completion_tokens),\n"
+    "GET /health; as llama-server: GET /metrics (Prometheus text), GET /slots, GET /props, POST\n"
+    "/tokenize {\"content\", \"add_special\", \"with_pieces\"}, POST /detokenize {\"tokens\"}; and GET /,\n"
+    "a chat page. Request fields: prompt / messages, max_tokens (or max_completion_tokens),\n"
     "temperature, top_p, seed, stop, n (1 only), stream; the sampler chain's top_k, min_p,\n"
     "repeat_penalty, repeat_last_n, presence_penalty, frequency_penalty, logit_bias ({\"token id\":\n"
     "bias in [-100, 100]}, added to the logit); logprobs (chat: with top_logprobs; completions: N):\n"
@@ -66,6 +73,7 @@ struct Args {
   int kv_type = 0;  // ML_KV_F32
   const char *cache_dir = nullptr;
   long port = 8080, parallel = 1, queue = 64, threads = 0, ctx = 0, max_body = 1 << 20;
+  Cors cors;             // --cors-origin (server/http_policy.h)
   ml::hub::Options hf;   // --hf ...: the model by name (hub/hub.h)
   std::string hf_path;   // ... and its file in the cache
 };
@@ -92,8 +100,13 @@ int parse_args(int argc, char **argv, Args *a) {
                           "the cache memory per slot) or q8_0 (about 0.28 of it); slightly\n"
                           "different logits, the same on every build and thread count. The\n"
                           "startup line shows MB per slot", kv_type(&a->kv_type)},
-       {"--api-key", "KEY", "every request except GET /health needs \"Authorization: Bearer KEY\"\n"
-                            "(default: the ML_API_KEY environment variable; none when unset)", text(&a->api_key)},
+       {"--api-key", "KEY", "every request except GET /health, GET / (the page, which asks for the\n"
+                            "key) and CORS preflights needs \"Authorization: Bearer KEY\" (default: the\n"
+                            "ML_API_KEY environment variable; none when unset)", text(&a->api_key)},
+       {"--cors-origin", "ORIGIN", "let pages from ORIGIN (http[s]://HOST[:PORT], exactly as the browser\n"
+                                   "sends it) call the server; repeatable; * allows any origin. Default:\n"
+                                   "none (browsers refuse cross-origin calls)",
+        [a](const char *v) { return a->cors.add(v); }},
        {"--max-body", "BYTES", "largest request body accepted (default 1048576)", integer(&a->max_body, 1, 1L << 30)},
        {"--chat-template", "NAME", "chatml|zephyr|llama2|llama3|qwen3 (default: detected from the tokenizer)",
         text(&a->chat_template)}},
@@ -120,51 +133,6 @@ json error_body(int status, const std::string &message, const std::string &type)
   return json{{"error", {{"message", message}, {"type", type}, {"code", status}}}};
 }
 
-void send_error(httplib::Response &res, int status, const std::string &message, const char *type = nullptr) {
-  if (!type)
-    type = status == 401 ? "authentication_error"
-         : status == 404 ? "not_found_error"
-         : status == 405 ? "not_supported_error"
-         : status == 503 ? "unavailable_error"
-         : status >= 500 ? "server_error"
-                         : "invalid_request_error";
-  res.status = status;
-  res.set_content(error_body(status, message, type).dump(-1, ' ', false, json::error_handler_t::replace),
-                  "application/json");
-}
-
-// Whether a and b are the same bytes, in a time that depends only on their lengths (never on where
-// they first differ), so that a client cannot find the key a byte at a time from response times.
-bool constant_time_equal(const std::string &a, const std::string &b) {
-  // Every byte of the longer string is visited; the result depends on all of them and the lengths.
-  const size_t n = std::max(a.size(), b.size());
-  unsigned diff = a.size() == b.size() ? 0u : 1u;
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-    diff |= unsigned(x ^ y);
-  }
-  return diff == 0;
-}
-
-// Whether an Authorization header value carries `key`: the scheme "Bearer" (case-insensitive, as
-// RFC 7235 says of every auth-scheme, so "bearer KEY" passes as well), one or more spaces, then
-// exactly the key, compared in full and in constant time (a prefix, the key plus a suffix, another
-// case or an empty credential is refused). `key` is never empty (main refuses an empty key).
-bool bearer_matches(const std::string &auth, const std::string &key) {
-  static const char kScheme[] = "bearer";
-  const size_t n = sizeof kScheme - 1;
-  bool scheme = auth.size() > n && auth[n] == ' ';
-  for (size_t i = 0; scheme && i < n; ++i) scheme = (auth[i] | 0x20) == kScheme[i];
-  // mutant: the scheme not checked (the text after the first space taken as the key)
-  size_t at = ML_MUTANT("server_key_scheme") ? auth.find(' ') : scheme ? n : std::string::npos;
-  if (at == std::string::npos) return false;
-  while (at < auth.size() && auth[at] == ' ') ++at;
-  const std::string given = auth.substr(at);
-  // mutant: only as many bytes of the key as the client sent are compared (a prefix passes)
-  return constant_time_equal(given, ML_MUTANT("server_key_prefix") ? key.substr(0, given.size()) : key);
-}
-
 class Server {
  public:
   int run(const Args &a);
@@ -189,8 +157,10 @@ class Server {
   }
 
   Scheduler sched_;
+  Metrics metrics_;
   std::string model_name_;
   std::string api_key_;
+  Cors cors_;
 };
 
 std::string sse(const json &j) {
@@ -255,6 +225,7 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
   if (!job->req.stream) {
     std::unique_lock<std::mutex> lk(sched_.mu);
     job->cv.wait(lk, [&] { return job->done; });
+    metrics_.job_finished(*job);
     if (job->finish == "error") {
       const std::string e = job->error;
       lk.unlock();
@@ -336,6 +307,8 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
       },
       [this, job](bool success) {
         if (!success) sched_.cancel(job);
+        std::lock_guard<std::mutex> lk(sched_.mu);
+        metrics_.job_finished(*job);
       });
 }
 
@@ -356,6 +329,7 @@ int Server::run(const Args &a) {
                  a.api_key ? "--api-key" : "ML_API_KEY");
     return int(ML_E_ARG);
   }
+  cors_ = a.cors;
   const char *slash = std::strrchr(a.model, '/');
   model_name_ = slash ? slash + 1 : a.model;
   if (const int rc = sched_.open_chat(a.chat_template)) return rc;
@@ -374,18 +348,36 @@ int Server::run(const Args &a) {
   svr.new_task_queue = [n_http] { return new httplib::ThreadPool(n_http); };
   svr.set_payload_max_length(size_t(a.max_body));
   svr.set_pre_routing_handler([this](const httplib::Request &req, httplib::Response &res) {
-    if (api_key_.empty() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
+    // CORS (server/http_policy.h): an allowed Origin gets Access-Control-Allow-Origin on every
+    // answer, errors included; a preflight (OPTIONS) is answered here, without the API key.
+    const std::string origin = req.get_header_value("Origin");
+    const bool allowed = cors_.allows(origin);
+    if (cors_.enabled()) res.set_header("Vary", "Origin");
+    if (req.method == "OPTIONS") {
+      if (!allowed) {
+        send_error(res, 403, origin.empty() ? "a CORS preflight without an Origin header"
+                                            : "origin " + origin + " is not allowed (--cors-origin)");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      for (const auto &h : preflight_headers(origin))
+        if (h.first != "Vary") res.set_header(h.first.c_str(), h.second);
+      res.status = 204;
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (allowed) res.set_header("Access-Control-Allow-Origin", origin);
+    bool known = false;
+    const Route *route = find_route(req.method, req.path, &known);
+    if (api_key_.empty() || (route && route->open)) return httplib::Server::HandlerResponse::Unhandled;
     if (bearer_matches(req.get_header_value("Authorization"), api_key_)) return httplib::Server::HandlerResponse::Unhandled;
     send_error(res, 401, "invalid or missing API key (send \"Authorization: Bearer KEY\")");
     return httplib::Server::HandlerResponse::Handled;
   });
+  svr.set_logger([this](const httplib::Request &, const httplib::Response &res) { metrics_.response(res.status); });
   svr.set_error_handler(httplib::Server::HandlerWithResponse([max_body = a.max_body](const httplib::Request &req,
                                                                                      httplib::Response &res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;  // ours already
-    static const char *const kPaths[] = {"/v1/completions", "/v1/chat/completions", "/v1/models", "/health",
-                                         "/completions", "/chat/completions", "/models"};
-    const bool known = std::find_if(std::begin(kPaths), std::end(kPaths),
-                                    [&](const char *p) { return req.path == p; }) != std::end(kPaths);
+    bool known = false;
+    find_route(req.method, req.path, &known);
     if (res.status == 404 && known)
       send_error(res, 405, "method " + req.method + " is not allowed on " + req.path);
     else if (res.status == 404)
@@ -424,6 +416,7 @@ int Server::run(const Args &a) {
                     {"requests_queued", queued}};
     res.set_content(h.dump(), "application/json");
   });
+  add_info_routes(svr, InfoRoutes{sched_, metrics_, model_name_, a.model, int(a.parallel)});
 
   // httplib listens with a backlog of 5 (compiled into libcpp-httplib): 16 clients connecting at
   // once overflow it and some get a reset. Keep the listening socket's fd and listen() again with

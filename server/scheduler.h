@@ -78,6 +78,22 @@ class Scheduler {
   void cancel(const std::shared_ptr<Job> &j);
   void load(int *busy, int *idle, size_t *queued);
 
+  // What /slots and /metrics show (server/slots.cc): each slot's state and context use, read under mu;
+  // the tokenizer on the base context for /tokenize (llama-server's add_special: BOS first, special
+  // tokens split out of the text) and /detokenize (ml_tokenize --decode's text; HttpError 400
+  // naming an id outside the vocabulary).
+  struct SlotView {
+    int id = 0;
+    bool busy = false;
+    int n_past = 0;       // positions in the slot's KV cache (an idle slot keeps its last prompt's)
+    int n_prompt = 0;     // the job's prompt tokens (0 when idle)
+    int n_decoded = 0;    // tokens generated so far for the job
+  };
+  std::vector<SlotView> slot_views();
+  std::vector<int> tokenize(const std::string &text, bool add_special);
+  std::string detokenize(const std::vector<long> &ids, int prev = -1);  // prev: the token before ids[0]
+  int chat_format() const { return chat_format_; }
+
   std::mutex mu;  // the queue, every Job's guarded fields, stopping_
   ml_model_info info{};
   uint64_t next_id() { return ids_.fetch_add(1); }

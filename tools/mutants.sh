@@ -73,8 +73,9 @@ MUTANTS=(
   "topp_late     runtime/sampler.cc          top-p tests the mass before a candidate: the nucleus cut one late"
   "sampler_seed  runtime/sampler.cc          the sampler ignores its seed (every seed draws as seed 1)"
   # server: request validation, API key, SSE framing, max_tokens, seed
-  "server_key_prefix server/ml_server.cc     the API key compared over the bytes sent only (a prefix passes)"
-  "server_key_scheme server/ml_server.cc     the Authorization scheme not checked (\"Basic KEY\" passes)"
+  "server_key_prefix server/http_policy.cc   the API key compared over the bytes sent only (a prefix passes)"
+  "server_key_scheme server/http_policy.cc   the Authorization scheme not checked (\"Basic KEY\" passes)"
+  "server_cors_any server/http_policy.cc     every Origin allowed by --cors-origin (a page from anywhere may call)"
   "server_top_p  server/request.cc           a request's top_p = 0 passes validation"
   "server_max_tokens server/scheduler.cc     one token more than max_tokens"
   "server_sse    server/ml_server.cc         a streamed event ends with one newline, not an empty line"
