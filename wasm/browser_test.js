@@ -139,6 +139,7 @@ function checkVerifyPassed(v, expect, label) {
 async function runDemo(page, base, query, opt) {
   await page.goto(`${base}demo.html${query}`);
   await page.waitForSelector('#generate:not([disabled])', WAIT);
+  await page.check('#mode-completion');  // the demo's completion mode: ml_run's text
   if (opt.files) {
     await page.setInputFiles('#model-file', path.join(args.www, 'models', opt.model));
     await page.setInputFiles('#tokenizer-file', path.join(args.www, 'models', opt.tok || 'tok512.bin'));

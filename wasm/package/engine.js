@@ -198,11 +198,17 @@ export class EngineCore {
     if (ids.length >= m.info.max_seq) throw new Error(`prompt: ${ids.length} tokens, the context holds ${m.info.max_seq} positions`);
     const reused = m.start(ids, {maxTokens, stopIds});
     const aborted = () => this.aborted.has(id);
+    let text = '';
+    if (kind === 'completion' && req.echo) {  // the prompt's text first, as ml_run echoes it
+      if (m.info.tok_kind === 1 && ids[0] !== m.info.bos_id) text += m.echo(-1, ids[0]);
+      for (let t = 1; t < ids.length; t++) text += m.echo(ids[t - 1], ids[t]);
+      if (text) emit(text, null);
+    }
     while (m.prefill() > 0) {
       await yieldTurn();
       if (aborted()) throw new AbortedError();
     }
-    let text = '', generated = 0, finish = 0;
+    let generated = 0, finish = 0;
     while (finish === 0) {
       await yieldTurn();
       if (aborted()) throw new AbortedError();

@@ -151,6 +151,8 @@ export interface ChatCompletionChunk {
 
 export interface CompletionRequestBase extends SamplingRequest {
   prompt: string;
+  /** the prompt's text first (as the native ml_run prints it), then the completion */
+  echo?: boolean;
 }
 export interface CompletionRequestStreaming extends CompletionRequestBase {
   stream: true;

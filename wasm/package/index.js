@@ -94,7 +94,8 @@ class WorkerChannel {
 
 // Turns the engine's pieces of text into an async iterable of OpenAI chunks (a queue between the
 // channel's callbacks and the consumer's for-await loop).
-function chunkStream(start, makeChunk, usageChunk) {
+// An aborted signal ends the iteration at once, also when chunks are still queued.
+function chunkStream(start, makeChunk, usageChunk, signal) {
   const queue = [];
   let wake = null, done = false, failure = null, result = null;
   const push = (v) => {
@@ -113,6 +114,7 @@ function chunkStream(start, makeChunk, usageChunk) {
   return {
     async *[Symbol.asyncIterator]() {
       for (;;) {
+        if (signal && signal.aborted) throw new AbortedError();
         if (queue.length) {
           yield queue.shift();
           continue;
@@ -123,7 +125,10 @@ function chunkStream(start, makeChunk, usageChunk) {
           if (u) yield u;
           return;
         }
-        await new Promise((r) => (wake = r));
+        await new Promise((r) => {
+          wake = r;
+          if (signal) signal.addEventListener('abort', r, {once: true});
+        });
         wake = null;
       }
     },
@@ -167,7 +172,7 @@ class Engine {
     const usageChunk = (r) => so && so.include_usage
         ? {id, object: kind === 'chat' ? 'chat.completion.chunk' : 'text_completion', created, model, choices: [], usage: r.usage}
         : null;
-    return chunkStream(call, makeChunk, usageChunk);
+    return chunkStream(call, makeChunk, usageChunk, signal);
   }
 
   async tokenize(text, {add_bos = true} = {}) {

@@ -9,7 +9,8 @@
 //   - AbortSignal stops a stream at once;
 //   - off the main thread: loading, a 100-token prompt (batched prefill) and 64 generated tokens
 //     of a stories15M-shape Q4_0 model with no main-thread long task (> 50 ms) and the animation
-//     drawing frames throughout; the control (a 120 ms busy task on the main thread) is seen by the
+//     drawing frames throughout (on a loaded machine: no task longer than twice the worst that a
+//     CPU-burning Worker alone causes); the control (the engine on the main thread) is seen by the
 //     same observer, so the check can fail;
 //   - unload ends the Worker (its memory goes with it) and further calls reject.
 // Screenshot: BUILD/screenshot_npm_page.png.
@@ -110,13 +111,20 @@ try {
   check(nativeChat === `${r.t1}\n${r.t2}\n`, 'chat replies in the Worker = native ml_run --chat --chat-template zephyr');
   check(r.usage.prompt_tokens_details.cached_tokens >= r.t1usage.prompt_tokens,
         `chat turn 2 reuses ${r.usage.prompt_tokens_details.cached_tokens} of ${r.usage.prompt_tokens} prompt tokens`);
-  check(r.abortError === 'AbortError' && r.seen <= 6, `abort: ${r.abortError} after ${r.seen} chunks (aborted at 5)`);
+  check(r.abortError === 'AbortError' && r.seen === 5, `abort: ${r.abortError} after ${r.seen} chunks (aborted at 5)`);
   check(r.after === r.greedy, 'after the abort the engine gives the same text');
   check(r.unloaded.includes('unloaded'), `after unload: ${r.unloaded}`);
 
   // Off the main thread: long tasks and frames while a stories15M-shape model loads and runs.
   const prompt = 'Once upon a time, ' + 'there was a little girl who loved to play in the park with her dog and her friends. '.repeat(5);
+  await page.waitForTimeout(300);
   const before = page.workers().length;
+  const idle = await page.evaluate(async () => {  // the same page idle for 3 s: this machine's noise
+    window.t.mark();
+    await new Promise((r) => setTimeout(r, 3000));
+    return window.t.report();
+  });
+  console.log(`      idle 3 s: ${idle.frames} frames, long tasks ${JSON.stringify(idle.longTasks)}`);
   const m = await page.evaluate(async (prompt) => {
     const {createEngine} = window.t;
     window.t.mark();
@@ -138,18 +146,37 @@ try {
               `${m.gen.ms.toFixed(0)} ms, ${m.gen.frames} frames; long tasks ${JSON.stringify([...m.load.longTasks, ...m.gen.longTasks])}; ` +
               `wasm memory ${(m.mem.wasm_memory_bytes / 1048576).toFixed(1)} MB`);
   check(m.usage.prompt_tokens >= 100 && m.usage.completion_tokens === 64, 'the long-task run: a 100+ token prompt and 64 generated tokens');
-  check(m.load.longTasks.length === 0 && m.gen.longTasks.length === 0, 'no main-thread task over 50 ms while loading, prefilling and generating');
+  const worst = (x) => Math.max(0, ...x.longTasks.map((e) => e.duration));
+  // The reference: a Worker that only burns CPU as long as the engine ran. On an idle machine it
+  // gives no long task and neither may the engine; on an overloaded one (other jobs on the cores)
+  // the main thread misses its slices even so, and the engine's long tasks may be no worse than
+  // twice the reference's worst (150 ms at least).
+  const ref = await page.evaluate(async (ms) => {
+    window.t.mark();
+    const w = new Worker('burn.js');
+    await new Promise((r) => { w.onmessage = (e) => e.data.done !== undefined && r(); w.postMessage(ms); });
+    w.terminate();
+    return window.t.report();
+  }, Math.round(m.load.ms + m.gen.ms));
+  const engineWorst = Math.max(worst(m.load), worst(m.gen));
+  const bound = ref.longTasks.length === 0 ? 50 : Math.max(150, 2 * worst(ref));
+  console.log(`      reference (a CPU-burning Worker, ${ref.ms.toFixed(0)} ms): long tasks ${JSON.stringify(ref.longTasks.map((e) => Math.round(e.duration)))}`);
+  check(engineWorst <= bound, `main-thread tasks while loading, prefilling and generating: the longest ${engineWorst.toFixed(0)} ms ` +
+        `(bound ${bound} ms: ${ref.longTasks.length ? 'the machine is loaded, see the reference' : 'no long task at all'})`);
   const fps = (x) => (x.frames * 1000) / x.ms;
   check(fps(m.gen) >= 20 && fps(m.load) >= 10, `the animation kept running: ${fps(m.load).toFixed(0)} fps loading, ${fps(m.gen).toFixed(0)} fps generating`);
   await page.screenshot({path: path.join(out, 'screenshot_npm_page.png')});
-  const control = await page.evaluate(async () => {
+  // The control: the same prompt with the engine on the page's thread ({worker: false}) must give a
+  // long task over the bound (a prefill batch is one task there), so the check above can fail.
+  const inline = await page.evaluate(async (prompt) => {
+    const engine = await window.t.createEngine({model: 'stories15m_q4_0.mlb', tokenizer: 'tokenizer.bin', worker: false});
     window.t.mark();
-    window.t.busy(120);
-    await new Promise((r) => setTimeout(r, 200));
-    return window.t.report();
-  });
-  check(control.longTasks.length >= 1 && control.longTasks[0].duration >= 100,
-        `control: a 120 ms main-thread task is seen by the observer (${JSON.stringify(control.longTasks)})`);
+    await engine.completions.create({prompt, max_tokens: 4, seed: 9});
+    const rep = window.t.report();
+    await engine.unload();
+    return rep;
+  }, prompt);
+  check(worst(inline) > bound, `control: the engine on the main thread gives a ${worst(inline).toFixed(0)} ms task (over the bound)`);
 
   // unload ends the Worker.
   await page.evaluate(() => window.engine.unload());

@@ -68,6 +68,6 @@ say "node"
  node --expose-gc node_test.mjs "$shared" stories15m_q4_0.mlb tokenizer.bin "$native/ml_run")
 
 say "Chromium"
-cp "$src/wasm/package/test/page.html" "$src/wasm/package/test/page.js" "$shared/models/stories260K/stories260K.gguf" "$app/"
+cp "$src/wasm/package/test/page.html" "$src/wasm/package/test/page.js" "$src/wasm/package/test/burn.js" "$shared/models/stories260K/stories260K.gguf" "$app/"
 NODE_PATH="$npm_dir/node_modules" node "$src/wasm/package/test/browser_test.mjs" --dir "$app" --out "$build" \
   --ml-run "$native/ml_run"
