@@ -50,7 +50,7 @@ export class EngineCore {
     this.model = null;
     this.M = null;
     this.aborted = new Set();
-    this.busy = false;
+    this.queue = Promise.resolve();
   }
 
   async open(opts, onProgress) {
@@ -161,16 +161,11 @@ export class EngineCore {
     return {ids, stopIds: bos >= 0 ? [bos, ...stops] : stops};
   }
 
-  async generate(kind, id, req, emit) {
-    const m = this.need();
-    if (this.busy) throw new Error('the engine is generating: one request at a time');
-    this.busy = true;
-    try {
-      return await this.run(m, kind, id, req, emit);
-    } finally {
-      this.busy = false;
-      this.aborted.delete(id);
-    }
+  // Requests run one after the other, in the order they came (an aborted one ends at its next token).
+  generate(kind, id, req, emit) {
+    const mine = this.queue.then(() => this.run(this.need(), kind, id, req, emit));
+    this.queue = mine.catch(() => {}).finally(() => this.aborted.delete(id));
+    return mine;
   }
 
   async run(m, kind, id, req, emit) {

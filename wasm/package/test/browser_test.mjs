@@ -9,13 +9,14 @@
 //   - AbortSignal stops a stream at once;
 //   - off the main thread: loading, a 100-token prompt (batched prefill) and 64 generated tokens
 //     of a stories15M-shape Q4_0 model with no main-thread long task (> 50 ms) and the animation
-//     drawing frames throughout (on a loaded machine: no task longer than twice the worst that a
-//     CPU-burning Worker alone causes); the control (the engine on the main thread) is seen by the
+//     drawing frames throughout (on an overloaded machine: no task longer than twice the worst that a
+//     CPU-burning Worker alone causes, 150 ms at least); the control (the engine on the main thread) is seen by the
 //     same observer, so the check can fail;
 //   - unload ends the Worker (its memory goes with it) and further calls reject.
 // Screenshot: BUILD/screenshot_npm_page.png.
 import {spawn, execFileSync} from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import {createRequire} from 'node:module';
 import path from 'node:path';
 
@@ -46,7 +47,7 @@ function startServer() {
 
 const gguf = path.join(dir, 'stories260K.gguf');
 const run = (argv, input) => execFileSync(mlRun, argv, {encoding: 'utf8', input: input || '', stdio: ['pipe', 'pipe', 'ignore']});
-const nativeGreedy = run([gguf, '-i', 'Once upon a time', '-n', '100', '--temp', '0']);
+const nativeGreedy = run([gguf, '-i', 'Once upon a time', '-n', '99', '--temp', '0']);  // 5 prompt positions - 1 + 95
 const nativeChat = run([gguf, '--chat', '--chat-template', 'zephyr', '--temp', '0', '-n', '40', '--seed', '1'],
                        'Tell me a story\nWhat happened next?\n');
 
@@ -147,10 +148,11 @@ try {
               `wasm memory ${(m.mem.wasm_memory_bytes / 1048576).toFixed(1)} MB`);
   check(m.usage.prompt_tokens >= 100 && m.usage.completion_tokens === 64, 'the long-task run: a 100+ token prompt and 64 generated tokens');
   const worst = (x) => Math.max(0, ...x.longTasks.map((e) => e.duration));
-  // The reference: a Worker that only burns CPU as long as the engine ran. On an idle machine it
-  // gives no long task and neither may the engine; on an overloaded one (other jobs on the cores)
-  // the main thread misses its slices even so, and the engine's long tasks may be no worse than
-  // twice the reference's worst (150 ms at least).
+  // The reference: a Worker that only burns CPU as long as the engine ran. On a machine that is not
+  // loaded (load average at most its CPUs, the reference without long tasks) no main-thread task
+  // may pass 50 ms; on an overloaded one (other jobs on the cores: the main thread misses its
+  // slices even when the Worker does not talk to it) no more than twice the reference's worst,
+  // 150 ms at least. The numbers are printed either way.
   const ref = await page.evaluate(async (ms) => {
     window.t.mark();
     const w = new Worker('burn.js');
@@ -159,10 +161,13 @@ try {
     return window.t.report();
   }, Math.round(m.load.ms + m.gen.ms));
   const engineWorst = Math.max(worst(m.load), worst(m.gen));
-  const bound = ref.longTasks.length === 0 ? 50 : Math.max(150, 2 * worst(ref));
+  const load = os.loadavg()[0], cpus = os.cpus().length;
+  const busy = load > cpus || ref.longTasks.length > 0;  // other jobs take the cores: the main thread misses slices
+  const bound = busy ? Math.max(150, 2 * worst(ref)) : 50;
+  console.log(`      machine: load average ${load.toFixed(1)} on ${cpus} CPUs${busy ? ': loaded, the bound is relaxed' : ''}`);
   console.log(`      reference (a CPU-burning Worker, ${ref.ms.toFixed(0)} ms): long tasks ${JSON.stringify(ref.longTasks.map((e) => Math.round(e.duration)))}`);
   check(engineWorst <= bound, `main-thread tasks while loading, prefilling and generating: the longest ${engineWorst.toFixed(0)} ms ` +
-        `(bound ${bound} ms: ${ref.longTasks.length ? 'the machine is loaded, see the reference' : 'no long task at all'})`);
+        `(bound ${bound} ms: ${busy ? 'the machine is loaded, see the reference' : 'no long task at all'})`);
   const fps = (x) => (x.frames * 1000) / x.ms;
   check(fps(m.gen) >= 20 && fps(m.load) >= 10, `the animation kept running: ${fps(m.load).toFixed(0)} fps loading, ${fps(m.gen).toFixed(0)} fps generating`);
   await page.screenshot({path: path.join(out, 'screenshot_npm_page.png')});
