@@ -262,10 +262,18 @@ async function main() {
     await page.fill('#tokens', '100000');
     await page.fill('#temp', '0.9');
     await page.fill('#message', 'Tell me a very long story');
+    await page.evaluate(() => {  // presses Stop as soon as the third reply shows its first text
+      const obs = new MutationObserver(() => {
+        const r = document.querySelectorAll('.msg.assistant');
+        if (r.length === 3 && r[2].textContent.length > 0) {
+          obs.disconnect();
+          document.getElementById('stop').click();
+        }
+      });
+      obs.observe(document.getElementById('messages'), {childList: true, subtree: true, characterData: true});
+    });
     await page.click('#generate');
-    await page.waitForFunction(() => (document.querySelector('.msg.assistant:last-child')?.textContent || '').length > 0 &&
-                                     document.querySelectorAll('.msg.assistant').length === 3, null, WAIT);
-    await page.click('#stop');
+    await page.waitForFunction(() => document.querySelectorAll('.msg.assistant').length === 3, null, WAIT);
     await page.waitForSelector('#stats[data-state="done"], #stats[data-state="error"]', WAIT);
     const stopped = await page.$eval('.msg.assistant:last-child', (e) => ({cls: e.className, len: e.textContent.length}));
     const afterStop = await page.$eval('#stats', (e) => e.textContent);
