@@ -179,9 +179,10 @@ export class EngineCore {
                : {json_object: false, json_schema: null};
     if (rf && !['json_object', 'json_schema', 'text'].includes(rf.type)) throw new Error(`response_format.type: ${rf.type}: text, json_object or json_schema`);
     const seed = req.seed ?? Math.floor(Math.random() * 2 ** 31) + 1;
+    if (req.top_p === 0) throw new Error('top_p: 0 is not in (0, 1]');
     m.configure({
       temperature: num(req.temperature, 'temperature', 0, 2, 1),
-      top_p: num(req.top_p, 'top_p', 0, 1, 1) || 1,
+      top_p: num(req.top_p, 'top_p', 0, 1, 1),
       seed,
       presence_penalty: num(req.presence_penalty, 'presence_penalty', -2, 2, 0),
       frequency_penalty: num(req.frequency_penalty, 'frequency_penalty', -2, 2, 0),

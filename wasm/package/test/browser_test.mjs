@@ -164,7 +164,7 @@ try {
   if (busy && engineWorst > bound) console.log(`NOTE ${what}: not asserted, the machine is overloaded (see the reference)`);
   else check(engineWorst <= bound, what);
   const fps = (x) => (x.frames * 1000) / x.ms;
-  check(fps(m.gen) >= 20 && fps(m.load) >= 10, `the animation kept running: ${fps(m.load).toFixed(0)} fps loading, ${fps(m.gen).toFixed(0)} fps generating`);
+  check(fps(m.gen) >= 10 && fps(m.load) >= 10, `the animation kept running (10 fps at least, 60 on an idle machine): ${fps(m.load).toFixed(0)} fps loading, ${fps(m.gen).toFixed(0)} fps generating`);
   await page.screenshot({path: path.join(out, 'screenshot_npm_page.png')});
   // The control: the same prompt with the engine on the page's thread ({worker: false}) must give a
   // long task over the bound (a prefill batch is one task there), so the check above can fail.
@@ -177,7 +177,8 @@ try {
     return rep;
   }, prompt);
   check(worst(inline) > Math.max(bound, 2 * engineWorst),
-        `control: the engine on the main thread gives a ${worst(inline).toFixed(0)} ms task (over 50 ms and twice the Worker run's longest)`);
+        `control: the engine on the main thread gives a ${worst(inline).toFixed(0)} ms task (over 50 ms and twice the Worker run's longest), ` +
+        `${fps(inline).toFixed(0)} fps`);
 
   // unload ends the Worker.
   await page.evaluate(() => window.engine.unload());

@@ -123,6 +123,8 @@ await rejects(engine.chat.completions.create({messages: []}), 'messages', 'empty
 await rejects(engine.chat.completions.create({messages: [{role: 'bot', content: 'x'}]}), 'messages[0].role', 'bad role');
 await rejects(engine.completions.create({prompt: 'x', temperature: -1}), 'temperature', 'bad temperature');
 await rejects(engine.completions.create({prompt: 'x', n: 2}), 'n:', 'n = 2');
+await rejects(engine.completions.create({prompt: 'x', top_p: 0}), 'top_p', 'top_p 0');
+await rejects(engine.completions.create({prompt: 'x', stop: [3]}), 'stop', 'a stop that is not a string');
 await engine.unload();
 await rejects(engine.completions.create({prompt: 'x'}), 'unloaded', 'a request after unload');
 await rejects(createEngine({model: `${shared}/no/such.gguf`}), 'no/such.gguf', 'a missing model file');
