@@ -9,6 +9,7 @@
 #   - the browser module ml_web_<variant>.mjs/.wasm (variant simd128 or scalar): an ES6 module
 #     factory createMlModule() exporting the public C API, the verify/ harness and the generation
 #     configuration (sampler chain, logprobs, JSON constraint) (wasm/web_api.cc);
+#   - the npm package legacy-ml (wasm-simd128 only: target npm_package, cmake/npm.cmake);
 #   - the served folder build/<preset>/www (target `www`, wasm/assemble_www.cmake): the pages and
 #     glue from wasm/, this build's module, the wasm-scalar build's module when this is the
 #     simd128 build (ML_WASM_SCALAR_DIR), modules.json naming what is there, and stories260K
@@ -34,11 +35,13 @@ set(ML_WEB_EXPORTS
     _ml_encode _ml_decode _ml_eval _ml_sampler_set _ml_sample _ml_text_stream_feed
     _ml_session_new _ml_session_free _ml_session_set_options _ml_session_set_prompt _ml_session_prefill
     _ml_session_next _ml_session_echo _ml_session_n_past _ml_session_n_generated _ml_session_tokens
+    _ml_encode_bound _ml_chat_detect _ml_chat_parse_name _ml_chat_format_name _ml_chat_render _ml_chat_encode
+    _ml_chat_stop_ids
     _ml_build_isa _ml_kernel_count _ml_kernel_name _ml_kernel_impl _ml_hwy_target
     _mlw_verify_kernels _mlw_verify_quant _mlw_verify_selftest _mlw_verify_e2e
     _mlw_build_json _mlw_info_json _mlw_sizeof_options _mlw_sizeof_text_stream _mlw_session_options
     _mlw_config_new _mlw_config_free _mlw_config_sampling _mlw_config_logprobs _mlw_config_json
-    _mlw_config_options _mlw_logprobs_json)
+    _mlw_config_options _mlw_config_stops _mlw_logprobs_json)
 string(REPLACE ";" "," ML_WEB_EXPORTS "${ML_WEB_EXPORTS}")
 
 # Node programs link at -O1: their code is compiled at -O3 already, and binaryen's -O3 pass over
@@ -106,5 +109,9 @@ function(ml_wasm_targets)
             -DVARIANT=${_variant} -DSCALAR_DIR=${ML_WASM_SCALAR_DIR} -P ${PROJECT_SOURCE_DIR}/wasm/assemble_www.cmake
     DEPENDS ml_web ${_models}
     COMMENT "Assembling the served folder ${_www}" VERBATIM)
+
+  if(_variant STREQUAL "simd128")
+    include(${PROJECT_SOURCE_DIR}/cmake/npm.cmake)  # the npm package (both modules)
+  endif()
 endfunction()
 cmake_language(DEFER CALL ml_wasm_targets)

@@ -2,9 +2,13 @@
 #   -DSRC=<repo>/wasm -DWWW=<build>/www -DMODULE=<this build's ml_web_<variant>.mjs> -DVARIANT=simd128|scalar
 #   -DSCALAR_DIR=<wasm-scalar build folder> (optional: its ml_web_scalar module is served too)
 # Writes www/modules.json: {"simd128": true|false, "scalar": true|false}, which the pages read to
-# choose a module (wasm/ml.js).
+# choose a module (wasm/ml.js), and the same as the package's builds.json (wasm/package/engine.js).
 foreach(f index.html verify.html demo.html ml.js verify.js demo.js style.css)
   configure_file("${SRC}/${f}" "${WWW}/${f}" COPYONLY)
+endforeach()
+# demo.html runs on the npm package's API (wasm/package: the engine in a Worker) served from here.
+foreach(f index.js engine.js worker.js loader.js)
+  configure_file("${SRC}/package/${f}" "${WWW}/${f}" COPYONLY)
 endforeach()
 get_filename_component(_dir "${MODULE}" DIRECTORY)
 get_filename_component(_stem "${MODULE}" NAME_WE)
@@ -29,5 +33,8 @@ else()
   file(REMOVE "${WWW}/ml_web_simd128.mjs" "${WWW}/ml_web_simd128.wasm")
 endif()
 file(WRITE "${WWW}/modules.json.tmp" "{\"simd128\": ${_have_simd128}, \"scalar\": ${_have_scalar}}\n")
+file(WRITE "${WWW}/builds.json.tmp" "{\"simd128\": ${_have_simd128}, \"scalar\": ${_have_scalar}, \"threaded\": false}\n")
+file(COPY_FILE "${WWW}/builds.json.tmp" "${WWW}/builds.json" ONLY_IF_DIFFERENT)
+file(REMOVE "${WWW}/builds.json.tmp")
 file(COPY_FILE "${WWW}/modules.json.tmp" "${WWW}/modules.json" ONLY_IF_DIFFERENT)
 file(REMOVE "${WWW}/modules.json.tmp")

@@ -19,7 +19,10 @@
 // 4. --scalar-too (the simd128 folder also serves the scalar build): verify.html?module=scalar
 //    passes, and a browser without WebAssembly SIMD (simulated: WebAssembly.validate rejects the
 //    SIMD probe) is given the scalar build automatically and generates the native text.
+// 3b. demo.html's chat (the npm package, engine in a Worker): two greedy turns equal native
+//    ml_run --chat's replies, the second reuses the KV cache, Stop ends a reply, build and threads shown.
 // Screenshots: <out>/screenshot_verify.png, screenshot_verify_wrong_tolerance.png, screenshot_demo.png,
+// screenshot_demo_chat.png, screenshot_demo_chat_stopped.png,
 // and with --scalar-too screenshot_verify_scalar.png, screenshot_demo_no_simd.png.
 'use strict';
 const {spawn, spawnSync} = require('child_process');
@@ -139,6 +142,7 @@ function checkVerifyPassed(v, expect, label) {
 async function runDemo(page, base, query, opt) {
   await page.goto(`${base}demo.html${query}`);
   await page.waitForSelector('#generate:not([disabled])', WAIT);
+  await page.check('#mode-completion');  // the demo's completion mode: ml_run's text
   if (opt.files) {
     await page.setInputFiles('#model-file', path.join(args.www, 'models', opt.model));
     await page.setInputFiles('#tokenizer-file', path.join(args.www, 'models', opt.tok || 'tok512.bin'));
@@ -226,6 +230,57 @@ async function main() {
     // The screenshot shows the seeded Q8_0 run.
     await checkDemo(page, server.base, '', {model: 'stories260K_q8_0.mlb', prompt, temp: 0.9, topp: 0.9, seed: 42}, args.expect);
     await page.screenshot({path: path.join(args.out, 'screenshot_demo.png'), fullPage: true});
+
+    // demo.html's chat (the npm package's engine in a Worker): two greedy turns equal the native
+    // ml_run --chat replies (zephyr format, as the page uses for the served models), the second
+    // keeps the first turn's tokens in the KV cache, and Stop ends a long reply at once.
+    await page.goto(`${server.base}demo.html`);
+    await page.selectOption('#model', 'served:stories260K_q8_0.mlb');
+    await page.fill('#tokens', '40');
+    await page.fill('#temp', '0');
+    const turns = ['Tell me a story', 'What happened next?'];
+    const replies = [];
+    let turn2 = {};
+    for (const t of turns) {
+      await page.fill('#message', t);
+      await page.click('#generate');
+      await page.waitForSelector(`#stats[data-state="done"]:not([data-generated=""]), #stats[data-state="error"]`, WAIT);
+      await page.waitForFunction((n) => document.querySelectorAll('.msg.assistant').length === n &&
+                                         document.querySelector('#stats').dataset.state !== 'running', replies.length + 1, WAIT);
+      turn2 = await page.$eval('#stats', (e) => ({text: e.textContent, ...e.dataset}));
+      replies.push(await page.$eval('.msg.assistant:last-child', (e) => e.textContent));
+    }
+    const chatRef = spawnSync(args.mlRun, [path.join(args.www, 'models', 'stories260K_q8_0.mlb'), '-z', path.join(args.www, 'models', 'tok512.bin'),
+                                           '--chat', '--chat-template', 'zephyr', '--temp', '0', '-n', '40', '-t', '1'],
+                              {input: turns.join('\n') + '\n', encoding: 'utf8', timeout: 120000});
+    check(turn2.state === 'done' && chatRef.stdout === replies.map((r) => r + '\n').join(''),
+          'demo chat: two greedy replies equal the native ml_run --chat --chat-template zephyr ones',
+          `browser: ${JSON.stringify(replies)}\n      native:  ${JSON.stringify(chatRef.stdout)} ${turn2.text}`);
+    check(Number(turn2.cachedTokens) > 0 && Number(turn2.cachedTokens) < Number(turn2.promptTokens),
+          `demo chat: turn 2 kept ${turn2.cachedTokens} of its ${turn2.promptTokens} prompt tokens in the KV cache`, turn2.text);
+    await page.screenshot({path: path.join(args.out, 'screenshot_demo_chat.png'), fullPage: true});
+    await page.fill('#tokens', '100000');
+    await page.fill('#temp', '0.9');
+    await page.fill('#message', 'Tell me a very long story');
+    await page.evaluate(() => {  // presses Stop as soon as the third reply shows its first text
+      const obs = new MutationObserver(() => {
+        const r = document.querySelectorAll('.msg.assistant');
+        if (r.length === 3 && r[2].textContent.length > 0) {
+          obs.disconnect();
+          document.getElementById('stop').click();
+        }
+      });
+      obs.observe(document.getElementById('messages'), {childList: true, subtree: true, characterData: true});
+    });
+    await page.click('#generate');
+    await page.waitForFunction(() => document.querySelectorAll('.msg.assistant').length === 3, null, WAIT);
+    await page.waitForSelector('#stats[data-state="done"], #stats[data-state="error"]', WAIT);
+    const stopped = await page.$eval('.msg.assistant:last-child', (e) => ({cls: e.className, len: e.textContent.length}));
+    const afterStop = await page.$eval('#stats', (e) => e.textContent);
+    check(stopped.cls.includes('stopped'), `demo chat: Stop ends the reply (${stopped.len} characters; ${afterStop})`, stopped.cls);
+    const mod = await page.$eval('#module', (e) => e.textContent);
+    check(/Build: (simd128|scalar) · threads: 1/.test(mod) && /Worker/.test(mod), 'demo chat: the build and thread count are shown', mod);
+    await page.screenshot({path: path.join(args.out, 'screenshot_demo_chat_stopped.png'), fullPage: true});
 
     // ml.js Model.configure in the page (the node test wasm/api_test.mjs covers it in depth): top_k 1
     // = greedy, a JSON schema's text parses and matches, "pattern" is refused with the runtime's

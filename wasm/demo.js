@@ -1,24 +1,19 @@
-// demo.html: text generation in the browser through the public C API (wasm/ml.js): the session of
-// runtime/ml.h, as native/ml_run.cc drives it: the prompt is encoded with BOS and prefilled in
-// batches (its text echoed), then tokens are sampled until `new tokens` are generated, the context
-// is full, or the model emits BOS. Same model, prompt, temperature, top-p and seed give ml_run's text byte for byte:
-// the page prints the equivalent ml_run command line.
-// For the browser test (wasm/browser_test.js): #stats[data-state=done][data-prompt-tokens]
-// [data-generated][data-steps]; #output holds the text (ml_run's stdout without its final newline).
-import {describeModule, fetchBytes, loadModule, Model, pageParams, writeFile} from './ml.js';
+// demo.html: a small chat over the npm package (wasm/package: index.js, the engine in a Worker).
+// The page only talks to the engine (createEngine, engine.chat.completions.create with stream and
+// an AbortSignal for Stop); the model comes from the served folder, a URL, or picked files, with a
+// progress bar; the build and thread count the engine reports are shown.
+// Completion mode: engine.completions.create with echo, the text the native ml_run prints for the
+// same model, prompt, steps, temperature, top-p and seed (the page shows that command line).
+// For the browser test (wasm/browser_test.js): #stats[data-state=done|error][data-prompt-tokens]
+// [data-generated][data-steps]; #output holds the completion (ml_run's stdout without its final
+// newline); #module[data-variant] the build; .msg.assistant the chat replies.
+import {createEngine} from './index.js';
 
 const $ = (id) => document.getElementById(id);
-const params = pageParams();
-let mod = null;          // the loaded module (loadModule)
-const opened = new Map();  // model key -> {model: Model, label, cmdModel, cmdTok}
-let stopRequested = false;
-
-// Yields to the browser (paint, input) without setTimeout's 4 ms clamp.
-const yieldToBrowser = () => new Promise((r) => {
-  const ch = new MessageChannel();
-  ch.port1.onmessage = () => r();
-  ch.port2.postMessage(0);
-});
+const params = new URLSearchParams(window.location.search);
+let engine = null, engineKey = '';  // one engine at a time
+let abort = null;
+let messages = [];
 
 function setStats(state, text, data = {}) {
   const s = $('stats');
@@ -27,154 +22,202 @@ function setStats(state, text, data = {}) {
   s.innerHTML = text;
 }
 
-// Opens (once) the chosen model: served next to the page, or the two files the user picked.
-async function openModel() {
-  const choice = $('model').value;
-  if (choice.startsWith('served:')) {
-    const name = choice.slice('served:'.length);
-    if (opened.has(choice)) return opened.get(choice);
-    setStats('loading', `Fetching models/${name}…`);
-    const [m, t] = await Promise.all([fetchBytes(`models/${name}`), fetchBytes('models/tok512.bin')]);
-    const mp = writeFile(mod.M, `/served/${name}`, m), tp = writeFile(mod.M, '/served/tok512.bin', t);
-    const model = new Model(mod.M, mp, tp);
-    mod.M.FS.unlink(mp);  // ml_open read it into the module's memory (ML_MMAP=OFF)
-    const entry = {model, label: `${name} (served)`, cmdModel: `models/${name}`, cmdTok: 'models/tok512.bin'};
-    opened.set(choice, entry);
-    return entry;
+function mode() {
+  return $('mode-completion').checked ? 'completion' : 'chat';
+}
+
+function showMode() {
+  const c = mode() === 'completion';
+  $('chat-view').hidden = c;
+  $('completion-view').hidden = !c;
+  $('completion-out').hidden = !c;
+  $('cmd-box').hidden = !c;
+  $('reset').hidden = c;
+  $('generate').textContent = c ? 'Generate' : 'Send';
+}
+
+// What the model picker says: {key, model, tokenizer, label, cmdModel, cmdTok, served}.
+function choice() {
+  const v = $('model').value;
+  if (v.startsWith('served:')) {
+    const name = v.slice('served:'.length);
+    return {key: v, model: `models/${name}`, tokenizer: 'models/tok512.bin', label: `${name} (served)`,
+            cmdModel: `models/${name}`, cmdTok: 'models/tok512.bin', served: true};
+  }
+  if (v === 'url') {
+    const url = $('model-url').value.trim(), tok = $('tokenizer-url').value.trim();
+    if (!url) throw new Error('enter the model URL');
+    return {key: `url:${url}:${tok}`, model: url, tokenizer: tok || undefined, label: url.split('/').pop(),
+            cmdModel: url.split('/').pop(), cmdTok: tok.split('/').pop()};
   }
   const mf = $('model-file').files[0], tf = $('tokenizer-file').files[0];
-  if (!mf || !tf) throw new Error('pick both a .mlb model file and its tokenizer.bin');
-  const key = `files:${mf.name}:${mf.size}:${mf.lastModified}:${tf.name}:${tf.size}:${tf.lastModified}`;
-  if (opened.has(key)) return opened.get(key);
-  for (const [k, e] of opened) if (k.startsWith('files:')) { e.model.close(); opened.delete(k); }  // one user model at a time
-  setStats('loading', `Reading ${mf.name} (${(mf.size / 1048576).toFixed(1)} MB)…`);
-  const mp = writeFile(mod.M, `/user/${mf.name}`, new Uint8Array(await mf.arrayBuffer()));
-  const tp = writeFile(mod.M, `/user/${tf.name}`, new Uint8Array(await tf.arrayBuffer()));
-  let model;
-  try {
-    model = new Model(mod.M, mp, tp);
-  } finally {
-    mod.M.FS.unlink(mp);
-    mod.M.FS.unlink(tp);
-  }
-  const entry = {model, label: `${mf.name} (your file)`, cmdModel: mf.name, cmdTok: tf.name};
-  opened.set(key, entry);
-  return entry;
+  if (!mf) throw new Error('pick a model file (.gguf, or .mlb with its tokenizer)');
+  const id = (f) => (f ? `${f.name}:${f.size}:${f.lastModified}` : '');
+  return {key: `files:${id(mf)}:${id(tf)}`, model: mf, tokenizer: tf, label: `${mf.name} (your file)`,
+          cmdModel: mf.name, cmdTok: tf ? tf.name : ''};
+}
+
+async function ensureEngine(c) {
+  const template = $('template').value || (c.served ? 'zephyr' : undefined);
+  const key = `${c.key}|${template || ''}|${params.get('module') || ''}`;
+  if (engine && engineKey === key) return engine;
+  if (engine) await engine.unload();
+  engine = null;
+  messages = [];
+  $('messages').textContent = '';
+  $('progress').value = 0;
+  setStats('loading', `Loading ${c.label}…`);
+  const build = params.get('module');
+  engine = await createEngine({
+    model: c.model, tokenizer: c.tokenizer, chat_template: template, model_id: c.label,
+    build: build === 'simd128' || build === 'scalar' ? build : undefined,
+    onProgress: (p) => {
+      $('progress').value = p.fraction ?? 0;
+      setStats('loading', `Loading ${c.label}: ${(p.loaded / 1048576).toFixed(1)} MB` +
+               (p.total ? ` of ${(p.total / 1048576).toFixed(1)} MB` : '') + '…');
+    },
+  });
+  engineKey = key;
+  const i = engine.info, el = $('module');
+  el.textContent = '';
+  const b = document.createElement('b');
+  b.textContent = `Build: ${i.build} · threads: ${i.threads}`;
+  el.append(b, ` — ml_web_${i.build}.wasm (${i.isa}) in a ${i.worker ? 'Worker' : 'page thread'}; chosen because ${i.build_reason}` +
+               (i.threads_note ? `; ${i.threads_note}` : '') + (i.chat_format ? `; chat format ${i.chat_format}` : ''));
+  el.dataset.variant = i.build;
+  el.dataset.isa = i.isa;
+  el.dataset.threads = String(i.threads);
+  return engine;
 }
 
 function shellQuote(s) {
   return /^[A-Za-z0-9_./:=,+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-async function generate() {
+function sampling() {
+  const max_tokens = Math.max(1, parseInt($('tokens').value, 10) || 1);
+  const temperature = Number($('temp').value), top_p = Number($('topp').value), seed = Number($('seed').value);
+  if (!(temperature >= 0) || !(top_p > 0 && top_p <= 1) || !(Number.isSafeInteger(seed) && seed >= 1))
+    throw new Error('temperature must be ≥ 0, top-p in (0, 1], seed an integer ≥ 1');
+  return {max_tokens, temperature, top_p, seed};
+}
+
+const tps = (n, ms) => (ms > 0 ? (n / ms * 1000).toFixed(1) : '–');
+
+function bubble(role, text) {
+  const d = document.createElement('div');
+  d.className = `msg ${role}`;
+  d.textContent = text;
+  $('messages').append(d);
+  d.scrollIntoView({block: 'nearest'});
+  return d;
+}
+
+async function chatTurn(e, s) {
+  const text = $('message').value.trim();
+  if (!text) throw new Error('write a message');
+  messages.push({role: 'user', content: text});
+  bubble('user', text);
+  $('message').value = '';
+  const out = bubble('assistant', '');
+  let reply = '', usage = null, first = 0;
+  const t0 = performance.now();
+  setStats('running', 'Reading the conversation…');
+  try {
+    for await (const chunk of await e.chat.completions.create({messages, stream: true, stream_options: {include_usage: true},
+                                                                signal: abort.signal, ...s})) {
+      if (chunk.usage) usage = chunk.usage;
+      const piece = chunk.choices[0]?.delta.content ?? '';
+      if (!piece) continue;
+      if (!first) first = performance.now();
+      reply += piece;
+      out.textContent = reply;
+      out.scrollIntoView({block: 'nearest'});
+      setStats('running', `generating… <b>${reply.length}</b> characters`);
+    }
+  } catch (err) {
+    if (err.name !== 'AbortError') throw err;
+    out.classList.add('stopped');
+  } finally {
+    messages.push({role: 'assistant', content: reply});  // a stopped reply stays in the conversation
+  }
+  const t1 = performance.now();
+  if (usage) {
+    setStats('done', `prompt <b>${usage.prompt_tokens}</b> tokens (<b>${usage.prompt_tokens_details.cached_tokens}</b> kept from the last turn) · ` +
+             `generated <b>${usage.completion_tokens}</b> tokens, <b>${tps(usage.completion_tokens, t1 - (first || t1))}</b> tok/s · ${engine.info.model.name}`,
+             {promptTokens: usage.prompt_tokens, cachedTokens: usage.prompt_tokens_details.cached_tokens, generated: usage.completion_tokens});
+  } else {
+    setStats('done', `Stopped after ${((t1 - t0) / 1000).toFixed(1)} s.`, {generated: 0});
+  }
+}
+
+async function completion(e, s, c) {
   const out = $('output');
   out.textContent = '';
-  stopRequested = false;
+  const prompt = $('prompt').value;
+  const promptTokens = (await e.tokenize(prompt)).length;
+  const steps = promptTokens - 1 + s.max_tokens;  // ml_run -n counts positions, the prompt's included
+  $('cmd').textContent = `build/scalar/ml_run ${shellQuote(c.cmdModel)}${c.cmdTok ? ` -z ${shellQuote(c.cmdTok)}` : ''} -i ` +
+                         `${shellQuote(prompt)} -n ${steps} --temp ${s.temperature} --top-p ${s.top_p} --seed ${s.seed}`;
+  setStats('running', 'Reading the prompt…', {promptTokens, steps});
+  let text = '', usage = null, first = 0, stopped = false;
+  try {
+    for await (const chunk of await e.completions.create({prompt, echo: true, stream: true, stream_options: {include_usage: true},
+                                                          signal: abort.signal, ...s})) {
+      if (chunk.usage) usage = chunk.usage;
+      else {
+        if (!first) first = performance.now();
+        text += chunk.choices[0].text;
+        out.textContent = text;
+      }
+    }
+  } catch (err) {
+    if (err.name !== 'AbortError') throw err;
+    stopped = true;
+  }
+  const t1 = performance.now();
+  const generated = usage ? usage.completion_tokens : 0;
+  setStats('done', `${stopped ? 'Stopped. ' : ''}prompt <b>${promptTokens}</b> tokens · generated <b>${generated}</b> tokens, ` +
+           `<b>${tps(generated, t1 - (first || t1))}</b> tok/s · ${c.label}, ${engine.info.model.n_layers} layers, dim ${engine.info.model.dim}`,
+           {promptTokens, generated, steps});
+}
+
+async function run() {
   $('generate').disabled = true;
   $('stop').disabled = false;
+  abort = new AbortController();
   try {
-    const entry = await openModel();
-    const model = entry.model;
-    const promptText = $('prompt').value;
-    const newTokens = Math.max(1, parseInt($('tokens').value, 10) || 1);
-    const temp = Number($('temp').value), topp = Number($('topp').value), seed = Number($('seed').value);
-    if (!(temp >= 0) || !(topp > 0 && topp <= 1) || !(Number.isSafeInteger(seed) && seed >= 1))
-      throw new Error('temperature must be ≥ 0, top-p in (0, 1], seed an integer ≥ 1');
-    const prompt = model.encode(promptText, true);
-    const info = model.info, bos = info.bos_id ?? 1, stops = new Set(info.stop_ids || []);
-    if (prompt.length === 0) {  // byte-level without BOS: start from EOS, as ml_run
-      if (info.eos_id === undefined || info.eos_id < 0) throw new Error('empty prompt and no BOS or EOS to start from');
-      prompt.push(info.eos_id);
-    }
-    if (prompt.length > model.info.max_seq)
-      throw new Error(`the prompt is ${prompt.length} tokens but the context holds ${model.info.max_seq} positions`);
-    // Positions to run, as ml_run -n: the last prompt position already samples the first new token.
-    const steps = Math.min(prompt.length - 1 + newTokens, model.info.max_seq);
-    $('cmd').textContent = `build/scalar/ml_run ${shellQuote(entry.cmdModel)} -z ${shellQuote(entry.cmdTok)} -i ` +
-                           `${shellQuote(promptText)} -n ${steps} --temp ${temp} --top-p ${topp} --seed ${seed}`;
-    setStats('running', `Generating with ${entry.label}…`, {promptTokens: prompt.length, steps});
-
-    // ml_run's run.c semantics: a BOS inside the prompt ends it (before it is fed), `steps`
-    // positions at most (the last prompt position samples the first new token); a sampled BOS (and
-    // for byte-level tokenizers an EOS, EOT or stop id) ends the text; their first prompt token is
-    // text when it is not BOS.
-    let stop = prompt.length;
-    for (let j = 1; j < prompt.length; ++j) if (prompt[j] === bos) { stop = j; break; }
-    const nPre = Math.min(steps, stop);
-    const stopIds = bos >= 0 ? [bos, ...stops] : [...stops];
-    model.start(prompt.slice(0, nPre), {temperature: temp, topp, seed, maxTokens: steps - nPre + 1, stopIds});
-    let text = '', pos = 0, generated = 0;
-    if (info.tok_kind === 1 && prompt[0] !== bos && !stops.has(prompt[0])) text += model.echo(-1, prompt[0]);
-    const tStart = performance.now();
-    let tPromptEnd = tStart, lastYield = tStart;
-    const show = async () => {  // stream: show the text so far, keep the page responsive
-      const now = performance.now();
-      if (now - lastYield <= 30) return;
-      out.textContent = text;
-      const secs = (now - tPromptEnd) / 1000;
-      setStats('running', `generated <b>${generated}</b> tokens, <b>${secs > 0 ? (generated / secs).toFixed(1) : '–'}</b> tok/s…`);
-      await yieldToBrowser();
-      lastYield = performance.now();
-    };
-    while (pos < nPre && !stopRequested) {  // prefill, in batches
-      const n = model.prefill();
-      for (let t = 0; t < n; ++t) if (pos + t + 1 < stop) text += model.echo(prompt[pos + t], prompt[pos + t + 1]);
-      pos += n;
-      await show();
-    }
-    tPromptEnd = performance.now();
-    let finish = nPre === prompt.length && stop === prompt.length ? 0 : 3;
-    while (finish === 0 && !stopRequested) {  // decode
-      const r = model.next();
-      ++generated;
-      text += r.text;
-      finish = r.finish;
-      await show();
-    }
-    const tEnd = performance.now();
-    out.textContent = text;
-    const promptPos = Math.min(pos, prompt.length);
-    const promptMs = (pos >= prompt.length ? tPromptEnd : tEnd) - tStart;
-    const genMs = tEnd - (pos >= prompt.length ? tPromptEnd : tEnd);
-    const tps = (n, ms) => (ms > 0 ? (n / ms * 1000).toFixed(1) : '–');
-    setStats('done',
-      `${stopRequested ? 'Stopped. ' : ''}prompt <b>${promptPos}</b> tokens, ${tps(promptPos, promptMs)} tok/s · ` +
-      `generated <b>${generated}</b> tokens, <b>${tps(generated, genMs)}</b> tok/s · ${entry.label}, ` +
-      `${model.info.n_layers} layers, dim ${model.info.dim}, ${mod.build.isa} build`,
-      {promptTokens: prompt.length, generated, steps, tokPerSec: tps(generated, genMs)});
-  } catch (e) {
-    setStats('error', `<span class="error"></span>`);
-    $('stats').firstChild.textContent = `Error: ${e.message}`;
+    const c = choice();
+    const s = sampling();
+    const e = await ensureEngine(c);
+    if (mode() === 'chat') await chatTurn(e, s);
+    else await completion(e, s, c);
+  } catch (err) {
+    setStats('error', '<span class="error"></span>');
+    $('stats').firstChild.textContent = `Error: ${err.message}`;
   } finally {
     $('generate').disabled = false;
     $('stop').disabled = true;
   }
 }
 
-async function main() {
-  try {
-    mod = await loadModule({force: params.get('module') || ''});
-  } catch (e) {
-    $('module').textContent = `Could not load the WebAssembly module: ${e.message}`;
-    setStats('error', 'No module.');
-    return;
-  }
-  const el = $('module');
-  el.textContent = '';
-  const b = document.createElement('b');
-  b.textContent = `Module: ${mod.variant}`;
-  el.append(b, ` — ${describeModule(mod)}`);
-  el.dataset.variant = mod.variant;
-  el.dataset.isa = mod.build.isa;
-  for (const id of ['model-file', 'tokenizer-file'])
-    $(id).addEventListener('change', () => { $('model').value = 'files'; });
-  $('form').addEventListener('submit', (ev) => {
+for (const id of ['model-file', 'tokenizer-file']) $(id).addEventListener('change', () => { $('model').value = 'files'; });
+$('model-url').addEventListener('input', () => { $('model').value = 'url'; });
+for (const id of ['mode-chat', 'mode-completion']) $(id).addEventListener('change', showMode);
+$('form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  run();
+});
+$('message').addEventListener('keydown', (ev) => {
+  if (ev.key === 'Enter' && !ev.shiftKey) {
     ev.preventDefault();
-    generate();
-  });
-  $('stop').addEventListener('click', () => { stopRequested = true; });
-  $('generate').disabled = false;
-  setStats('ready', 'Ready. Pick a model and press Generate.');
-}
-
-main();
+    if (!$('generate').disabled) run();
+  }
+});
+$('stop').addEventListener('click', () => abort && abort.abort());
+$('reset').addEventListener('click', () => {
+  messages = [];
+  $('messages').textContent = '';
+  setStats('ready', 'New chat.');
+});
+showMode();

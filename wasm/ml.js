@@ -217,6 +217,111 @@ export class Model {
     }
   }
 
+  // Stop strings of the generations start() begins next ([]: none): the text ends before the first
+  // one the model writes (text that may still begin one is held back). Needs configure()'s state.
+  setStops(strings) {
+    const M = this.M;
+    if (!this.cfg) this.configure({});
+    const bytes = strings.map((t) => enc.encode(String(t)));
+    const p = M._malloc(bytes.reduce((n, b) => n + b.length + 1, 1));
+    try {
+      let at = p;
+      for (const b of bytes) {
+        if (b.includes(0)) throw new Error('stop: a stop string holds a NUL character');
+        M.HEAPU8.set(b, at);
+        M.HEAPU8[at + b.length] = 0;
+        at += b.length + 1;
+      }
+      M._mlw_config_stops(this.cfg, p, bytes.length);
+    } finally {
+      M._free(p);
+    }
+  }
+
+  // The chat format (ml_chat_format) named ('chatml', 'zephyr', 'llama2', 'llama3', 'qwen3') or,
+  // name null, the one of the tokenizer's template (ml_chat_detect; its one-line error otherwise).
+  chatFormat(name = null) {
+    const M = this.M;
+    const st = name == null ? M._ml_chat_detect(this.ctx, this.i32)
+                            : withCString(M, name, (p) => M._ml_chat_parse_name(p, this.i32));
+    this.check('chat format', st);
+    return M.HEAP32[this.i32 >> 2];
+  }
+
+  chatFormatName(format) {
+    return this.M.UTF8ToString(this.M._ml_chat_format_name(format));
+  }
+
+  // The format's end-of-turn ids, then the tokenizer's stop ids (ml_chat_stop_ids).
+  chatStopIds(format) {
+    const M = this.M;
+    this.check('ml_chat_stop_ids', M._ml_chat_stop_ids(this.ctx, format, this.i32, this.i32 + 4));
+    const p = M.HEAP32[this.i32 >> 2], n = M.HEAP32[(this.i32 + 4) >> 2];
+    return Array.from(M.HEAP32.subarray(p >> 2, (p >> 2) + n));
+  }
+
+  // messages [{role, content}] rendered as the format's template does (ml_chat_render; flags
+  // ML_CHAT_ASSISTANT = 1, ML_CHAT_NO_THINKING = 2) and encoded (ml_chat_encode): the token ids.
+  chatEncode(format, messages, flags = 1) {
+    const M = this.M;
+    const strs = [];
+    const arr = M._malloc(8 * messages.length);
+    const lenp = M._malloc(4);
+    try {
+      messages.forEach((m, i) => {
+        for (const [k, v] of [[0, m.role], [4, m.content]]) {
+          const b = enc.encode(String(v));
+          const p = M._malloc(b.length + 1);
+          M.HEAPU8.set(b, p);
+          M.HEAPU8[p + b.length] = 0;
+          strs.push(p);
+          M.HEAP32[(arr + 8 * i + k) >> 2] = p;
+        }
+      });
+      // size_t *len: 4 bytes in wasm32
+      this.check('ml_chat_render', M._ml_chat_render(this.ctx, format, arr, messages.length, flags, 0, 0, lenp));
+      const len = M.HEAPU32[lenp >> 2];
+      const text = M._malloc(len + 1);
+      strs.push(text);
+      this.check('ml_chat_render', M._ml_chat_render(this.ctx, format, arr, messages.length, flags, text, len + 1, lenp));
+      const cap = M._ml_encode_bound(this.ctx, len);
+      const toks = M._malloc(4 * cap);
+      strs.push(toks);
+      this.check('ml_chat_encode', M._ml_chat_encode(this.ctx, text, toks, cap, this.i32));
+      return Array.from(M.HEAP32.subarray(toks >> 2, (toks >> 2) + M.HEAP32[this.i32 >> 2]));
+    } finally {
+      for (const p of strs) M._free(p);
+      M._free(arr);
+      M._free(lenp);
+    }
+  }
+
+  // The text of ids as one piece of text (ml_decode token after token, BOS left out, the first as if after BOS,
+  // so llama2.c's leading space is dropped as SentencePiece does; bytes joined, then UTF-8 decoded,
+  // so a character split across tokens comes out whole).
+  decode(ids) {
+    const M = this.M;
+    const parts = [];
+    let prev = this.info.bos_id ?? -1, n = 0;
+    for (const id of ids) {
+      if (id === this.info.bos_id) {  // BOS has no text (llama2.c would give "\n<s>\n")
+        prev = id;
+        continue;
+      }
+      const p = M._ml_decode(this.ctx, prev, id);
+      if (!p) throw new Error(`detokenize: token ${id} is outside the vocabulary [0, ${this.info.vocab})`);
+      let e = p;
+      while (M.HEAPU8[e]) e++;
+      parts.push(M.HEAPU8.slice(p, e));
+      n += e - p;
+      prev = id;
+    }
+    const all = new Uint8Array(n);
+    let at = 0;
+    for (const b of parts) { all.set(b, at); at += b.length; }
+    return new TextDecoder().decode(all);
+  }
+
   // Token ids of text (BOS first when bos), as ml_run's prompt.
   encode(text, bos = true) {
     const M = this.M;

@@ -170,6 +170,8 @@ struct mlw_config {
   int logprobs = 0, top_logprobs = 0;
   ml_json_vocab *vocab = nullptr;            // made on the first JSON constraint, kept for the next
   ml_json_constraint *constraint = nullptr;  // NULL: none
+  std::vector<std::string> stops;            // stop strings (mlw_config_stops)
+  std::vector<const char *> stop_ptrs;
   ml_session_options options{};
 };
 
@@ -240,8 +242,17 @@ EMSCRIPTEN_KEEPALIVE ml_status mlw_config_json(mlw_config *c, int mode, const ch
   return ML_OK;
 }
 
+// The stop strings of the next generations: n NUL-terminated strings one after the other in
+// `packed` (copied; n 0: none). The session holds back text that may still begin one.
+EMSCRIPTEN_KEEPALIVE void mlw_config_stops(mlw_config *c, const char *packed, int n) {
+  c->stops.clear();
+  for (int k = 0; k < n; ++k, packed += c->stops.back().size() + 1) c->stops.emplace_back(packed);
+  c->stop_ptrs.clear();
+  for (const std::string &t : c->stops) c->stop_ptrs.push_back(t.c_str());
+}
+
 // The session options of one generation under c: max_tokens and stop ids (copied by
-// ml_session_new / ml_session_set_options) with c's chain, logprobs and constraint (reset to the
+// ml_session_new / ml_session_set_options) with c's chain, stop strings, logprobs and constraint (reset to the
 // empty text: each generation is one JSON value). Valid while c lives.
 EMSCRIPTEN_KEEPALIVE const ml_session_options *mlw_config_options(mlw_config *c, int max_tokens, const int *stop_ids,
                                                                  int n_stop) {
@@ -256,6 +267,8 @@ EMSCRIPTEN_KEEPALIVE const ml_session_options *mlw_config_options(mlw_config *c,
   o.sampling = &c->sampling;
   o.logprobs = c->logprobs;
   o.top_logprobs = c->top_logprobs;
+  o.n_stop_strings = int(c->stop_ptrs.size());
+  o.stop_strings = c->stop_ptrs.data();
   if (c->constraint) {
     ml_json_constraint_reset(c->constraint);
     o.constraint = ml_json_constraint_get(c->constraint);
@@ -295,4 +308,7 @@ static_assert(sizeof(ml_options) == 24 && offsetof(ml_options, n_threads) == 0 &
                   offsetof(ml_options, reference) == 8 && offsetof(ml_options, batch) == 12 &&
                   offsetof(ml_options, kv_type) == 16 && offsetof(ml_options, cache_dir) == 20,
               "wasm/ml.js writes ml_options as {n_threads, max_seq, reference, batch, kv_type} int32, then cache_dir");
+static_assert(sizeof(ml_chat_message) == 8 && offsetof(ml_chat_message, role) == 0 &&
+                  offsetof(ml_chat_message, content) == 4,
+              "wasm/ml.js writes ml_chat_message as {role, content} pointers");
 static_assert(sizeof(ml_text_stream) == 12, "wasm/ml.js allocates 12 bytes for ml_text_stream");

@@ -42,3 +42,19 @@ if(ML_NODE_EXE)
     set_tests_properties(wasm.api PROPERTIES DISABLED TRUE)  # as wasm.browser: CI has ../shared
   endif()
 endif()
+
+# wasm.npm (wasm-simd128 only: the package holds both modules): the npm package as a user gets it
+# (wasm/package/test/npm_test.sh): `npm pack` (target npm_package), `npm install --offline` of the
+# tarball into an empty folder, tsc --strict --noEmit of a consumer against its declarations (and a
+# wrong consumer rejected), then the package from node (node_test.mjs: golden and native ml_run
+# texts, streaming, stop, abort, chat prefix reuse, unload measured) and from a page in Chromium
+# (browser_test.mjs: the engine in a Worker, no main-thread long task, the animation running).
+if(ML_ISA STREQUAL "wasm_simd128" AND ML_NODE_EXE)
+  add_test(NAME wasm.npm
+           COMMAND sh ${PROJECT_SOURCE_DIR}/wasm/package/test/npm_test.sh ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}
+                   ${ML_SHARED_DIR} ${ML_NATIVE_SCALAR_DIR})
+  set_tests_properties(wasm.npm PROPERTIES TIMEOUT 900 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;ML_PYTHON=${ML_PYTHON}")
+  if(NOT EXISTS "${ML_SHARED_DIR}/models/stories260K/stories260K.gguf")
+    set_tests_properties(wasm.npm PROPERTIES DISABLED TRUE)  # as wasm.browser: CI has ../shared
+  endif()
+endif()

@@ -1,0 +1,230 @@
+// legacy-ml package: the engine itself, where the model lives (a Worker in the browser, the calling
+// thread in node). index.js is the API; this file does the work behind each call:
+//   open(opts, onProgress)          the module this runtime should run (builds.json: simd128, scalar,
+//                                   the threaded slot), the model bytes (loader.js) into its file
+//                                   system, ml_open, the chat format
+//   generate(kind, request, emit)   one OpenAI request ('chat' or 'completion'): the prompt through
+//                                   the one session (ml.js Model: the KV cache's common prefix kept,
+//                                   batched prefill), tokens until a stop; emit(chunk) per piece of
+//                                   text; returns the whole response. Yields to the event loop
+//                                   after each prefill batch and token, so abort() lands at once.
+//   tokenize / detokenize / unload / info
+import {Model, browserHasSimd128, writeFile} from './ml.js';
+import {loadModelBytes} from './loader.js';
+
+const FINISH = ['none', 'stop', 'stop', 'length', 'length', 'stop'];  // ml_finish → OpenAI finish_reason
+
+function inNode() {
+  return typeof process !== 'undefined' && !!(process.versions && process.versions.node) &&
+         typeof window === 'undefined' && typeof WorkerGlobalScope === 'undefined';
+}
+
+// A macrotask turn: lets a message (abort) in between two tokens.
+function yieldTurn() {
+  if (inNode()) return new Promise((r) => setImmediate(r));
+  return new Promise((r) => {
+    const ch = new MessageChannel();
+    ch.port1.onmessage = () => {
+      ch.port1.close();
+      r();
+    };
+    ch.port2.postMessage(0);
+  });
+}
+
+export class AbortedError extends Error {
+  constructor() {
+    super('generation aborted');
+    this.name = 'AbortError';
+  }
+}
+
+function num(v, name, lo, hi, dflt) {
+  if (v === undefined || v === null) return dflt;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < lo || v > hi) throw new Error(`${name}: ${v} is not a number in [${lo}, ${hi}]`);
+  return v;
+}
+
+export class EngineCore {
+  constructor() {
+    this.model = null;
+    this.M = null;
+    this.aborted = new Set();
+    this.queue = Promise.resolve();
+  }
+
+  async open(opts, onProgress) {
+    const builds = await this.builds();
+    const simd = opts.simd ?? browserHasSimd128();  // the page's probe (index.js), else this thread's
+    const want = opts.build || (simd && builds.simd128 ? 'simd128' : 'scalar');
+    const reason = opts.build ? `the build option asked for ${opts.build}`
+                 : simd ? (builds.simd128 ? 'this runtime supports WebAssembly SIMD' : 'the package has no simd128 build')
+                 : 'this runtime has no WebAssembly SIMD';
+    if (!builds[want]) throw new Error(`build: this package has no ${want} build (it has: ${Object.keys(builds).filter((b) => builds[b]).join(', ')})`);
+    const url = new URL(`./ml_web_${want}.mjs`, import.meta.url);
+    const wasmUrl = new URL(`./ml_web_${want}.wasm`, import.meta.url);
+    const moduleOpts = {print: () => {}, printErr: (s) => console.warn(s)};
+    if (inNode()) {
+      const fs = await import('node:fs/promises');
+      moduleOpts.wasmBinary = await fs.readFile(wasmUrl);
+    } else {
+      moduleOpts.locateFile = () => wasmUrl.href;
+    }
+    this.M = await (await import(url.href)).default(moduleOpts);
+    const M = this.M;
+    const bytes = await loadModelBytes(opts.model, onProgress);
+    writeFile(M, '/model/model', bytes);
+    let tok = null;
+    if (opts.tokenizer) writeFile(M, tok = '/model/tokenizer', await loadModelBytes(opts.tokenizer, null));
+    const requested = opts.threads === undefined ? 1 : opts.threads;
+    try {
+      this.model = new Model(M, '/model/model', tok, {maxSeq: opts.max_seq || 0});
+    } finally {
+      M.FS.unlink('/model/model');  // ml_open read the file into its own buffer
+      if (tok) M.FS.unlink(tok);
+    }
+    this.model.configure({});
+    const m = this.model;
+    this.chat = {format: -1, error: null};
+    try {
+      this.chat.format = m.chatFormat(opts.chat_template || null);
+    } catch (e) {
+      this.chat.error = e.message;
+    }
+    this.name = opts.model_id || (typeof opts.model === 'string' ? opts.model.split('/').pop() : 'legacy-ml');
+    this.info = {
+      build: want,
+      build_reason: reason,
+      simd128: want === 'simd128',
+      threaded: false,
+      threads: 1,
+      threads_requested: requested,
+      threads_note: requested > 1 ? 'this package has no threaded build yet: one thread' : '',
+      isa: JSON.parse(M.UTF8ToString(M._mlw_build_json())).isa,
+      chat_format: this.chat.format > 0 ? m.chatFormatName(this.chat.format) : null,
+      model: {...m.info, name: this.name},
+      wasm_memory_bytes: M.HEAPU8.length,
+    };
+    return this.info;
+  }
+
+  async builds() {
+    const url = new URL('./builds.json', import.meta.url);
+    if (inNode()) {
+      const fs = await import('node:fs/promises');
+      return JSON.parse(await fs.readFile(url, 'utf8'));
+    }
+    const r = await fetch(url);
+    if (!r.ok) throw new Error(`${url.href}: HTTP ${r.status}`);
+    return r.json();
+  }
+
+  need() {
+    if (!this.model) throw new Error('the engine is unloaded');
+    return this.model;
+  }
+
+  tokenize(text, addBos = true) {
+    return this.need().encode(String(text), addBos);
+  }
+
+  detokenize(ids) {
+    return this.need().decode(ids);
+  }
+
+  abort(id) {
+    this.aborted.add(id);
+  }
+
+  memory() {
+    return {wasm_memory_bytes: this.M ? this.M.HEAPU8.length : 0};
+  }
+
+  // The prompt ids and stop ids of a request; throws one line naming a bad field.
+  prompt(kind, req) {
+    const m = this.need();
+    const bos = m.info.bos_id;
+    if (kind === 'chat') {
+      if (!Array.isArray(req.messages) || req.messages.length === 0) throw new Error('messages: a non-empty array');
+      req.messages.forEach((msg, i) => {
+        if (!msg || !['system', 'user', 'assistant'].includes(msg.role)) throw new Error(`messages[${i}].role: system, user or assistant`);
+        if (typeof msg.content !== 'string') throw new Error(`messages[${i}].content: a string`);
+      });
+      if (this.chat.format <= 0) throw new Error(`chat: ${this.chat.error}`);
+      const ids = m.chatEncode(this.chat.format, req.messages.map(({role, content}) => ({role, content})), 1);
+      const stops = m.chatStopIds(this.chat.format);
+      return {ids, stopIds: bos >= 0 ? [bos, ...stops] : stops};
+    }
+    if (typeof req.prompt !== 'string') throw new Error('prompt: a string');
+    const ids = m.encode(req.prompt, true);
+    const stops = m.info.stop_ids || [];
+    return {ids, stopIds: bos >= 0 ? [bos, ...stops] : stops};
+  }
+
+  // Requests run one after the other, in the order they came (an aborted one ends at its next token).
+  generate(kind, id, req, emit) {
+    const mine = this.queue.then(() => this.run(this.need(), kind, id, req, emit));
+    this.queue = mine.catch(() => {}).finally(() => this.aborted.delete(id));
+    return mine;
+  }
+
+  async run(m, kind, id, req, emit) {
+    if (req.n !== undefined && req.n !== 1) throw new Error('n: only 1 is supported');
+    const maxTokens = num(req.max_completion_tokens ?? req.max_tokens, 'max_tokens', 0, 1 << 30, 0);
+    const stop = req.stop == null ? [] : Array.isArray(req.stop) ? req.stop : [req.stop];
+    if (stop.some((s) => typeof s !== 'string')) throw new Error('stop: a string or an array of strings');
+    const rf = req.response_format;
+    const json = rf && rf.type === 'json_object' ? {json_object: true, json_schema: null}
+               : rf && rf.type === 'json_schema' ? {json_object: false, json_schema: (rf.json_schema && rf.json_schema.schema) || rf.schema}
+               : {json_object: false, json_schema: null};
+    if (rf && !['json_object', 'json_schema', 'text'].includes(rf.type)) throw new Error(`response_format.type: ${rf.type}: text, json_object or json_schema`);
+    const seed = req.seed ?? Math.floor(Math.random() * 2 ** 31) + 1;
+    if (req.top_p === 0) throw new Error('top_p: 0 is not in (0, 1]');
+    m.configure({
+      temperature: num(req.temperature, 'temperature', 0, 2, 1),
+      top_p: num(req.top_p, 'top_p', 0, 1, 1),
+      seed,
+      presence_penalty: num(req.presence_penalty, 'presence_penalty', -2, 2, 0),
+      frequency_penalty: num(req.frequency_penalty, 'frequency_penalty', -2, 2, 0),
+      logit_bias: req.logit_bias || {},
+      ...json,
+    });
+    m.setStops(stop);
+    const {ids, stopIds} = this.prompt(kind, req);
+    if (ids.length >= m.info.max_seq) throw new Error(`prompt: ${ids.length} tokens, the context holds ${m.info.max_seq} positions`);
+    const reused = m.start(ids, {maxTokens, stopIds});
+    const aborted = () => this.aborted.has(id);
+    let text = '';
+    if (kind === 'completion' && req.echo) {  // the prompt's text first, as ml_run echoes it
+      if (m.info.tok_kind === 1 && ids[0] !== m.info.bos_id) text += m.echo(-1, ids[0]);
+      for (let t = 1; t < ids.length; t++) text += m.echo(ids[t - 1], ids[t]);
+      if (text) emit(text, null);
+    }
+    while (m.prefill() > 0) {
+      await yieldTurn();
+      if (aborted()) throw new AbortedError();
+    }
+    let generated = 0, finish = 0;
+    while (finish === 0) {
+      await yieldTurn();
+      if (aborted()) throw new AbortedError();
+      const r = m.next();
+      finish = r.finish;
+      text += r.text;
+      if (r.text || finish) emit(r.text, finish ? FINISH[finish] : null);
+    }
+    generated = m.M._ml_session_n_generated(m.session);  // the stop token is not counted
+    return {
+      text,
+      finish_reason: FINISH[finish],
+      usage: {prompt_tokens: ids.length, completion_tokens: generated, total_tokens: ids.length + generated,
+              prompt_tokens_details: {cached_tokens: reused}},
+    };
+  }
+
+  unload() {
+    if (this.model) this.model.close();
+    this.model = null;
+    this.M = null;
+  }
+}
