@@ -248,6 +248,15 @@ if(ML_ONCE)  # the same file against Python's jinja2 (python3-jinja2)
   add_test(NAME chat.jinja2 COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/chat_jinja2.py)
   set_tests_properties(chat.jinja2 PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
 endif()
+# chat.tools (issue 34 item 4): tools, tool calls and tool results rendered by ml::chat_render with
+# structured/tools.h against Python jinja2's renderings of the real Qwen2.5, Qwen3 and Llama 3.1/3.2
+# templates (verify/data/chat_tools_expected.json), reply parsing and the forced call's schema;
+# chat.tools.jinja2: that file is what jinja2 renders now (verify/chat_tools_jinja2.py).
+ml_test_group(chat.tools "[chat_tools],[chat_tools_parse]")
+if(ML_ONCE)
+  add_test(NAME chat.tools.jinja2 COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/chat_tools_jinja2.py)
+  set_tests_properties(chat.tools.jinja2 PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+endif()
 # chat.cli exercises ml_run's chat loop, the same C++ on every ISA: not on sve/rvv (above), nor on
 # rv64, where qemu-riscv64 took 117 s for it (neon-v7 26 s); x86 and both ARM profiles run it.
 if(ML_ARCH_GENERIC AND NOT ML_ISA STREQUAL "rv64")
@@ -411,6 +420,9 @@ if(ML_HAVE_SERVER)
     # response_format: 30 schemas x 3 seeds at temperature 1 on a random model, each reply checked by ajv
     add_test(NAME server.json_schema COMMAND ${ML_NODE_EXE} ${PROJECT_SOURCE_DIR}/verify/server_json_schema.js)
     set_tests_properties(server.json_schema PROPERTIES ENVIRONMENT "${_ml_server_env}" SKIP_RETURN_CODE 77 TIMEOUT 600)
+    # tools (issue 34 item 4): the openai client's tool-calling flow, forced calls validated by ajv
+    add_test(NAME server.tools COMMAND ${ML_NODE_EXE} ${PROJECT_SOURCE_DIR}/verify/server_tools.js)
+    set_tests_properties(server.tools PROPERTIES ENVIRONMENT "${_ml_server_env}" SKIP_RETURN_CODE 77 TIMEOUT 300)
   endif()
 endif()
 

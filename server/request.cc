@@ -7,14 +7,15 @@
 
 namespace ml::server {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // the key order of tools and arguments is the prompt's
 
 const char kIgnoredFields[] =
     "  model                the one loaded model serves every request\n"
     "  user, metadata       end-user ids and tags: nothing is logged or stored to attach them to\n"
     "  store                nothing is stored\n"
     "  service_tier         one tier\n"
-    "  parallel_tool_calls  tools are not implemented (\"tools\" itself is a 400)\n"
+    "  parallel_tool_calls  the reply's calls are parsed as the model writes them (Qwen: any number;\n"
+    "                       Llama 3.1+: one); a forced call (tool_choice required or named) is one\n"
     "  stream_options       the last streamed chunk always carries \"usage\"\n";
 
 namespace {
@@ -22,13 +23,20 @@ namespace {
 const char *const kFields[] = {"prompt", "messages", "stream", "n", "temperature", "top_p", "seed", "stop",
                                "max_tokens", "max_completion_tokens", "top_k", "min_p", "repeat_penalty",
                                "repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias",
-                               "logprobs", "top_logprobs", "response_format"};
+                               "logprobs", "top_logprobs", "response_format", "tools", "tool_choice"};
 const char *const kIgnored[] = {"model", "user", "metadata", "store", "service_tier", "parallel_tool_calls",
                                 "stream_options"};
 bool listed(const std::string &k, const char *const *b, const char *const *e) {
   return std::find_if(b, e, [&](const char *f) { return k == f; }) != e;
 }
 }  // namespace
+
+bool Request::uses_tools() const {
+  if (!tools.empty()) return true;
+  for (size_t i = 0; i < roles.size(); ++i)
+    if (roles[i] == "tool" || !calls[i].empty()) return true;
+  return false;
+}
 
 Request parse_request(const json &body, bool chat) {
   auto bad = [](const std::string &m) { return HttpError{400, m, "invalid_request_error"}; };
@@ -151,6 +159,49 @@ Request parse_request(const json &body, bool chat) {
     r.max_tokens = m > (1L << 30) ? (1L << 30) : long(m);
   }
 
+  if (!chat && (field("tools") || field("tool_choice")))
+    throw bad(std::string("unsupported field \"") + (field("tools") ? "tools" : "tool_choice") + "\" (completions have no tools)");
+  if (const json *v = chat ? field("tools") : nullptr) {  // [{"type": "function", "function": {name, parameters}}]
+    if (!v->is_array()) throw bad("'tools' must be an array");
+    for (size_t i = 0; i < v->size(); ++i) {
+      const json &t = (*v)[i];
+      const std::string at = "'tools[" + std::to_string(i) + "]";
+      if (!t.is_object() || t.value("type", json()) != "function") throw bad(at + ".type' must be \"function\"");
+      auto fn = t.find("function");
+      if (fn == t.end() || !fn->is_object()) throw bad(at + ".function' must be an object");
+      auto name = fn->find("name");
+      if (name == fn->end() || !name->is_string() || name->get<std::string>().empty() ||
+          name->get<std::string>().find_first_of("\"\\") != std::string::npos)
+        throw bad(at + ".function.name' must be a non-empty string without quotes or backslashes");
+      auto params = fn->find("parameters");
+      if (params != fn->end() && !params->is_object()) throw bad(at + ".function.parameters' must be a JSON schema (an object)");
+    }
+    r.tools = *v;
+  }
+  if (const json *v = chat ? field("tool_choice") : nullptr) {  // "auto" | "none" | "required" | {"type": "function", ...}
+    if (v->is_string()) {
+      r.tool_choice = v->get<std::string>();
+      if (r.tool_choice != "auto" && r.tool_choice != "none" && r.tool_choice != "required")
+        throw bad("'tool_choice' must be auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}");
+    } else {
+      const json *fn = v->is_object() && v->contains("function") ? &(*v)["function"] : nullptr;
+      const json *name = fn && fn->is_object() && fn->contains("name") ? &(*fn)["name"] : nullptr;
+      if (!v->is_object() || v->value("type", json()) != "function" || !name || !name->is_string())
+        throw bad("'tool_choice' must be auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}");
+      r.tool_choice = "function";
+      r.tool_name = name->get<std::string>();
+    }
+    if (r.tools.empty()) throw bad("'tool_choice' needs 'tools'");
+    std::string error;
+    if (r.tool_choice == "function" && ml::tools::call_schema(ML_CHAT_CHATML, r.tools, r.tool_name, &error).empty())
+      throw bad("'tool_choice.function.name' \"" + r.tool_name + "\" " + error);
+  }
+  if (!r.tools.empty() && r.tool_choice.empty()) r.tool_choice = "auto";
+  if (!r.tools.empty() && r.tool_choice != "none") {
+    if (r.json) throw bad("'response_format' cannot be combined with 'tools' (the reply is a tool call or text)");
+    if (r.logprobs && r.stream) throw bad("'logprobs' with 'tools' is not supported when streaming");
+  }
+
   // The prompt text, or the messages.
   if (chat) {
     const json *msgs = field("messages");
@@ -179,8 +230,32 @@ Request parse_request(const json &body, bool chat) {
       if (content.find('\0') != std::string::npos)
         throw bad("'messages[" + std::to_string(r.roles.size()) + "].content' contains a NUL character");
       const std::string role = ro->get<std::string>();
-      if (role != "system" && role != "user" && role != "assistant")
-        throw bad("message role '" + role + "' is not one of system, user, assistant");
+      const std::string at = "'messages[" + std::to_string(r.roles.size()) + "]";
+      if (role != "system" && role != "user" && role != "assistant" && role != "tool")
+        throw bad("message role '" + role + "' is not one of system, user, assistant, tool");
+      if (role == "tool") {
+        auto id = m.find("tool_call_id");
+        if (id != m.end() && !id->is_string()) throw bad(at + ".tool_call_id' must be a string");
+      }
+      r.calls.emplace_back();
+      auto tc = m.find("tool_calls");
+      if (tc != m.end() && !tc->is_null()) {
+        if (role != "assistant" || !tc->is_array()) throw bad(at + ".tool_calls' must be an array, in an assistant message");
+        for (size_t k = 0; k < tc->size(); ++k) {
+          const json &c = (*tc)[k];
+          const std::string cat = at + ".tool_calls[" + std::to_string(k) + "].function";
+          auto fn = c.is_object() ? c.find("function") : c.end();
+          if (fn == c.end() || !fn->is_object()) throw bad(cat + "' must be an object");
+          auto name = fn->find("name"), args = fn->find("arguments");
+          if (name == fn->end() || !name->is_string() || name->get<std::string>().empty() ||
+              name->get<std::string>().find_first_of("\"\\") != std::string::npos)
+            throw bad(cat + ".name' must be a non-empty string without quotes or backslashes");
+          // The templates write the arguments as an object (tojson): the string is parsed, as llama-server does.
+          const json a = args != fn->end() && args->is_string() ? json::parse(args->get<std::string>(), nullptr, false) : json();
+          if (!a.is_object()) throw bad(cat + ".arguments' must be a string holding a JSON object");
+          r.calls.back().push_back({name->get<std::string>(), a});
+        }
+      }
       r.roles.push_back(role);
       r.contents.push_back(content);
     }

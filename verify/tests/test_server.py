@@ -511,7 +511,9 @@ class BadInput(Base):
                                  ("/v1/completions", {"prompt": "x", "suffix": "y"}, "suffix"),
                                  ("/v1/completions", {"prompt": "x", "messages": []}, "messages"),
                                  ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}],
-                                                           "tools": []}, "tools"),
+                                                           "functions": []}, "functions"),
+                                 ("/v1/completions", {"prompt": "x", "tools": []}, "tools"),
+                                 ("/v1/completions", {"prompt": "x", "tool_choice": "auto"}, "tool_choice"),
                                  ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}],
                                                            "prompt": "x"}, "prompt")):
             with self.subTest(body=body):
