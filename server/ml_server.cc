@@ -30,7 +30,6 @@
 #include "runtime/text/unicode.h"
 #include "request.h"
 #include "scheduler.h"
-#include "tool_reply.h"
 
 using nlohmann::json;
 using namespace ml::server;
@@ -230,6 +229,11 @@ json logprobs_json(const std::vector<TokenLogprob> &v, size_t from, size_t to, b
   return json{{"tokens", tokens}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offs}};
 }
 
+// The chat reply's message, its tool calls parsed when it was offered tools (call with sched_.mu held).
+json reply_message(const Job &j, const std::string &id, std::string *finish) {
+  return ml::tools::reply_message(ml_chat_format(j.tool_format), j.reply_prefix + j.text, id, finish);
+}
+
 void Server::handle_completion(const httplib::Request &req, httplib::Response &res, bool chat) {
   size_t bad_at = 0;
   if (!ml::unicode::valid_utf8(req.body.data(), req.body.size(), &bad_at))
@@ -265,7 +269,7 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
     }
     size_t offset = 0;
     std::string finish = job->finish;
-    const json message = chat ? assistant_message(*job, id, &finish) : json();  // tool calls parsed (tool_reply.h)
+    const json message = chat ? reply_message(*job, id, &finish) : json();  // tool calls parsed (structured/tools.h)
     json choice = {{"index", 0}, {"finish_reason", finish}, {"logprobs", nullptr}};
     if (job->req.logprobs) choice["logprobs"] = logprobs_json(job->logprobs, 0, job->logprobs.size(), chat, &offset);
     if (chat)
@@ -304,11 +308,11 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
         const bool done = job->done;
         std::string finish = job->finish;
         const std::string error = job->error;
-        // Offered tools: the reply goes whole, as one delta, when it is done (server/tool_reply.h).
+        // Offered tools: the reply goes whole, as one delta, when it is done (a call cannot be told from text before).
         json tool_delta = nullptr;
         if (job->tool_format) {
           pieces.clear();
-          if (done && finish != "error") tool_delta = assistant_delta(assistant_message(*job, id, &finish));
+          if (done && finish != "error") tool_delta = ml::tools::reply_delta(reply_message(*job, id, &finish));
         }
         const json use = usage(*job), tim = timings(*job);
         lk.unlock();

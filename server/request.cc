@@ -161,41 +161,12 @@ Request parse_request(const json &body, bool chat) {
 
   if (!chat && (field("tools") || field("tool_choice")))
     throw bad(std::string("unsupported field \"") + (field("tools") ? "tools" : "tool_choice") + "\" (completions have no tools)");
-  if (const json *v = chat ? field("tools") : nullptr) {  // [{"type": "function", "function": {name, parameters}}]
-    if (!v->is_array()) throw bad("'tools' must be an array");
-    for (size_t i = 0; i < v->size(); ++i) {
-      const json &t = (*v)[i];
-      const std::string at = "'tools[" + std::to_string(i) + "]";
-      if (!t.is_object() || t.value("type", json()) != "function") throw bad(at + ".type' must be \"function\"");
-      auto fn = t.find("function");
-      if (fn == t.end() || !fn->is_object()) throw bad(at + ".function' must be an object");
-      auto name = fn->find("name");
-      if (name == fn->end() || !name->is_string() || name->get<std::string>().empty() ||
-          name->get<std::string>().find_first_of("\"\\") != std::string::npos)
-        throw bad(at + ".function.name' must be a non-empty string without quotes or backslashes");
-      auto params = fn->find("parameters");
-      if (params != fn->end() && !params->is_object()) throw bad(at + ".function.parameters' must be a JSON schema (an object)");
-    }
+  if (const json *v = chat ? field("tools") : nullptr) {  // validated in structured/tools.cc, errors naming the field
+    if (std::string e = ml::tools::check_tools(*v); !e.empty()) throw bad(e);
     r.tools = *v;
   }
-  if (const json *v = chat ? field("tool_choice") : nullptr) {  // "auto" | "none" | "required" | {"type": "function", ...}
-    if (v->is_string()) {
-      r.tool_choice = v->get<std::string>();
-      if (r.tool_choice != "auto" && r.tool_choice != "none" && r.tool_choice != "required")
-        throw bad("'tool_choice' must be auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}");
-    } else {
-      const json *fn = v->is_object() && v->contains("function") ? &(*v)["function"] : nullptr;
-      const json *name = fn && fn->is_object() && fn->contains("name") ? &(*fn)["name"] : nullptr;
-      if (!v->is_object() || v->value("type", json()) != "function" || !name || !name->is_string())
-        throw bad("'tool_choice' must be auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}");
-      r.tool_choice = "function";
-      r.tool_name = name->get<std::string>();
-    }
-    if (r.tools.empty()) throw bad("'tool_choice' needs 'tools'");
-    std::string error;
-    if (r.tool_choice == "function" && ml::tools::call_schema(ML_CHAT_CHATML, r.tools, r.tool_name, &error).empty())
-      throw bad("'tool_choice.function.name' \"" + r.tool_name + "\" " + error);
-  }
+  if (const json *v = chat ? field("tool_choice") : nullptr)
+    if (std::string e = ml::tools::parse_tool_choice(*v, r.tools, &r.tool_choice, &r.tool_name); !e.empty()) throw bad(e);
   if (!r.tools.empty() && r.tool_choice.empty()) r.tool_choice = "auto";
   if (!r.tools.empty() && r.tool_choice != "none") {
     if (r.json) throw bad("'response_format' cannot be combined with 'tools' (the reply is a tool call or text)");
@@ -238,23 +209,9 @@ Request parse_request(const json &body, bool chat) {
         if (id != m.end() && !id->is_string()) throw bad(at + ".tool_call_id' must be a string");
       }
       r.calls.emplace_back();
-      auto tc = m.find("tool_calls");
-      if (tc != m.end() && !tc->is_null()) {
-        if (role != "assistant" || !tc->is_array()) throw bad(at + ".tool_calls' must be an array, in an assistant message");
-        for (size_t k = 0; k < tc->size(); ++k) {
-          const json &c = (*tc)[k];
-          const std::string cat = at + ".tool_calls[" + std::to_string(k) + "].function";
-          auto fn = c.is_object() ? c.find("function") : c.end();
-          if (fn == c.end() || !fn->is_object()) throw bad(cat + "' must be an object");
-          auto name = fn->find("name"), args = fn->find("arguments");
-          if (name == fn->end() || !name->is_string() || name->get<std::string>().empty() ||
-              name->get<std::string>().find_first_of("\"\\") != std::string::npos)
-            throw bad(cat + ".name' must be a non-empty string without quotes or backslashes");
-          // The templates write the arguments as an object (tojson): the string is parsed, as llama-server does.
-          const json a = args != fn->end() && args->is_string() ? json::parse(args->get<std::string>(), nullptr, false) : json();
-          if (!a.is_object()) throw bad(cat + ".arguments' must be a string holding a JSON object");
-          r.calls.back().push_back({name->get<std::string>(), a});
-        }
+      if (auto tc = m.find("tool_calls"); tc != m.end() && !tc->is_null()) {
+        if (role != "assistant") throw bad(at + ".tool_calls' must be in an assistant message");
+        if (std::string e = ml::tools::parse_calls(*tc, at + ".tool_calls", &r.calls.back()); !e.empty()) throw bad(e);
       }
       r.roles.push_back(role);
       r.contents.push_back(content);

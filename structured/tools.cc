@@ -135,4 +135,91 @@ bool parse_reply(ml_chat_format f, const std::string &text, std::string *content
   return true;
 }
 
+namespace {
+
+bool plain_name(const ojson *n) {  // written raw into the templates' call lines
+  return n && n->is_string() && !n->get<std::string>().empty() &&
+         n->get<std::string>().find_first_of("\"\\") == std::string::npos;
+}
+const ojson *member(const ojson &o, const char *key) { return o.is_object() && o.contains(key) ? &o[key] : nullptr; }
+
+}  // namespace
+
+std::string check_tools(const ojson &tools) {
+  if (!tools.is_array()) return "'tools' must be an array";
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const std::string at = "'tools[" + std::to_string(i) + "]";
+    const ojson *type = member(tools[i], "type"), *fn = member(tools[i], "function");
+    if (!type || *type != "function") return at + ".type' must be \"function\"";
+    if (!fn || !fn->is_object()) return at + ".function' must be an object";
+    if (!plain_name(member(*fn, "name"))) return at + ".function.name' must be a non-empty string without quotes or backslashes";
+    const ojson *params = member(*fn, "parameters");
+    if (params && !params->is_object()) return at + ".function.parameters' must be a JSON schema (an object)";
+  }
+  return "";
+}
+
+std::string parse_tool_choice(const ojson &v, const ojson &tools, std::string *choice, std::string *name) {
+  const char kForms[] = "'tool_choice' must be auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}";
+  if (v.is_string()) {
+    *choice = v.get<std::string>();
+    if (*choice != "auto" && *choice != "none" && *choice != "required") return kForms;
+  } else {
+    const ojson *type = member(v, "type"), *fn = member(v, "function");
+    const ojson *n = fn ? member(*fn, "name") : nullptr;
+    if (!type || *type != "function" || !n || !n->is_string()) return kForms;
+    *choice = "function";
+    *name = n->get<std::string>();
+  }
+  if (tools.empty()) return "'tool_choice' needs 'tools'";
+  std::string error;
+  if (*choice == "function" && call_schema(ML_CHAT_CHATML, tools, *name, &error).empty())
+    return "'tool_choice.function.name' \"" + *name + "\" " + error;
+  return "";
+}
+
+std::string parse_calls(const ojson &tool_calls, const std::string &at, std::vector<Call> *out) {
+  if (!tool_calls.is_array()) return at + "' must be an array";
+  for (size_t k = 0; k < tool_calls.size(); ++k) {
+    const std::string cat = at + "[" + std::to_string(k) + "].function";
+    const ojson *fn = member(tool_calls[k], "function");
+    if (!fn || !fn->is_object()) return cat + "' must be an object";
+    const ojson *name = member(*fn, "name"), *args = member(*fn, "arguments");
+    if (!plain_name(name)) return cat + ".name' must be a non-empty string without quotes or backslashes";
+    // The templates write the arguments as an object (tojson): the string is parsed, as llama-server does.
+    const ojson a = args && args->is_string() ? ojson::parse(args->get<std::string>(), nullptr, false) : ojson();
+    if (!a.is_object()) return cat + ".arguments' must be a string holding a JSON object";
+    out->push_back({name->get<std::string>(), a});
+  }
+  return "";
+}
+
+nlohmann::json reply_message(ml_chat_format f, const std::string &text, const std::string &id, std::string *finish) {
+  using nlohmann::json;
+  json m = {{"role", "assistant"}, {"content", text}};
+  std::string content;
+  std::vector<Call> calls;
+  if (f == ML_CHAT_UNKNOWN || !parse_reply(f, text, &content, &calls)) return m;
+  json list = json::array();
+  for (size_t k = 0; k < calls.size(); ++k)
+    list.push_back({{"id", "call_" + id + "_" + std::to_string(k)},
+                    {"type", "function"},
+                    {"function", {{"name", calls[k].name}, {"arguments", calls[k].arguments.dump()}}}});
+  m["content"] = content.empty() ? json(nullptr) : json(content);
+  m["tool_calls"] = list;
+  if (*finish == "stop") *finish = "tool_calls";
+  return m;
+}
+
+nlohmann::json reply_delta(const nlohmann::json &message) {
+  nlohmann::json d = nlohmann::json::object();
+  if (!message["content"].is_null()) d["content"] = message["content"];
+  if (message.contains("tool_calls")) {
+    nlohmann::json list = message["tool_calls"];
+    for (size_t k = 0; k < list.size(); ++k) list[k]["index"] = k;
+    d["tool_calls"] = list;
+  }
+  return d;
+}
+
 }  // namespace ml::tools

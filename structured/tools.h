@@ -55,4 +55,23 @@ std::string call_schema(ml_chat_format f, const ojson &tools, const std::string 
 // holds no well-formed call: it is then plain content.
 bool parse_reply(ml_chat_format f, const std::string &text, std::string *content, std::vector<Call> *calls);
 
+// ml_server's request fields, validated; each returns "" or the one-line error naming the field as
+// the request spells it ('tools[1].function.name' must be ...).
+//   check_tools        'tools': [{"type": "function", "function": {"name", "parameters"?: object}}]
+//   parse_tool_choice  'tool_choice': "auto" | "none" | "required" | {"type": "function", "function":
+//                      {"name": one of tools}} -> *choice ("function" for the last) and *name
+//   parse_calls        an assistant message's tool_calls (at: "'messages[i].tool_calls"), the
+//                      arguments string parsed into an object (the templates tojson an object)
+std::string check_tools(const ojson &tools);
+std::string parse_tool_choice(const ojson &v, const ojson &tools, std::string *choice, std::string *name);
+std::string parse_calls(const ojson &tool_calls, const std::string &at, std::vector<Call> *out);
+
+// OpenAI's assistant message for a reply offered tools of format f (ML_CHAT_UNKNOWN: none offered,
+// the text is the content): {"role": "assistant", "content", "tool_calls": [{id "call_<id>_<k>",
+// type "function", function {name, arguments: a JSON string}}]}; *finish "stop" becomes
+// "tool_calls" when there are calls. reply_delta: the one streamed delta of that message (its
+// content, or its tool_calls each with "index").
+nlohmann::json reply_message(ml_chat_format f, const std::string &text, const std::string &id, std::string *finish);
+nlohmann::json reply_delta(const nlohmann::json &message);
+
 }  // namespace ml::tools

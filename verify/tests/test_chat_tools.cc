@@ -161,3 +161,26 @@ TEST_CASE("the forced call's schema", "[chat_tools_parse]") {
   CHECK(ml::tools::call_prefix(ML_CHAT_CHATML) == "<tool_call>\n");
   CHECK(ml::tools::call_prefix(ML_CHAT_LLAMA3).empty());
 }
+
+TEST_CASE("the reply as OpenAI's message: tool_calls and finish_reason", "[chat_tools_parse]") {
+  std::string finish = "stop";
+  nlohmann::json m = ml::tools::reply_message(ML_CHAT_QWEN3, "ok <tool_call>{\"name\": \"f\", \"arguments\": {\"x\": [1]}}</tool_call>",
+                                              "chatcmpl-3", &finish);
+  CHECK(finish == "tool_calls");
+  CHECK(m["content"] == "ok");
+  REQUIRE(m["tool_calls"].size() == 1);
+  CHECK(m["tool_calls"][0] == nlohmann::json::parse(
+                                  R"({"id": "call_chatcmpl-3_0", "type": "function", "function": {"name": "f", "arguments": "{\"x\":[1]}"}})"));
+  const nlohmann::json d = ml::tools::reply_delta(m);
+  CHECK(d["content"] == "ok");
+  CHECK(d["tool_calls"][0]["index"] == 0);
+  finish = "length";  // a call cut short by max_tokens: the text, as generated
+  m = ml::tools::reply_message(ML_CHAT_QWEN3, "<tool_call>{\"name\": \"f\", \"argu", "x", &finish);
+  CHECK(finish == "length");
+  CHECK(m == nlohmann::json{{"role", "assistant"}, {"content", "<tool_call>{\"name\": \"f\", \"argu"}});
+  finish = "stop";  // no tools offered: never parsed
+  m = ml::tools::reply_message(ML_CHAT_UNKNOWN, "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>", "x", &finish);
+  CHECK(finish == "stop");
+  CHECK_FALSE(m.contains("tool_calls"));
+  CHECK(ml::tools::reply_delta(m) == nlohmann::json{{"content", "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>"}});
+}
