@@ -10,28 +10,42 @@ namespace {
 
 bool llama(ml_chat_format f) { return f == ML_CHAT_LLAMA3; }
 
-void compact(const ojson &v, std::string *o) {
-  if (v.is_object()) {
-    *o += '{';
-    bool first = true;
-    for (const auto &kv : v.items()) {
-      if (!first) *o += ", ";
-      first = false;
-      *o += ojson(kv.key()).dump(-1, ' ', false);
-      *o += ": ";
-      compact(kv.value(), o);
-    }
-    *o += '}';
-  } else if (v.is_array()) {
-    *o += '[';
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (i) *o += ", ";
-      compact(v[i], o);
-    }
-    *o += ']';
-  } else {
-    *o += v.dump(-1, ' ', false);  // scalars: strings escaped as json.dumps(ensure_ascii=False) does
+// A number as Python's repr writes it: nlohmann's shortest digits are the same, but it switches to
+// an exponent one decade earlier (1e+15 where Python writes 1000000000000000.0).
+std::string number(const ojson &v) {
+  std::string t = v.dump();
+  const size_t e = t.find("e+15");
+  if (!v.is_number_float() || e == std::string::npos) return t;
+  const bool neg = t[0] == '-';
+  std::string digits;
+  for (size_t i = neg; i < e; ++i)
+    if (t[i] != '.') digits.push_back(t[i]);
+  digits.resize(16, '0');  // d.ddd x 10^15: 16 digits before the point
+  return (neg ? "-" : "") + digits + ".0";
+}
+
+// json.dumps: ", " and ": " on one line; with an indent, each member on its own line ("," at its end).
+void write(const ojson &v, int indent, int depth, std::string *o) {
+  const bool obj = v.is_object();
+  if (!obj && !v.is_array()) {
+    *o += v.is_number() ? number(v) : v.dump(-1, ' ', false);  // strings as json.dumps(ensure_ascii=False)
+    return;
   }
+  if (v.empty()) {
+    *o += obj ? "{}" : "[]";
+    return;
+  }
+  const std::string in = indent < 0 ? "" : "\n" + std::string(size_t(indent) * size_t(depth + 1), ' ');
+  *o += obj ? '{' : '[';
+  bool first = true;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    *o += first ? in : (indent < 0 ? ", " : "," + in);
+    first = false;
+    if (obj) *o += ojson(it.key()).dump(-1, ' ', false) + ": ";
+    write(it.value(), indent, depth + 1, o);
+  }
+  if (indent >= 0) *o += "\n" + std::string(size_t(indent) * size_t(depth), ' ');
+  *o += obj ? '}' : ']';
 }
 
 std::string trim(const std::string &s) {
@@ -60,9 +74,8 @@ bool call_of(const std::string &text, ml_chat_format f, Call *c) {
 }  // namespace
 
 std::string tojson(const ojson &v, int indent) {
-  if (indent >= 0) return v.dump(indent, ' ', false);  // "," at line ends, ": " after keys: as Python's
   std::string o;
-  compact(v, &o);
+  write(v, indent, 0, &o);
   return o;
 }
 

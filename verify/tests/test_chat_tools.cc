@@ -95,6 +95,10 @@ TEST_CASE("tojson is json.dumps(ensure_ascii=False)", "[chat_tools_parse]") {
   const ojson v = ojson::parse(R"({"z": [1, 2.5, -0.0, 1e-07, true, null, {}], "a": "é\u0001\"\\/\n", "m": {"k": []}})");
   CHECK(ml::tools::tojson(v) == "{\"z\": [1, 2.5, -0.0, 1e-07, true, null, {}], \"a\": \"é\\u0001\\\"\\\\/\\n\", \"m\": {\"k\": []}}");
   CHECK(ml::tools::tojson(ojson::parse(R"({"a": [1, {}], "b": {}})"), 2) == "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": {}\n}");
+  // numbers as Python's repr: fixed notation up to 1e16, where nlohmann's own dump switches at 1e15
+  CHECK(ml::tools::tojson(ojson::parse("[1e15, -2.5e15, 9.999999999999998e15, 1e16, 1.5e-5, 1E2, 12345678901234567890]")) ==
+        "[1000000000000000.0, -2500000000000000.0, 9999999999999998.0, 1e+16, 1.5e-05, 100.0, 12345678901234567890]");
+  CHECK(ml::tools::tojson(ojson::parse(R"({"a": {"b": [1e15]}})"), 4) == "{\n    \"a\": {\n        \"b\": [\n            1000000000000000.0\n        ]\n    }\n}");
   CHECK(ml::tools::tool_content(ML_CHAT_LLAMA3, "a\"b\n") == "\"a\\\"b\\n\"");
   CHECK(ml::tools::tool_content(ML_CHAT_QWEN3, "a\"b\n") == "a\"b\n");
 }
