@@ -20,6 +20,11 @@
 //           dropped before it; generation prompt <|im_start|>assistant\n (enable_thinking = false:
 //           + "<think>\n\n</think>\n\n") (Qwen3; recognised by its <think>, reasoning_content and
 //           last_query_index)
+// Tools (ChatTools below; C++ only, the C API renders without): Qwen2.5's ChatML and Qwen3 write a
+// "# Tools ... <tools>" block into the system turn, calls as <tool_call> lines and tool results as
+// <tool_response> blocks in a user turn; Llama 3.1+ write "Environment: ipython", the tools in the
+// first user message, a call as the assistant's JSON and results as ipython turns. Checked against
+// Python jinja2 (verify/chat_tools_jinja2.py, verify/tests/test_chat_tools.cc).
 #pragma once
 #include <string>
 #include <utility>
