@@ -265,6 +265,17 @@ if(ML_ONCE)  # the same file against Python's jinja2 (python3-jinja2)
   add_test(NAME chat.jinja2 COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/chat_jinja2.py)
   set_tests_properties(chat.jinja2 PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
 endif()
+# chat.tools (issue 34 item 4): tools, tool calls and tool results rendered by ml::chat_render with
+# structured/tools.h against Python jinja2's renderings of the real Qwen2.5, Qwen3 and Llama 3.1/3.2
+# templates (verify/data/chat_tools_expected.json), reply parsing and the forced call's schema;
+# chat.tools.jinja2: that file is what jinja2 renders now (verify/chat_tools_jinja2.py).
+if(ML_ARCH_GENERIC)  # the same C++ text code on every ISA: not again under sve/rvv emulation
+  ml_test_group(chat.tools "[chat_tools],[chat_tools_parse]")
+endif()
+if(ML_ONCE)
+  add_test(NAME chat.tools.jinja2 COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/chat_tools_jinja2.py)
+  set_tests_properties(chat.tools.jinja2 PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+endif()
 # chat.cli exercises ml_run's chat loop, the same C++ on every ISA: not on sve/rvv (above), nor on
 # rv64, where qemu-riscv64 took 117 s for it (neon-v7 26 s); x86 and both ARM profiles run it.
 if(ML_ARCH_GENERIC AND NOT ML_ISA STREQUAL "rv64")
@@ -439,6 +450,9 @@ if(ML_HAVE_SERVER)
       add_test(NAME server.page COMMAND sh ${PROJECT_SOURCE_DIR}/verify/server_page.sh ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR})
       set_tests_properties(server.page PROPERTIES ENVIRONMENT "${_ml_server_env}" TIMEOUT 300)
     endif()
+    # tools (issue 34 item 4): the openai client's tool-calling flow, forced calls validated by ajv
+    add_test(NAME server.tools COMMAND ${ML_NODE_EXE} ${PROJECT_SOURCE_DIR}/verify/server_tools.js)
+    set_tests_properties(server.tools PROPERTIES ENVIRONMENT "${_ml_server_env}" SKIP_RETURN_CODE 77 TIMEOUT 300)
   endif()
 endif()
 

@@ -142,19 +142,24 @@ extern "C" ml_status ml_chat_detect(const ml_ctx *ctx, ml_chat_format *format) {
   return ML_OK;
 }
 
-extern "C" ml_status ml_chat_render(const ml_ctx *ctx, ml_chat_format format, const ml_chat_message *messages,
-                                    int n, int add_assistant, char *out, size_t cap, size_t *len) {
-  if (!ctx || !len || (!out && cap != 0)) return fail(ML_E_ARG, "ml_chat_render: NULL argument");
+ml_status ml::chat_render_ctx(const ml_ctx *ctx, ml_chat_format format, const ml_chat_message *messages, int n,
+                              int add, const ChatTools *tools, std::string *text) {
+  if (!ctx || !text) return fail(ML_E_ARG, "ml_chat_render: NULL argument");
   if (!ctx->has_tokenizer) return fail(ML_E_ARG, "ml_chat_render: the context was opened without a tokenizer");
   if (format < ML_CHAT_CHATML || format > ML_CHAT_QWEN3)
     return fail(ML_E_ARG, "ml_chat_render: format %d is not one of %s", int(format), kChoices + 16);
-  std::string text;
   try {
-    const ChatTemplateVars v = vars_of(ctx);
-    if (const ml_status s = chat_render(format, v, messages, n, add_assistant, &text)) return s;
+    return chat_render(format, vars_of(ctx), messages, n, add, text, tools);
   } catch (const std::bad_alloc &) {
     return fail(ML_E_NOMEM, "ml_chat_render: out of memory");
   }
+}
+
+extern "C" ml_status ml_chat_render(const ml_ctx *ctx, ml_chat_format format, const ml_chat_message *messages,
+                                    int n, int add_assistant, char *out, size_t cap, size_t *len) {
+  if (!ctx || !len || (!out && cap != 0)) return fail(ML_E_ARG, "ml_chat_render: NULL argument");
+  std::string text;
+  if (const ml_status s = chat_render_ctx(ctx, format, messages, n, add_assistant, nullptr, &text)) return s;
   *len = text.size();
   if (cap < text.size() + 1) {
     if (out == nullptr && cap == 0) return ML_OK;  // a size query

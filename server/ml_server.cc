@@ -56,8 +56,10 @@ const char kUsage[] =
     "repeat_penalty, repeat_last_n, presence_penalty, frequency_penalty, logit_bias ({\"token id\":\n"
     "bias in [-100, 100]}, added to the logit); logprobs (chat: with top_logprobs; completions: N):\n"
     "log-softmax of the logits after logit_bias and penalties; response_format json_object or\n"
-    "json_schema (docs/json-schema.md's subset): the reply is one valid JSON value. Any other\n"
-    "field is a 400 (unsupported field \"tools\") but these, accepted and ignored:\n";
+    "json_schema (docs/json-schema.md's subset): the reply is one valid JSON value; tools and\n"
+    "tool_choice (auto, none, required, a named function; Qwen2.5, Qwen3, Llama 3.1+ templates): the\n"
+    "reply parsed into tool_calls, a forced call held to the function's parameters. Any other\n"
+    "field is a 400 (unsupported field \"functions\") but these, accepted and ignored:\n";
 const char kGreedy[] =
     "Greedy output (temperature 0) is ml_run's text.\n";
 const char kEpilogue[] =
@@ -197,13 +199,18 @@ json logprobs_json(const std::vector<TokenLogprob> &v, size_t from, size_t to, b
   return json{{"tokens", tokens}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offs}};
 }
 
+// The chat reply's message, its tool calls parsed when it was offered tools (call with sched_.mu held).
+json reply_message(const Job &j, const std::string &id, std::string *finish) {
+  return ml::tools::reply_message(ml_chat_format(j.tool_format), j.reply_prefix + j.text, id, finish);
+}
+
 void Server::handle_completion(const httplib::Request &req, httplib::Response &res, bool chat) {
   size_t bad_at = 0;
   if (!ml::unicode::valid_utf8(req.body.data(), req.body.size(), &bad_at))
     return send_error(res, 400, "the request body is not valid UTF-8 (byte " + std::to_string(bad_at) + ")");
-  json body;
+  nlohmann::ordered_json body;  // key order kept: tools are written into the prompt as sent
   try {
-    body = json::parse(req.body);
+    body = nlohmann::ordered_json::parse(req.body);
   } catch (const json::exception &e) {
     return send_error(res, 400, std::string("malformed JSON: ") + e.what());
   }
@@ -232,10 +239,12 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
       return send_error(res, 500, e);
     }
     size_t offset = 0;
-    json choice = {{"index", 0}, {"finish_reason", job->finish}, {"logprobs", nullptr}};
+    std::string finish = job->finish;
+    const json message = chat ? reply_message(*job, id, &finish) : json();  // tool calls parsed (structured/tools.h)
+    json choice = {{"index", 0}, {"finish_reason", finish}, {"logprobs", nullptr}};
     if (job->req.logprobs) choice["logprobs"] = logprobs_json(job->logprobs, 0, job->logprobs.size(), chat, &offset);
     if (chat)
-      choice["message"] = {{"role", "assistant"}, {"content", job->text}};
+      choice["message"] = message;
     else
       choice["text"] = job->text;
     json out = {{"id", id},           {"object", object},           {"created", created},
@@ -268,7 +277,14 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
           lp = logprobs_json(job->logprobs, *lp_sent, job->logprobs.size(), chat, lp_offset.get());
         *lp_sent = job->logprobs.size();
         const bool done = job->done;
-        const std::string finish = job->finish, error = job->error;
+        std::string finish = job->finish;
+        const std::string error = job->error;
+        // Offered tools: the reply goes whole, as one delta, when it is done (a call cannot be told from text before).
+        json tool_delta = nullptr;
+        if (job->tool_format) {
+          pieces.clear();
+          if (done && finish != "error") tool_delta = ml::tools::reply_delta(reply_message(*job, id, &finish));
+        }
         const json use = usage(*job), tim = timings(*job);
         lk.unlock();
         auto chunk = [&](const json &delta_or_text, const json &finish_reason, const json &logprobs = nullptr) {
@@ -287,6 +303,7 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
         for (size_t i = 0; i < pieces.size(); ++i)
           out += sse(chunk(chat ? json{{"content", pieces[i]}} : json(pieces[i]), nullptr,
                            i + 1 == pieces.size() ? lp : json(nullptr)));
+        if (!tool_delta.is_null()) out += sse(chunk(tool_delta, nullptr));
         if (done) {
           if (finish == "error") {
             out += sse(error_body(500, error, "server_error"));

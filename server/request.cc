@@ -7,14 +7,15 @@
 
 namespace ml::server {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // the key order of tools and arguments is the prompt's
 
 const char kIgnoredFields[] =
     "  model                the one loaded model serves every request\n"
     "  user, metadata       end-user ids and tags: nothing is logged or stored to attach them to\n"
     "  store                nothing is stored\n"
     "  service_tier         one tier\n"
-    "  parallel_tool_calls  tools are not implemented (\"tools\" itself is a 400)\n"
+    "  parallel_tool_calls  the reply's calls are parsed as the model writes them (Qwen: any number;\n"
+    "                       Llama 3.1+: one); a forced call (tool_choice required or named) is one\n"
     "  stream_options       the last streamed chunk always carries \"usage\"\n";
 
 namespace {
@@ -22,13 +23,20 @@ namespace {
 const char *const kFields[] = {"prompt", "messages", "stream", "n", "temperature", "top_p", "seed", "stop",
                                "max_tokens", "max_completion_tokens", "top_k", "min_p", "repeat_penalty",
                                "repeat_last_n", "presence_penalty", "frequency_penalty", "logit_bias",
-                               "logprobs", "top_logprobs", "response_format"};
+                               "logprobs", "top_logprobs", "response_format", "tools", "tool_choice"};
 const char *const kIgnored[] = {"model", "user", "metadata", "store", "service_tier", "parallel_tool_calls",
                                 "stream_options"};
 bool listed(const std::string &k, const char *const *b, const char *const *e) {
   return std::find_if(b, e, [&](const char *f) { return k == f; }) != e;
 }
 }  // namespace
+
+bool Request::uses_tools() const {
+  if (!tools.empty()) return true;
+  for (size_t i = 0; i < roles.size(); ++i)
+    if (roles[i] == "tool" || !calls[i].empty()) return true;
+  return false;
+}
 
 Request parse_request(const json &body, bool chat) {
   auto bad = [](const std::string &m) { return HttpError{400, m, "invalid_request_error"}; };
@@ -151,6 +159,20 @@ Request parse_request(const json &body, bool chat) {
     r.max_tokens = m > (1L << 30) ? (1L << 30) : long(m);
   }
 
+  if (!chat && (field("tools") || field("tool_choice")))
+    throw bad(std::string("unsupported field \"") + (field("tools") ? "tools" : "tool_choice") + "\" (completions have no tools)");
+  if (const json *v = chat ? field("tools") : nullptr) {  // validated in structured/tools.cc, errors naming the field
+    if (std::string e = ml::tools::check_tools(*v); !e.empty()) throw bad(e);
+    r.tools = *v;
+  }
+  if (const json *v = chat ? field("tool_choice") : nullptr)
+    if (std::string e = ml::tools::parse_tool_choice(*v, r.tools, &r.tool_choice, &r.tool_name); !e.empty()) throw bad(e);
+  if (!r.tools.empty() && r.tool_choice.empty()) r.tool_choice = "auto";
+  if (!r.tools.empty() && r.tool_choice != "none") {
+    if (r.json) throw bad("'response_format' cannot be combined with 'tools' (the reply is a tool call or text)");
+    if (r.logprobs && r.stream) throw bad("'logprobs' with 'tools' is not supported when streaming");
+  }
+
   // The prompt text, or the messages.
   if (chat) {
     const json *msgs = field("messages");
@@ -179,8 +201,18 @@ Request parse_request(const json &body, bool chat) {
       if (content.find('\0') != std::string::npos)
         throw bad("'messages[" + std::to_string(r.roles.size()) + "].content' contains a NUL character");
       const std::string role = ro->get<std::string>();
-      if (role != "system" && role != "user" && role != "assistant")
-        throw bad("message role '" + role + "' is not one of system, user, assistant");
+      const std::string at = "'messages[" + std::to_string(r.roles.size()) + "]";
+      if (role != "system" && role != "user" && role != "assistant" && role != "tool")
+        throw bad("message role '" + role + "' is not one of system, user, assistant, tool");
+      if (role == "tool") {
+        auto id = m.find("tool_call_id");
+        if (id != m.end() && !id->is_string()) throw bad(at + ".tool_call_id' must be a string");
+      }
+      r.calls.emplace_back();
+      if (auto tc = m.find("tool_calls"); tc != m.end() && !tc->is_null()) {
+        if (role != "assistant") throw bad(at + ".tool_calls' must be in an assistant message");
+        if (std::string e = ml::tools::parse_calls(*tc, at + ".tool_calls", &r.calls.back()); !e.empty()) throw bad(e);
+      }
       r.roles.push_back(role);
       r.contents.push_back(content);
     }

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "structured/tools.h"
+
 namespace ml::server {
 
 struct HttpError {
@@ -33,7 +35,14 @@ struct Request {
   std::string json_schema;  // json_schema's schema as JSON text; "" with json: any JSON object
   std::vector<std::string> stop;            // stop strings (no empty ones)
   long max_tokens = -1;                     // -1: until the context is full
-  std::vector<std::string> roles, contents; // chat: the messages
+  std::vector<std::string> roles, contents; // chat: the messages (roles system, user, assistant, tool)
+  // Tool calls (structured/tools.h): the request's `tools` (key order kept), tool_choice "auto" |
+  // "none" | "required" | "function" (then tool_name), and per message its assistant tool_calls with
+  // the arguments parsed (a JSON object).
+  nlohmann::ordered_json tools = nlohmann::ordered_json::array();
+  std::string tool_choice, tool_name;
+  std::vector<std::vector<ml::tools::Call>> calls;
+  bool uses_tools() const;  // tools, tool calls or tool messages: the template's tool format renders
   std::string prompt;                       // completion: the prompt text
 };
 
@@ -42,6 +51,6 @@ extern const char kIgnoredFields[];
 
 // Throws HttpError (400) for a body that is not a valid request, or that has a field the server does
 // not implement (`unsupported field "tools"`) and kIgnoredFields does not list.
-Request parse_request(const nlohmann::json &body, bool chat);
+Request parse_request(const nlohmann::ordered_json &body, bool chat);
 
 }  // namespace ml::server

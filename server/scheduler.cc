@@ -271,16 +271,28 @@ std::shared_ptr<Job> Scheduler::make_job(Request r) {
     if (chat_format_ == 0)
       throw bad("the model has no chat template this server recognises; start it with --chat-template "
                 "chatml|zephyr|llama2|llama3|qwen3");
+    // Tools (structured/tools.h): rendered as the template's tool format; "none" renders the
+    // conversation as without tools; "required" / a named function opens the reply with the call
+    // and holds it to the function's parameters with the JSON constraint.
+    const ml_chat_format f = ml_chat_format(chat_format_);
+    Request &q = j->req;
+    const bool tools = q.uses_tools();
+    if (tools)
+      for (size_t i = 0; i < q.roles.size(); ++i)
+        if (q.roles[i] == "tool") q.contents[i] = ml::tools::tool_content(f, q.contents[i]);
     std::vector<ml_chat_message> cm;
-    for (size_t i = 0; i < j->req.roles.size(); ++i)
-      cm.push_back(ml_chat_message{j->req.roles[i].c_str(), j->req.contents[i].c_str()});
-    size_t len = 0;
-    ml_chat_render(base_, ml_chat_format(chat_format_), cm.data(), int(cm.size()), 1, nullptr, 0, &len);
-    text.assign(len + 1, '\0');
-    if (ml_chat_render(base_, ml_chat_format(chat_format_), cm.data(), int(cm.size()), 1, &text[0], text.size(),
-                       &len) != ML_OK)
+    for (size_t i = 0; i < q.roles.size(); ++i) cm.push_back(ml_chat_message{q.roles[i].c_str(), q.contents[i].c_str()});
+    const ml::ChatTools ct = ml::tools::chat_tools(f, !q.tools.empty() && q.tool_choice != "none", q.tools, q.calls);
+    if (ml::chat_render_ctx(base_, f, cm.data(), int(cm.size()), 1, tools ? &ct : nullptr, &text) != ML_OK)
       throw bad(std::string("cannot render the chat: ") + ml_last_error());
-    text.resize(len);
+    if (!q.tools.empty() && q.tool_choice != "none") j->tool_format = chat_format_;
+    if (q.tool_choice == "required" || q.tool_choice == "function") {
+      std::string error;
+      q.json = true;
+      q.json_schema = ml::tools::call_schema(f, q.tools, q.tool_choice == "function" ? q.tool_name : "", &error);
+      j->reply_prefix = ml::tools::call_prefix(f);
+      text += j->reply_prefix;
+    }
   }
 
   // Tokens: a prompt as ml_run (BOS first; byte-level without BOS and an empty prompt starts
@@ -316,7 +328,8 @@ std::shared_ptr<Job> Scheduler::make_job(Request r) {
     const std::string &sc = j->req.json_schema;
     ml_json_constraint *c = nullptr;
     if (ml_json_constraint_new(vocab_, sc.empty() ? nullptr : sc.c_str(), sc.size(), &c) != ML_OK)
-      throw bad(std::string("'response_format.json_schema.schema': ") + ml_last_error());
+      throw bad(std::string(j->tool_format ? "'tools' (a function's parameters): " : "'response_format.json_schema.schema': ") +
+                ml_last_error());
     j->constraint.reset(c);
   }
   // Ends: BOS (as run.c), the tokenizer's EOS/EOT/stop ids, for chats the template's end of turn.

@@ -43,6 +43,8 @@ struct Job {
   std::vector<int> bias_ids;  // the request's logit_bias, as ml_sampling takes it
   std::vector<float> bias;
   std::unique_ptr<ml_json_constraint, void (*)(ml_json_constraint *)> constraint{nullptr, ml_json_constraint_free};
+  int tool_format = 0;       // ml_chat_format whose tool calls the reply is parsed for (0: no tools offered)
+  std::string reply_prefix;  // what the prompt already wrote of the reply (a forced call's "<tool_call>\n")
   // Guarded by Scheduler::mu.
   std::string text;  // the text so far that no stop string can still claim
   std::vector<size_t> ends;  // text.size() after each publish: a stream sends each piece as its own chunk

@@ -98,6 +98,39 @@ bool ends_with(const std::string &s, const char *p) {
   return s.size() >= k && s.compare(s.size() - k, k, p) == 0;
 }
 
+// The tools block Qwen2.5's and Qwen3's templates write into the system turn (after the system text).
+const char kQwenToolsHead[] =
+    "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with "
+    "function signatures within <tools></tools> XML tags:\n<tools>";
+const char kQwenToolsTail[] =
+    "\n</tools>\n\nFor each function call, return a json object with function name and arguments within "
+    "<tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": "
+    "<args-json-object>}\n</tool_call><|im_end|>\n";
+
+std::string qwen_tools_block(const ChatTools &t) {
+  std::string o = kQwenToolsHead;
+  for (const std::string &tool : t.tools) o += "\n" + tool;
+  return o + kQwenToolsTail;
+}
+
+// A message's tool calls (ChatTools::calls), none without tools.
+const std::vector<std::pair<std::string, std::string>> &calls_of(const ChatTools *t, int i) {
+  static const std::vector<std::pair<std::string, std::string>> kNone;
+  return t && i < int(t->calls.size()) ? t->calls[size_t(i)] : kNone;
+}
+
+// Qwen's tool-call line: <tool_call>\n{"name": "NAME", "arguments": ARGS}\n</tool_call>
+std::string qwen_call(const std::pair<std::string, std::string> &c) {
+  return "<tool_call>\n{\"name\": \"" + c.first + "\", \"arguments\": " + c.second + "}\n</tool_call>";
+}
+
+// Qwen's tool results: consecutive tool messages share one user turn of <tool_response> blocks.
+void qwen_tool_result(const ml_chat_message *m, int n, int i, std::string *o) {
+  if (i == 0 || std::strcmp(m[i - 1].role, "tool") != 0) *o += "<|im_start|>user";
+  *o += std::string("\n<tool_response>\n") + m[i].content + "\n</tool_response>";
+  if (i == n - 1 || std::strcmp(m[i + 1].role, "tool") != 0) *o += "<|im_end|>\n";
+}
+
 // Qwen3's template (verify/data/chat_templates.json "qwen3") for system/user/assistant messages with
 // string contents, step by step as it reads:
 //   a system message first: <|im_start|>system\nCONTENT<|im_end|>\n (no default one);
@@ -110,10 +143,18 @@ bool ends_with(const std::string &s, const char *p) {
 //     else <|im_start|>assistant\nCONTENT<|im_end|>\n;
 //   add_generation_prompt: <|im_start|>assistant\n, and "<think>\n\n</think>\n\n" with
 //     enable_thinking = false (when the template has that switch).
-void render_qwen3(const ChatTemplateVars &v, const ml_chat_message *m, int n, int add, std::string *out) {
+//   with tools: <|im_start|>system\n + (the first system message + "\n\n") + the tools block;
+//   an assistant message's tool calls follow its content, "\n" before each but a first one with no
+//   content; tool messages: qwen_tool_result.
+void render_qwen3(const ChatTemplateVars &v, const ml_chat_message *m, int n, int add, const ChatTools *t,
+                  std::string *out) {
   std::string &o = *out;
   const bool system_first = std::strcmp(m[0].role, "system") == 0;
-  if (system_first) o += std::string("<|im_start|>system\n") + m[0].content + "<|im_end|>\n";
+  if (t && t->on)
+    o += std::string("<|im_start|>system\n") + (system_first ? std::string(m[0].content) + "\n\n" : "") +
+         qwen_tools_block(*t);
+  else if (system_first)
+    o += std::string("<|im_start|>system\n") + m[0].content + "<|im_end|>\n";
   int last_query = n - 1;
   for (int i = n - 1; i >= 0; --i) {
     const std::string c = m[i].content;
@@ -138,7 +179,11 @@ void render_qwen3(const ChatTemplateVars &v, const ml_chat_message *m, int n, in
              lstrip_c(content, '\n');
       else
         o += "<|im_start|>assistant\n" + content;
+      const auto &calls = calls_of(t, i);
+      for (size_t k = 0; k < calls.size(); ++k) o += (k > 0 || !content.empty() ? "\n" : "") + qwen_call(calls[k]);
       o += "<|im_end|>\n";
+    } else if (role == "tool") {
+      qwen_tool_result(m, n, i, &o);
     }
   }
   if (add & ML_CHAT_ASSISTANT) {
@@ -170,6 +215,13 @@ ml_chat_format chat_detect_source(const std::string &t) {
   return ML_CHAT_UNKNOWN;
 }
 
+bool chat_tools_supported(ml_chat_format f, const std::string &source) {
+  if (f == ML_CHAT_QWEN3) return true;
+  if (f == ML_CHAT_CHATML) return has(source, "<tool_call>") && has(source, "<tools>");
+  if (f == ML_CHAT_LLAMA3) return has(source, kKnowledge) && has(source, "Environment: ipython");
+  return false;
+}
+
 bool chatml_default_system(const std::string &t, std::string *text) {
   // A string literal '<|im_start|>system\nTEXT<|im_end|>...' (the \n written as an escape): the
   // first such literal with TEXT inside it (Qwen2.5's tools branch opens the block in one literal
@@ -194,15 +246,18 @@ bool chatml_default_system(const std::string &t, std::string *text) {
 }
 
 ml_status chat_render(ml_chat_format f, const ChatTemplateVars &v, const ml_chat_message *m, int n,
-                      int add, std::string *out) {
+                      int add, std::string *out, const ChatTools *tools) {
   const bool add_assistant = (add & ML_CHAT_ASSISTANT) != 0;
   out->clear();
   if (n < 1 || m == nullptr) return fail(ML_E_ARG, "chat: no messages to render");
+  if (tools && !chat_tools_supported(f, v.source))
+    return fail(ML_E_ARG, "chat: the %s chat template defines no tool calls", ml_chat_format_name(f));
   for (int i = 0; i < n; ++i) {
     const char *r = m[i].role;
-    if (!r || (std::strcmp(r, "system") && std::strcmp(r, "user") && std::strcmp(r, "assistant")))
-      return fail(ML_E_ARG, "chat message %d: role %s is not system, user or assistant", i,
-                  r ? shown(r).c_str() : "NULL");
+    if (!r || (std::strcmp(r, "system") && std::strcmp(r, "user") && std::strcmp(r, "assistant") &&
+               (!tools || std::strcmp(r, "tool"))))
+      return fail(ML_E_ARG, "chat message %d: role %s is not system, user%s or assistant", i,
+                  r ? shown(r).c_str() : "NULL", tools ? ", tool" : "");
     if (!m[i].content) return fail(ML_E_ARG, "chat message %d: content is NULL", i);
     size_t bad = 0;
     if (!unicode::valid_utf8(m[i].content, std::strlen(m[i].content), &bad))
@@ -216,9 +271,26 @@ ml_status chat_render(ml_chat_format f, const ChatTemplateVars &v, const ml_chat
       // Generic ChatML writes every message alike; Qwen2.5 / SmolLM2 first write their default
       // system prompt when the conversation does not start with a system message.
       std::string def;
-      if (!is(0, "system") && chatml_default_system(v.source, &def))
+      const bool has_def = !is(0, "system") && chatml_default_system(v.source, &def);
+      if (tools && tools->on) {  // Qwen2.5: the system text (or the default) and the tools block
+        o += "<|im_start|>system\n" + (is(0, "system") ? std::string(m[0].content) : def) + "\n\n" +
+             qwen_tools_block(*tools);
+      } else if (has_def) {
         o += "<|im_start|>system\n" + def + "<|im_end|>\n";
-      for (int i = 0; i < n; ++i) o += "<|im_start|>" + role(i) + "\n" + m[i].content + "<|im_end|>\n";
+      }
+      for (int i = 0; i < n; ++i) {
+        const auto &calls = calls_of(tools, i);
+        if (i == 0 && is(0, "system") && tools && tools->on) continue;  // written in the tools block
+        if (is(i, "tool")) {
+          qwen_tool_result(m, n, i, &o);
+        } else if (is(i, "assistant") && !calls.empty()) {  // Qwen2.5: "\n" + content only when non-empty
+          o += "<|im_start|>assistant" + (*m[i].content ? "\n" + std::string(m[i].content) : std::string());
+          for (const auto &c : calls) o += "\n" + qwen_call(c);
+          o += "<|im_end|>\n";
+        } else {
+          o += "<|im_start|>" + role(i) + "\n" + m[i].content + "<|im_end|>\n";
+        }
+      }
       if (add_assistant) o += "<|im_start|>assistant\n";
       return ML_OK;
     }
@@ -267,10 +339,35 @@ ml_status chat_render(ml_chat_format f, const ChatTemplateVars &v, const ml_chat
           system = strip(m[0].content);
           first = 1;
         }
-        o += v.bos + "<|start_header_id|>system<|end_header_id|>\n\n" + kKnowledge + "\nToday Date: " + date + "\n\n" +
-             system + "<|eot_id|>";
+        const bool on = tools && tools->on;
+        o += v.bos + "<|start_header_id|>system<|end_header_id|>\n\n" + (on ? "Environment: ipython\n" : "") +
+             kKnowledge + "\nToday Date: " + date + "\n\n" + system + "<|eot_id|>";
+        if (on) {  // tools_in_user_message (the default): the tools go before the first message's text
+          if (first >= n)
+            return fail(ML_E_ARG, "chat: Llama 3.1+ puts the tools in the first user message, and there is none");
+          o += "<|start_header_id|>user<|end_header_id|>\n\nGiven the following functions, please respond with a "
+               "JSON for a function call with its proper arguments that best answers the given prompt.\n\n"
+               "Respond in the format {\"name\": function name, \"parameters\": dictionary of argument name and "
+               "its value}.Do not use variables.\n\n";
+          for (const std::string &t : tools->tools) o += t + "\n\n";
+          o += strip(m[first].content) + "<|eot_id|>";
+          ++first;
+        }
       }
       for (int i = first; i < n; ++i) {
+        const auto &calls = calls_of(tools, i);
+        if (is(i, "tool")) {  // the content as the caller serialized it (tojson)
+          o += std::string("<|start_header_id|>ipython<|end_header_id|>\n\n") + m[i].content + "<|eot_id|>";
+          continue;
+        }
+        if (!calls.empty()) {
+          if (calls.size() != 1)
+            return fail(ML_E_ARG, "chat message %d: Llama 3.1+ takes one tool call per message, not %zu", i,
+                        calls.size());
+          o += "<|start_header_id|>assistant<|end_header_id|>\n\n{\"name\": \"" + calls[0].first +
+               "\", \"parameters\": " + calls[0].second + "}<|eot_id|>";
+          continue;
+        }
         std::string c = "<|start_header_id|>" + role(i) + "<|end_header_id|>\n\n" + strip(m[i].content) + "<|eot_id|>";
         if (i == 0 && !dated) c = v.bos + c;
         o += c;
@@ -281,7 +378,7 @@ ml_status chat_render(ml_chat_format f, const ChatTemplateVars &v, const ml_chat
       return ML_OK;
     }
     case ML_CHAT_QWEN3:
-      render_qwen3(v, m, n, add, &o);
+      render_qwen3(v, m, n, add, tools, &o);
       return ML_OK;
     case ML_CHAT_UNKNOWN:
       break;

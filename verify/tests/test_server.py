@@ -462,7 +462,18 @@ class BadInput(Base):
         chat = [({"messages": "hi"}, "messages"), ({"messages": []}, "messages"), ({"messages": [1]}, "message"),
                 ({"messages": [{"role": 1, "content": "x"}]}, "role"),
                 ({"messages": [{"role": "user", "content": 5}]}, "content"),
-                ({"messages": [{"role": "wizard", "content": "x"}]}, "wizard")]
+                ({"messages": [{"role": "wizard", "content": "x"}]}, "wizard"),
+                # tools on a template without a tool format (this server's zephyr), tool-call fields
+                ({"messages": [{"role": "user", "content": "x"}],
+                  "tools": [{"type": "function", "function": {"name": "f"}}]}, "zephyr chat template defines no tool calls"),
+                ({"messages": [{"role": "user", "content": "x"}, {"role": "tool", "content": "r"}]}, "defines no tool calls"),
+                ({"messages": [{"role": "tool", "content": "r", "tool_call_id": 5}]}, "'messages[0].tool_call_id'"),
+                ({"messages": [{"role": "user", "content": "x", "tool_calls": []}]}, "'messages[0].tool_calls'"),
+                ({"messages": [{"role": "assistant", "content": "x", "tool_calls": [{"function": {"name": "f",
+                  "arguments": "[1]"}}]}]}, "'messages[0].tool_calls[0].function.arguments'"),
+                ({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {
+                  "name": "f"}}], "response_format": {"type": "json_object"}}, "'response_format' cannot be combined"),
+                ({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "retrieval"}]}, "'tools[0].type'")]
         for body, needle in chat:
             with self.subTest(body=body):
                 self.assert_error(*self.server.post("/v1/chat/completions", body), 400, needle)
@@ -512,7 +523,9 @@ class BadInput(Base):
                                  ("/v1/completions", {"prompt": "x", "suffix": "y"}, "suffix"),
                                  ("/v1/completions", {"prompt": "x", "messages": []}, "messages"),
                                  ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}],
-                                                           "tools": []}, "tools"),
+                                                           "functions": []}, "functions"),
+                                 ("/v1/completions", {"prompt": "x", "tools": []}, "tools"),
+                                 ("/v1/completions", {"prompt": "x", "tool_choice": "auto"}, "tool_choice"),
                                  ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}],
                                                            "prompt": "x"}, "prompt")):
             with self.subTest(body=body):
