@@ -48,8 +48,9 @@ file(CONFIGURE OUTPUT "${_gen_dir}/fuzz_encode_tokenizer_mltk.inc" CONTENT "${_h
 foreach(_t IN LISTS ML_FUZZ_TARGETS)
   add_library(ml_fuzz_${_t} OBJECT fuzz/fuzz_${_t}.cc)
   target_include_directories(ml_fuzz_${_t} PRIVATE "${_gen_dir}")
-  target_link_libraries(ml_fuzz_${_t} PUBLIC ml_runtime)
+  set(_libs ml_runtime)
   if(_t STREQUAL "request")  # ml_server's request layer: its parsing and policy sources, no cpp-httplib
+    set(_libs ml_structured ml_runtime)  # request.cc reads tools with structured/tools.h
     ml_layer_root(server _server_root)
     target_sources(ml_fuzz_request PRIVATE server/request.cc server/http_policy.cc)
     target_include_directories(ml_fuzz_request PRIVATE "${_server_root}")
@@ -58,7 +59,7 @@ foreach(_t IN LISTS ML_FUZZ_TARGETS)
   # Replay: the guarded main (CPU check first), then ml_main of fuzz/replay_main.cc.
   add_executable(fuzz_${_t}_replay fuzz/replay_main.cc $<TARGET_OBJECTS:ml_fuzz_${_t}>
                  $<TARGET_OBJECTS:ml_guarded_main>)
-  target_link_libraries(fuzz_${_t}_replay PRIVATE ml_guard ml_runtime)
+  target_link_libraries(fuzz_${_t}_replay PRIVATE ml_guard ${_libs})
   set(_dirs "${PROJECT_SOURCE_DIR}/fuzz/corpus/${_ml_fuzz_corpus_${_t}}")
   if(EXISTS "${PROJECT_SOURCE_DIR}/fuzz/regressions/${_t}")
     list(APPEND _dirs "${PROJECT_SOURCE_DIR}/fuzz/regressions/${_t}")
@@ -69,7 +70,7 @@ foreach(_t IN LISTS ML_FUZZ_TARGETS)
 
   if(ML_FUZZ)
     add_executable(fuzz_${_t} $<TARGET_OBJECTS:ml_fuzz_${_t}>)
-    target_link_libraries(fuzz_${_t} PRIVATE ml_runtime)
+    target_link_libraries(fuzz_${_t} PRIVATE ${_libs})
     target_link_options(fuzz_${_t} PRIVATE -fsanitize=fuzzer)
     add_test(NAME fuzz.run.${_t}
              COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/fuzz/run_fuzz.py $<TARGET_FILE:fuzz_${_t}>

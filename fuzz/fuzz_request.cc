@@ -13,7 +13,7 @@
 //   - an accepted request holds what its contract promises: temperature in [0, 100], top_p in
 //     (0, 1], max_tokens -1 or in [1, 2^30], the sampler fields in their ranges, logit_bias in
 //     [-100, 100], top_logprobs in [0, 20], no empty stop string, a chat has as many roles as
-//     contents, at least one, each role system/user/assistant, and neither the prompt nor any
+//     contents, at least one, each role system/user/assistant/tool, and neither the prompt nor any
 //     content holds a NUL;
 //   - bearer_matches(auth, key) is exactly: "bearer" in any case, one or more spaces, the key;
 //   - Cors::add accepts a value only as * or http[s]://HOST[:PORT] without path, query, user or
@@ -52,7 +52,8 @@ void check_request(const Request &r, bool chat) {
   if (chat) {
     ML_FUZZ_CHECK(!r.roles.empty() && r.roles.size() == r.contents.size(), "messages");
     for (size_t i = 0; i < r.roles.size(); ++i) {
-      ML_FUZZ_CHECK(r.roles[i] == "system" || r.roles[i] == "user" || r.roles[i] == "assistant", r.roles[i].c_str());
+      ML_FUZZ_CHECK(r.roles[i] == "system" || r.roles[i] == "user" || r.roles[i] == "assistant" ||
+                        r.roles[i] == "tool", r.roles[i].c_str());
       ML_FUZZ_CHECK(r.contents[i].find('\0') == std::string::npos, "a NUL in a message");
     }
   } else {
