@@ -100,6 +100,19 @@ T.uaMemory = async () => {  // the page's whole memory as Chromium counts it (is
   const r = await Promise.race([performance.measureUserAgentSpecificMemory(), new Promise((ok) => setTimeout(() => ok(null), 60000))]);
   return r ? r.bytes : -1;
 };
+// wasm/ml.js's Model over a context openModel made (the npm engine's path), and over a MEMFS file.
+T.modelApi = async () => {
+  const {Model, writeFile} = await import('/ml.js');
+  const m = new Model(T.M, T.L.openModel(T.M, T.h, {threads: 2}), null);
+  const viaCtx = {vocab: m.info.vocab, n_threads: m.info.n_threads};
+  m.close();
+  const bytes = new Uint8Array(T.M.HEAPU8.buffer, T.h.ptr, T.h.bytes).slice();
+  writeFile(T.M, '/models/m.mlb', bytes);
+  const f = new Model(T.M, '/models/m.mlb', null);
+  const viaFile = {vocab: f.info.vocab, n_threads: f.info.n_threads};
+  f.close();
+  return {viaCtx, viaFile};
+};
 T.free = () => T.L.freeModel(T.M, T.h);
 T.fail = async (url) => {
   try { await T.L.loadModel(T.M, url, {cache: true}); return null; } catch (e) { return String(e.message); }
@@ -193,6 +206,9 @@ async function main() {
     const scribbled = await page.evaluate(`(() => { const b = T.h.ptr + (T.h.bytes >> 2) * 3; T.M.HEAPU8.fill(0x55, b, b + (T.h.bytes >> 3));
                                            return T.run(2, 24).hash; })()`);
     check(scribbled !== runs[1].hash, `the weights are used in place: scribbling over the buffer changes the logits (${scribbled})`);
+    const api = await page.evaluate('T.modelApi()');
+    check(api.viaCtx.vocab === 512 && api.viaCtx.n_threads === 2 && api.viaFile.vocab === 512 && api.viaFile.n_threads === 1,
+          `ml.js Model over openModel's context and over a MEMFS file: ${JSON.stringify(api)}`);
     await page.evaluate('T.free()');
 
     const l2 = await page.evaluate(`T.load('${url}', true)`);
