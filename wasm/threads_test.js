@@ -12,7 +12,8 @@
 //   - the second load (cache: true) reads the Cache API entry: one HEAD, no new GET; cache 'prefer'
 //     makes no request at all; the file changed (new mtime: new ETag/Last-Modified) is downloaded
 //     again and its older entry deleted;
-//   - a GGUF from a URL opens (format gguf) and its download buffer is freed at open;
+//   - a File (Blob) streams in and gives the same logits; a GGUF from a URL opens and its download
+//     buffer is freed at open;
 //   - /__huge.mlb (5 GiB claimed) is refused with one line naming the 4 GiB limit, with no body
 //     byte sent;
 //   - wasm memory after loading a model = one copy: memory grows by less than file + KV + 64 MiB.
@@ -67,6 +68,12 @@ T.load = async (url, cache) => {
   T.h = h;
   return {h: {...h}, n: ev.length, first: ev[0], last: ev[ev.length - 1],
           rising: ev.every((e, i) => i === 0 || e.loaded > ev[i - 1].loaded), memory: T.M.HEAPU8.length};
+};
+T.loadBlob = async (url) => {  // a File/Blob (a picked file): streamed from the Blob, phase 'memory'
+  const ev = [];
+  const blob = await (await fetch(url)).blob();
+  T.h = await T.L.loadModel(T.M, new File([blob], 'picked.mlb'), {onProgress: (e) => ev.push(e)});
+  return {h: {...T.h}, last: ev[ev.length - 1]};
 };
 T.fnv = (bytes, h) => { for (let i = 0; i < bytes.length; ++i) { h ^= bytes[i]; h = Math.imul(h, 16777619) >>> 0; } return h; };
 // Greedy steps with ml_eval; FNV-1a of all logits' bytes and the tokens.
@@ -230,6 +237,12 @@ async function main() {
     const keys = await page.evaluate('T.cacheKeys()');
     check(!l4.h.fromCache && c4[`GET ${url}`] === 2 && keys.filter((k) => k.includes(model)).length === 1,
           `changed file downloaded again (GET ${c4[`GET ${url}`]}), one cache entry left: ${keys.length} key(s)`);
+    await page.evaluate('T.free()');
+
+    const b = await page.evaluate(`T.loadBlob('${url}')`);
+    const br = await page.evaluate('T.run(2, 24)');
+    check(b.h.name === 'picked.mlb' && b.last.phase === 'memory' && b.last.loaded === size && br.hash === runs[1].hash,
+          `a File: ${b.h.bytes} bytes streamed from the Blob (phase ${b.last.phase}), the same logits`);
     await page.evaluate('T.free()');
 
     const g = await page.evaluate(`T.load('/models/stories260K.gguf', false)`);
