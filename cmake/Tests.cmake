@@ -110,6 +110,7 @@ ml_test_group(quant.ggml_blocks "[ggml_blocks]" FIXTURES random)
 ml_test_group(gguf.types "[gguf_types]" FIXTURES random)
 ml_test_group(quant.converter "[converter]" SHARED FIXTURES stories260K random)
 ml_test_group(model.malformed "[model]" FIXTURES random)
+ml_test_group(model.memory "[open_memory]" SHARED FIXTURES random)  # ml_open_memory: in place, GGUF, refusals (verify/tests/test_open_memory.cc)
 ml_test_group(tokenizer "[tokenizer]" SHARED)
 ml_test_group(tokenizer.bpe "[bpe]" FIXTURES random)
 # ml_tokenize (native/ml_tokenize.cc) with the byte-level tokenizer of the encode fuzz target

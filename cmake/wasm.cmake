@@ -1,7 +1,11 @@
 # WebAssembly builds (Emscripten; presets wasm-scalar and wasm-simd128, cmake/presets/wasm.json).
 # Included from CMakeLists.txt right after the options when the toolchain is Emscripten's
 # (cmake/toolchains/emscripten.cmake). What it adds:
-#   - single-threaded, read-not-mapped builds (ML_THREADS=OFF, ML_MMAP=OFF);
+#   - read-not-mapped builds (ML_MMAP=OFF), single-threaded (ML_THREADS=OFF: presets wasm-scalar,
+#     wasm-simd128) or pthreads (ML_THREADS=ON: preset wasm-simd128-threads; every object compiled
+#     with -pthread, shared wasm memory, the pool's threads are Web Workers / node worker_threads
+#     started with the module (PTHREAD_POOL_SIZE), so a pool starts without yielding to the event
+#     loop; its module is ml_web_simd128_threads, for cross-origin-isolated pages only);
 #   - node builds of every program (ml_run.js, ml_bench.js, ml_tests.js, ...): CommonJS,
 #     NODERAWFS (host files as native programs see them), process.env passed to getenv
 #     (wasm/node_pre.js), exit status from main; ctest runs them with node (the toolchain's
@@ -15,9 +19,18 @@
 #     simd128 build (ML_WASM_SCALAR_DIR), modules.json naming what is there, and stories260K
 #     converted to .mlb (F32, Q8_0, Q4_0) with its tokenizer under www/models/.
 # Tests: cmake/tests/wasm.cmake.
+set(ML_WASM_THREADS_DIR "" CACHE PATH
+    "wasm-simd128 only: the wasm-simd128-threads build folder whose ml_web_simd128_threads module www/ also serves")
 if(ML_THREADS)
-  message(STATUS "legacy-ml: WebAssembly build: ML_THREADS forced OFF (no pthreads build)")
-  set(ML_THREADS OFF CACHE BOOL "thread pool (OFF: single-threaded, e.g. WebAssembly)" FORCE)
+  if(NOT ML_ISA STREQUAL "wasm_simd128")
+    message(FATAL_ERROR "the WebAssembly pthreads build is ML_ISA=wasm_simd128 (preset wasm-simd128-threads), not ${ML_ISA}")
+  endif()
+  add_compile_options(-pthread)
+  # Workers made when the module starts: the pool's n-1 threads must exist before ml_open's
+  # ThreadPool::start joins them in a barrier (a thread made later starts only when the main
+  # browser thread returns to its event loop: fine for a module in a Worker, a hang for one on the
+  # page's main thread). A browser gets one per core (at least 4, at most 16), node 8.
+  add_link_options(-pthread)
 endif()
 if(ML_MMAP)
   message(STATUS "legacy-ml: WebAssembly build: ML_MMAP forced OFF (model files are read into memory)")
@@ -42,11 +55,16 @@ set(ML_WEB_EXPORTS
     _mlw_build_json _mlw_info_json _mlw_sizeof_options _mlw_sizeof_text_stream _mlw_session_options
     _mlw_config_new _mlw_config_free _mlw_config_sampling _mlw_config_logprobs _mlw_config_json
     _mlw_config_options _mlw_config_stops _mlw_logprobs_json)
+# The model loader's (wasm/loader_api.cc, wasm/loader.js).
+list(APPEND ML_WEB_EXPORTS _ml_open_memory _mlw_model_alloc _mlw_model_free _mlw_open_memory _mlw_plan_mlb _mlw_threads _mlw_max_threads)
 string(REPLACE ";" "," ML_WEB_EXPORTS "${ML_WEB_EXPORTS}")
 
 # Node programs link at -O1: their code is compiled at -O3 already, and binaryen's -O3 pass over
 # the linked module costs 3x the link time for no measurable speed (ml_run: 16 s vs 6 s per link).
 function(ml_wasm_node_program target)
+  if(ML_THREADS)
+    target_link_options(${target} PRIVATE -sPTHREAD_POOL_SIZE=8)
+  endif()
   target_link_options(${target} PRIVATE -O1
     -sENVIRONMENT=node -sNODERAWFS=1 -sEXIT_RUNTIME=1 -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB
     "SHELL:--pre-js ${PROJECT_SOURCE_DIR}/wasm/node_pre.js")
@@ -78,12 +96,20 @@ function(ml_wasm_targets)
   else()
     message(FATAL_ERROR "WebAssembly builds are ML_ISA=wasm_simd128 or scalar, not ${ML_ISA}")
   endif()
-  add_executable(ml_web wasm/web_api.cc)
+  set(_env web)
+  if(ML_THREADS)
+    set(_variant simd128_threads)
+    set(_env web,worker)  # the pool's threads run the module in Workers
+  endif()
+  add_executable(ml_web wasm/web_api.cc wasm/loader_api.cc)
   ml_isa_flags(ml_web)
   target_link_libraries(ml_web PRIVATE ml_verify ml_structured)
+  if(ML_THREADS)
+    target_link_options(ml_web PRIVATE "-sPTHREAD_POOL_SIZE=Math.max(4,Math.min(self.navigator.hardwareConcurrency||1,16))")
+  endif()
   set_target_properties(ml_web PROPERTIES OUTPUT_NAME ml_web_${_variant} SUFFIX ".mjs")
   target_link_options(ml_web PRIVATE
-    -O2 --no-entry -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=web -sEXPORT_NAME=createMlModule
+    -O2 --no-entry -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=${_env} -sEXPORT_NAME=createMlModule
     -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sFILESYSTEM=1
     "-sEXPORTED_FUNCTIONS=${ML_WEB_EXPORTS}"
     "-sEXPORTED_RUNTIME_METHODS=FS,UTF8ToString,stringToUTF8,lengthBytesUTF8")
@@ -106,7 +132,7 @@ function(ml_wasm_targets)
   endif()
   add_custom_target(www ALL
     COMMAND ${CMAKE_COMMAND} -DSRC=${PROJECT_SOURCE_DIR}/wasm -DWWW=${_www} -DMODULE=$<TARGET_FILE:ml_web>
-            -DVARIANT=${_variant} -DSCALAR_DIR=${ML_WASM_SCALAR_DIR} -P ${PROJECT_SOURCE_DIR}/wasm/assemble_www.cmake
+            -DVARIANT=${_variant} -DSCALAR_DIR=${ML_WASM_SCALAR_DIR} -DTHREADS_DIR=${ML_WASM_THREADS_DIR} -P ${PROJECT_SOURCE_DIR}/wasm/assemble_www.cmake
     DEPENDS ml_web ${_models}
     COMMENT "Assembling the served folder ${_www}" VERBATIM)
 

@@ -63,12 +63,9 @@ ml_status setup_state(ml_ctx *ctx, const ml_options &o, int threads) {
   return ML_OK;
 }
 
-}  // namespace
-
-extern "C" ml_status ml_open(ml_ctx **out, const char *model_path, const char *tokenizer_path,
-                             const ml_options *opts) {
-  clear_error();
-  if (out == nullptr) return fail(ML_E_ARG, "ml_open: out is NULL");
+// ml_open and ml_open_memory: everything but where the model comes from (load(model, pool, options)).
+template <class Load>
+ml_status open_ctx(ml_ctx **out, const char *model_name, const char *tokenizer_path, const ml_options *opts, Load load) {
   *out = nullptr;
   ml_options o;
   ml_options_init(&o);
@@ -86,7 +83,7 @@ extern "C" ml_status ml_open(ml_ctx **out, const char *model_path, const char *t
   };
   const int threads = o.n_threads > 0 ? o.n_threads : online_cpus();
   if (const ml_status s = ctx->pool.start(threads)) return bail(s);  // first: a GGUF's conversion uses it
-  if (const ml_status s = load_model(&ctx->model, model_path, &ctx->pool, o.cache_dir)) return bail(s);
+  if (const ml_status s = load(&ctx->model, &ctx->pool, o)) return bail(s);
   const Config &c = ctx->model.cfg;
   // llama2.c files carry no count: exactly n_tokens entries; MLTK files state theirs: at most vocab.
   const auto load_tokenizer = [&](const uint8_t *data, uint64_t size, const char *name) {
@@ -100,13 +97,38 @@ extern "C" ml_status ml_open(ml_ctx **out, const char *model_path, const char *t
     if (const ml_status s = f.open(tokenizer_path, "tokenizer")) return bail(s);
     if (const ml_status s = load_tokenizer(f.data(), f.size(), tokenizer_path)) return bail(s);
   } else if (!ctx->model.tokenizer_image.empty()) {  // a GGUF's own (runtime/gguf_vocab.cc)
-    const std::string name = std::string(model_path) + " (its tokenizer metadata)";
+    const std::string name = std::string(model_name) + " (its tokenizer metadata)";
     const std::vector<uint8_t> &img = ctx->model.tokenizer_image;
     if (const ml_status s = load_tokenizer(img.data(), img.size(), name.c_str())) return bail(s);
   }
   if (const ml_status s = setup_state(ctx, o, threads)) return bail(s);
   *out = ctx;
   return ML_OK;
+}
+
+}  // namespace
+
+extern "C" ml_status ml_open(ml_ctx **out, const char *model_path, const char *tokenizer_path,
+                             const ml_options *opts) {
+  clear_error();
+  if (out == nullptr) return fail(ML_E_ARG, "ml_open: out is NULL");
+  return open_ctx(out, model_path, tokenizer_path, opts, [&](Model *m, ThreadPool *pool, const ml_options &o) {
+    return load_model(m, model_path, pool, o.cache_dir);
+  });
+}
+
+extern "C" ml_status ml_open_memory(ml_ctx **out, const void *data, uint64_t size, const char *name,
+                                    const char *tokenizer_path, const ml_options *opts) {
+  clear_error();
+  if (out == nullptr) return fail(ML_E_ARG, "ml_open_memory: out is NULL");
+  *out = nullptr;
+  if (data == nullptr) return fail(ML_E_ARG, "ml_open_memory: data is NULL");
+  if (reinterpret_cast<uintptr_t>(data) % 64 != 0)
+    return fail(ML_E_ARG, "ml_open_memory: data must be 64-byte aligned (aligned_alloc(64, size))");
+  const char *label = name && name[0] ? name : "model in memory";
+  return open_ctx(out, label, tokenizer_path, opts, [&](Model *m, ThreadPool *pool, const ml_options &) {
+    return load_model_from_memory(m, static_cast<const uint8_t *>(data), size, label, pool);
+  });
 }
 
 extern "C" void ml_close(ml_ctx *ctx) { delete ctx; }

@@ -91,6 +91,13 @@ typedef struct ml_model_info {
  * reads; ml_get_tokenizer_info then says why not otherwise. opts may be NULL (defaults). */
 ml_status ml_open(ml_ctx **out, const char *model_path, const char *tokenizer_path,
                   const ml_options *opts);
+/* ml_open over a model file already in memory (a browser's download, wasm/loader.js): `name` is
+ * for messages (NULL: "model in memory"). data must be 64-byte aligned. A .mlb is validated as
+ * ml_open validates a file and its weights are used in place, not copied: data must stay valid and
+ * unchanged until ml_close. A GGUF is converted at open (as ml_open does; no cache_dir) and data
+ * is not read after this returns. */
+ml_status ml_open_memory(ml_ctx **out, const void *data, uint64_t size, const char *name,
+                         const char *tokenizer_path, const ml_options *opts);
 void ml_close(ml_ctx *ctx); /* NULL is fine */
 ml_status ml_get_info(const ml_ctx *ctx, ml_model_info *info);
 

@@ -403,8 +403,12 @@ ml_status load_model(Model *m, const char *path, ThreadPool *pool, const char *g
   return validate_model(m);
 }
 
-ml_status load_model_from_memory(Model *m, const uint8_t *data, uint64_t size) {
+ml_status load_model_from_memory(Model *m, const uint8_t *data, uint64_t size, const char *name, ThreadPool *pool) {
+  m->source_bytes = size;
+  if (is_gguf(data, size)) return load_gguf(m, data, size, name, pool, nullptr);  // converted into m->owned
   m->file.view(data, size);
+  if (size < 4 || std::memcmp(data, "MLB1", 4) != 0)
+    if (const ml_status s = foreign_model(name, data, size)) return s;
   return validate_model(m);
 }
 

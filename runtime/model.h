@@ -90,9 +90,11 @@ ml_status parse_header(const uint8_t *p, uint64_t n, Config *cfg);
 // pool is not nullptr).
 ml_status load_model(Model *m, const char *path, ThreadPool *pool = nullptr, const char *gguf_cache_dir = nullptr);
 
-// The same validation over a caller's buffer (which must stay alive as long as *m; 64-byte
-// aligned, as a mapping is). For fuzzing and tests; not part of the C API.
-ml_status load_model_from_memory(Model *m, const uint8_t *data, uint64_t size);
+// The same over a caller's buffer (ml_open_memory, the fuzzers): a .mlb is validated and used in
+// place (the buffer must stay alive and unchanged as long as *m; 64-byte aligned, as a mapping is),
+// a GGUF converted into m->owned (the buffer is not read afterwards). name is for messages.
+ml_status load_model_from_memory(Model *m, const uint8_t *data, uint64_t size, const char *name = "model in memory",
+                                 ThreadPool *pool = nullptr);
 
 // Bytes of a tensor's arrays (q and d separately; d = 0 for F32; a scale is 4 bytes, 2 in layout 2).
 uint64_t tensor_q_bytes(ml_type t, uint64_t rows, uint64_t cols);

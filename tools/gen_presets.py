@@ -72,7 +72,13 @@ BUILD_JOBS = {"riscv": 2, "wasm": 2}
 # wasm-scalar: the scalar row built with Emscripten (not a row of its own); wasm-simd128 compares
 # against it.
 WASM_SCALAR = ("wasm-scalar", "WebAssembly, no SIMD (every browser with WebAssembly; node)")
-WASM_EXTRA = {"wasm_simd128": {"ML_WASM_SCALAR_DIR": "${sourceDir}/build/wasm-scalar"}}
+WASM_EXTRA = {"wasm_simd128": {"ML_WASM_SCALAR_DIR": "${sourceDir}/build/wasm-scalar",
+                                "ML_WASM_THREADS_DIR": "${sourceDir}/build/wasm-simd128-threads"}}
+# wasm-simd128-threads: the wasm_simd128 row with pthreads (cmake/wasm.cmake), before wasm-simd128 so
+# that build's www/ serves its module too.
+WASM_THREADS = ("wasm-simd128-threads", "wasm-simd128",
+                "WebAssembly SIMD128 + pthreads (cross-origin-isolated pages; node 16+)",
+                {"ML_THREADS": "ON", "ML_WASM_SCALAR_DIR": "", "ML_WASM_THREADS_DIR": ""})
 # Windows x64 (mingw-w64 + Wine): these x86 rows, as win-<row>.
 WINDOWS = ["sse2", "avx2", "avx512vnni"]
 WINDOWS_DISPLAY = "Windows x64, {} (mingw-w64 cross build, tests under Wine)"
@@ -227,6 +233,8 @@ def generate():
             isa_configure(r, ARCH[r["arch"]]["inherits"], DISPLAY[r["name"]]) for r in by_file.get(fam, [])])
     wasm = [{"name": WASM_SCALAR[0], "inherits": "wasm", "displayName": WASM_SCALAR[1],
              "cacheVariables": {"ML_ISA": "scalar"}}]
+    wasm.append({"name": WASM_THREADS[0], "inherits": WASM_THREADS[1], "displayName": WASM_THREADS[2],
+                 "cacheVariables": dict(WASM_THREADS[3])})
     wasm += [isa_configure(r, "wasm", DISPLAY[r["name"]], WASM_EXTRA.get(r["name"]))
              for r in by_file.get("wasm", [])]
     files["wasm"] = family_file("wasm", wasm)

@@ -118,9 +118,21 @@ const CONFIG_KEYS = new Set([...Object.keys(SAMPLING_DEFAULTS), 'json_schema', '
 // (runtime/sampler.h), logprobs and a JSON constraint (structured/ml_structured.h).
 export class Model {
   // Opens model and tokenizer files already in the module's FS (tokenizerPath null: a GGUF's own).
-  // maxSeq 0 = the model's context.
+  // maxSeq 0 = the model's context. modelPath a number: a context opened already (wasm/loader.js
+  // openModel), which this object then owns.
   constructor(M, modelPath, tokenizerPath, {maxSeq = 0, reference = 0} = {}) {
     this.M = M;
+    if (typeof modelPath === 'number') this.ctx = modelPath;
+    else this.open(modelPath, tokenizerPath, maxSeq, reference);
+    this.info = JSON.parse(M.UTF8ToString(M._mlw_info_json(this.ctx)));
+    this.i32 = M._malloc(12);  // out parameters: three int32
+    this.session = 0;
+    this.cfg = 0;        // mlw_config (wasm/web_api.cc) once configure() was called
+    this.config = null;  // its settings, as configure() merged them
+  }
+
+  open(modelPath, tokenizerPath, maxSeq, reference) {
+    const M = this.M;
     const opts = M._malloc(M._mlw_sizeof_options());
     const out = M._malloc(4);
     try {
@@ -135,11 +147,6 @@ export class Model {
       M._free(opts);
       M._free(out);
     }
-    this.info = JSON.parse(M.UTF8ToString(M._mlw_info_json(this.ctx)));
-    this.i32 = M._malloc(12);  // out parameters: three int32
-    this.session = 0;
-    this.cfg = 0;        // mlw_config (wasm/web_api.cc) once configure() was called
-    this.config = null;  // its settings, as configure() merged them
   }
 
   close() {

@@ -11,6 +11,21 @@
 # with a byte-level BPE tokenizer (MLTK) and a multi-byte prompt (ML_PYTHON writes its model); in
 # the simd128 build, the scalar module is also forced and auto-selected for a browser without SIMD.
 # Screenshots: build/<preset>/screenshot_*.png.
+if(ML_THREADS)
+  # The pthreads build (preset wasm-simd128-threads): its module and the model loader in Chromium
+  # (wasm/threads_test.sh → wasm/threads_test.js): bit-identical logits at 1-4 threads, streamed
+  # loading with progress, the Cache API (requests counted by wasm/serve.mjs), GGUF from a URL, a
+  # 5 GiB file refused from its headers, one copy of the weights, the single-thread choice on a
+  # page without COOP/COEP. The pages' tests (wasm.browser, wasm.api) are the single-thread
+  # builds'; the threaded module is also served by the wasm-simd128 build (ML_WASM_THREADS_DIR).
+  set(_gguf "${ML_SHARED_DIR}/models/stories260K/stories260K.gguf")
+  add_test(NAME wasm.threads COMMAND sh ${PROJECT_SOURCE_DIR}/wasm/threads_test.sh ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR} ${_gguf})
+  set_tests_properties(wasm.threads PROPERTIES TIMEOUT 600)
+  if(NOT EXISTS "${_gguf}")
+    set_tests_properties(wasm.threads PROPERTIES DISABLED TRUE)  # as wasm.browser: CI has ../shared
+  endif()
+  return()
+endif()
 if(ML_ISA STREQUAL "wasm_simd128")
   set(_variant simd128)
 else()

@@ -1,0 +1,246 @@
+// The browser's model loader: a model file from a URL, a File/Blob or bytes into ONE buffer in wasm
+// memory, then a context opened on that buffer (wasm/loader_api.cc → ml_open_memory). No MEMFS file
+// and no whole-file ArrayBuffer on the way: a download is streamed chunk by chunk straight into the
+// buffer, so the page holds the weights once (a .mlb is used in place; a GGUF is converted at open
+// and its buffer freed then).
+//
+//   pickVariant({simd, isolated, available})  'simd128_threads' on a cross-origin-isolated page
+//                    (SharedArrayBuffer usable) whose folder has the threaded build, else
+//                    'simd128' / 'scalar' as wasm/ml.js's loadModule chooses; with the reason
+//   buildInfo(M, variant)   {variant, threads: a context's default count, maxThreads, isolated, isa, hwy}
+//   loadModel(M, source, {onProgress, cache, signal})   → handle {ptr, bytes, name, format, fromCache}
+//       source: a URL (string or URL), a Blob/File, an ArrayBuffer or Uint8Array.
+//       onProgress({loaded, total, share, phase: 'network'|'cache'|'memory'}) after every chunk
+//       (total 0 and share null when the server sends no length).
+//       cache (URLs only): true (default) asks the server for the file's headers only (HEAD) and
+//       reads the Cache API entry keyed by URL + ETag + Last-Modified + length when there is one (no
+//       body downloaded), else downloads and stores it under that key (older entries of the URL are
+//       deleted); 'prefer' uses an entry of the URL without asking the server; false never caches.
+//       A file that cannot fit in wasm32 memory (4 GiB, less what the module uses, the KV cache a
+//       .mlb header asks for and 64 MiB of working room; a GGUF needs its size twice: the file
+//       and its conversion) is refused with one line before its body is read.
+//   openModel(M, handle, {tokenizerPath, threads, maxSeq, kvType})  → ctx (ml_ctx*), the model
+//       opened on the handle's buffer; a GGUF's buffer is freed here (the conversion holds the weights)
+//   freeModel(M, handle)    gives the buffer back (after ml_close of every context on it)
+
+const GiB = 1024 * 1024 * 1024;
+const WASM32_LIMIT = 4 * GiB;     // -sMAXIMUM_MEMORY=4GB (cmake/wasm.cmake)
+const WORKING_ROOM = 64 * 1024 * 1024;
+const CACHE_NAME = 'legacy-ml-models';
+
+export function pickVariant({simd = true, isolated = false, available = {}} = {}) {
+  if (!simd) return {variant: 'scalar', reason: 'this browser has no WebAssembly SIMD'};
+  if (isolated && available.simd128_threads)
+    return {variant: 'simd128_threads', reason: 'the page is cross-origin isolated (SharedArrayBuffer): threads'};
+  const why = !available.simd128_threads ? 'this folder has no threaded build'
+                                          : 'the page is not cross-origin isolated (no COOP/COEP headers): one thread';
+  return available.simd128 === false ? {variant: 'scalar', reason: `${why}; no simd128 build`}
+                                     : {variant: 'simd128', reason: why};
+}
+
+export function buildInfo(M, variant) {
+  const b = JSON.parse(M.UTF8ToString(M._mlw_build_json()));
+  return {variant, threads: M._mlw_threads(), maxThreads: M._mlw_max_threads(), isolated: !!globalThis.crossOriginIsolated, isa: b.isa, hwy: b.hwy};
+}
+
+function heap(M, end) {  // a view that reaches `end` (memory may have grown on another thread)
+  if (M.HEAPU8.length >= end) return M.HEAPU8;
+  if (M.wasmMemory) return new Uint8Array(M.wasmMemory.buffer);
+  return M.HEAPU8;
+}
+
+function mib(n) { return `${(n / 1048576).toFixed(0)} MiB`; }
+
+// Bytes the model may still take: the 4 GiB limit less the module's memory now and working room.
+function budget(M) { return WASM32_LIMIT - M.HEAPU8.length - WORKING_ROOM; }
+
+function tooLarge(name, need, M, what) {
+  return new Error(`${name}: ${what} ${mib(need)} do not fit in WebAssembly's 4 GiB memory ` +
+                   `(${mib(Math.max(0, budget(M)))} left after the ${mib(M.HEAPU8.length)} in use and ${mib(WORKING_ROOM)} ` +
+                   'of working room); not loaded');
+}
+
+// Streams `body` (a ReadableStream) of `total` bytes (0: unknown) into one aligned buffer.
+async function streamIn(M, body, total, name, phase, onProgress, signal) {
+  const reader = body.getReader();
+  let cap = total > 0 ? total : 16 * 1024 * 1024, ptr = 0, loaded = 0;
+  const cancel = async (e) => { try { await reader.cancel(); } catch (_) { /* already closed */ } throw e; };
+  const alloc = (n) => {
+    const p = M._mlw_model_alloc(n) >>> 0;
+    if (!p) return cancel(new Error(`${name}: cannot allocate ${mib(n)} of wasm memory for the model`));
+    return p;
+  };
+  if (total > 0) {
+    ptr = await alloc(total);
+  }
+  let checked = false;
+  for (;;) {
+    if (signal && signal.aborted) await cancel(new Error(`${name}: loading aborted`));
+    const {done, value} = await reader.read();
+    if (done) break;
+    if (!ptr || loaded + value.length > cap) {
+      if (total > 0) { M._mlw_model_free(ptr); await cancel(new Error(`${name}: longer than its stated ${total} bytes`)); }
+      // Unknown length: grow by doubling (the one case with a copy; servers normally send a length).
+      const ncap = Math.max(cap * 2, loaded + value.length);
+      const np = await alloc(ncap);
+      if (ptr) { heap(M, np + loaded).copyWithin(np, ptr, ptr + loaded); M._mlw_model_free(ptr); }
+      ptr = np; cap = ncap;
+    }
+    heap(M, ptr + loaded + value.length).set(value, ptr + loaded);
+    loaded += value.length;
+    if (!checked && loaded >= 256) {  // the header: how much the context will need besides the file
+      checked = true;
+      const need = extraNeed(M, ptr, loaded, total);
+      if (total > 0 && need > budget(M)) {  // the buffer is already part of the memory in use
+        M._mlw_model_free(ptr);
+        await cancel(tooLarge(name, total + need, M, 'the file and its KV cache or conversion,'));
+      }
+    }
+    if (onProgress) onProgress({loaded, total, share: total > 0 ? loaded / total : null, phase});
+  }
+  if (total > 0 && loaded !== total) {
+    M._mlw_model_free(ptr);
+    throw new Error(`${name}: the download ended after ${loaded} of ${total} bytes`);
+  }
+  return {ptr, bytes: loaded};
+}
+
+function isGguf(u8, p) { return u8[p] === 0x47 && u8[p + 1] === 0x47 && u8[p + 2] === 0x55 && u8[p + 3] === 0x46; }
+
+// Bytes besides the file itself: a GGUF's conversion (about its size), a .mlb's F32 KV cache.
+function extraNeed(M, ptr, n, total) {
+  const u8 = heap(M, ptr + 4);
+  if (isGguf(u8, ptr)) return total;
+  const kv = M._mlw_plan_mlb(ptr, n, 0);
+  return kv > 0 ? kv : 0;
+}
+
+function sourceName(source) {
+  if (typeof source === 'string') return source.split('/').pop() || source;
+  if (source instanceof URL) return source.pathname.split('/').pop();
+  if (typeof Blob !== 'undefined' && source instanceof Blob) return source.name || 'blob';
+  return 'model bytes';
+}
+
+// The cache key: the URL with the file's identity (ETag, Last-Modified, length) as a query.
+function cacheKey(url, headers) {
+  const k = new URL(url, globalThis.location ? globalThis.location.href : undefined);
+  k.searchParams.set('ml-cache', [headers.get('ETag') || '', headers.get('Last-Modified') || '',
+                                  headers.get('Content-Length') || ''].join('|'));
+  return k.href;
+}
+
+async function entriesOf(cache, url) {
+  const base = new URL(url, globalThis.location ? globalThis.location.href : undefined).href;
+  return (await cache.keys()).filter((r) => {
+    const u = new URL(r.url);
+    u.searchParams.delete('ml-cache');
+    return u.href === base;
+  });
+}
+
+async function fromUrl(M, url, {onProgress, cache = true, signal} = {}) {
+  const name = sourceName(String(url));
+  const store = cache && globalThis.caches ? await caches.open(CACHE_NAME) : null;
+  if (store && cache === 'prefer') {
+    const [hit] = await entriesOf(store, url);
+    const r = hit && await store.match(hit);
+    if (r) {
+      const total = Number(r.headers.get('Content-Length')) || 0;
+      const h = await streamIn(M, r.body, total, name, 'cache', onProgress, signal);
+      return {...h, name, fromCache: true};
+    }
+  }
+  let key = null;
+  const head = store ? await fetch(url, {method: 'HEAD', signal}) : null;
+  if (head && head.status === 404) throw new Error(`${name}: HTTP 404 ${head.statusText}`);
+  if (head && head.ok) {  // (a server that does not answer HEAD: downloaded, not cached)
+    key = cacheKey(url, head.headers);
+    const total = Number(head.headers.get('Content-Length')) || 0;
+    if (total > budget(M)) throw tooLarge(name, total, M, 'its');
+    const r = await store.match(key);
+    if (r) {
+      const h = await streamIn(M, r.body, total, name, 'cache', onProgress, signal);
+      return {...h, name, fromCache: true};
+    }
+  }
+  const resp = await fetch(url, {signal});
+  if (!resp.ok) throw new Error(`${name}: HTTP ${resp.status} ${resp.statusText}`);
+  const total = Number(resp.headers.get('Content-Length')) || 0;
+  if (total > budget(M)) {
+    try { await resp.body.cancel(); } catch (_) { /* closed */ }
+    throw tooLarge(name, total, M, 'its');
+  }
+  const h = await streamIn(M, resp.body, total, name, 'network', onProgress, signal);
+  if (!key) return {...h, name, fromCache: false, cached: false};
+  // Stored from the wasm buffer in 4 MiB slices the cache pulls one at a time (a tee of the download
+  // would queue the whole file in JavaScript whenever the disk is slower than the network).
+  let off = 0;
+  const slices = new ReadableStream({
+    pull(c) {
+      if (off >= h.bytes) { c.close(); return; }
+      const n = Math.min(4 << 20, h.bytes - off);
+      c.enqueue(heap(M, h.ptr + off + n).slice(h.ptr + off, h.ptr + off + n));
+      off += n;
+    },
+  }, {highWaterMark: 0});
+  try {
+    for (const old of await entriesOf(store, url)) await store.delete(old);
+    await store.put(key, new Response(slices, {headers: {'Content-Length': String(h.bytes), 'Content-Type': 'application/octet-stream'}}));
+    return {...h, name, fromCache: false, cached: true};
+  } catch (e) {  // quota, private mode: the model is loaded all the same
+    return {...h, name, fromCache: false, cached: false, cacheError: String(e.message)};
+  }
+}
+
+export async function loadModel(M, source, opts = {}) {
+  let h;
+  if (typeof source === 'string' || source instanceof URL) {
+    h = await fromUrl(M, source, opts);
+  } else if (typeof Blob !== 'undefined' && source instanceof Blob) {
+    const name = sourceName(source);
+    if (source.size > budget(M)) throw tooLarge(name, source.size, M, 'its');
+    h = {...await streamIn(M, source.stream(), source.size, name, 'memory', opts.onProgress, opts.signal), name, fromCache: false};
+  } else if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
+    const u8 = source instanceof ArrayBuffer ? new Uint8Array(source) : new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+    const name = 'model bytes';
+    if (u8.length > budget(M)) throw tooLarge(name, u8.length, M, 'its');
+    const body = new ReadableStream({start(c) { c.enqueue(u8); c.close(); }});
+    h = {...await streamIn(M, body, u8.length, name, 'memory', opts.onProgress, opts.signal), name, fromCache: false};
+  } else {
+    throw new Error('loadModel: source must be a URL, a Blob/File, an ArrayBuffer or a Uint8Array');
+  }
+  h.format = isGguf(heap(M, h.ptr + 4), h.ptr) ? 'gguf' : 'mlb';
+  return h;
+}
+
+function cstr(M, s) {
+  if (s === null || s === undefined) return 0;
+  const n = M.lengthBytesUTF8(s) + 1, p = M._malloc(n);
+  M.stringToUTF8(s, p, n);
+  return p;
+}
+
+export function openModel(M, handle, {tokenizerPath = null, threads = 0, maxSeq = 0, kvType = 0} = {}) {
+  if (!handle.ptr) throw new Error(`${handle.name}: its buffer was freed`);
+  const opts = M._malloc(M._mlw_sizeof_options()), out = M._malloc(4);
+  const name = cstr(M, handle.name), tok = cstr(M, tokenizerPath);
+  try {
+    M._ml_options_init(opts);
+    M.HEAP32[(opts >> 2) + 0] = threads;
+    M.HEAP32[(opts >> 2) + 1] = maxSeq;
+    M.HEAP32[(opts >> 2) + 4] = kvType;
+    const st = M._mlw_open_memory(out, handle.ptr, handle.bytes, name, tok, opts);
+    if (st !== 0) throw new Error(`${M.UTF8ToString(M._ml_status_name(st))}: ${M.UTF8ToString(M._ml_last_error())}`);
+    const ctx = M.HEAP32[out >> 2];
+    if (handle.format === 'gguf') freeModel(M, handle);  // converted: the file's bytes are not read again
+    return ctx;
+  } finally {
+    M._free(opts); M._free(out); M._free(name); M._free(tok);
+  }
+}
+
+export function freeModel(M, handle) {
+  if (handle.ptr) M._mlw_model_free(handle.ptr);
+  handle.ptr = 0;
+}
