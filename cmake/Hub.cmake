@@ -4,7 +4,9 @@
 # libcurl where find_package(CURL) finds it (Debian: libcurl4-openssl-dev), else none
 # (hub/http_none.cc: --hf then says in one line that this build has no downloader and why; files
 # already in the cache still run). The cross ARM/RISC-V presets find no libcurl for their
-# architecture and build without one. The file listing is JSON: nlohmann-json (header-only, through
+# architecture and build without one. Portable builds (ML_PORTABLE, cmake/Portable.cmake: the
+# static programs of the downloads, every Linux ISA preset) run the system's `curl` program instead
+# (hub/http_curl_program.cc): a static program cannot link libcurl. The file listing is JSON: nlohmann-json (header-only, through
 # the include shim (CMakeLists.txt), so cross and wasm compilers never see /usr/include).
 set(ML_HUB_SOURCES hub/hub.cc hub/sha256.cc)
 set(ML_HUB_NONE_REASON "")
@@ -13,6 +15,9 @@ if(WIN32)
   set(ML_HUB_TRANSPORT WinHTTP)
 elseif(EMSCRIPTEN)
   set(ML_HUB_NONE_REASON "a WebAssembly build has no downloader")
+elseif(ML_PORTABLE)
+  list(APPEND ML_HUB_SOURCES hub/http_curl_program.cc)
+  set(ML_HUB_TRANSPORT "the curl program")
 else()
   find_package(CURL QUIET)
   if(CURL_FOUND)
@@ -33,6 +38,8 @@ target_include_directories(ml_hub PUBLIC "$<BUILD_INTERFACE:${ML_ROOT_hub}>")
 target_link_libraries(ml_hub PUBLIC ml_runtime)  # runtime/file_map.h: UTF-8 paths on Windows too
 if(WIN32)
   target_link_libraries(ml_hub PRIVATE winhttp)
+elseif(ML_PORTABLE)
+  target_compile_definitions(ml_hub PUBLIC ML_HUB_CURL_PROGRAM=1)  # the programs' --help says so
 elseif(CURL_FOUND)
   target_link_libraries(ml_hub PRIVATE CURL::libcurl)
   target_compile_definitions(ml_hub PUBLIC ML_HUB_CURL=1)  # the programs' --help says "libcurl"
