@@ -3,7 +3,8 @@
 // libcurl (Debian's libcurl.a needs a dozen more static libraries, TLS included), and the systems
 // the downloads are for have a curl program with their own TLS library and certificate store
 // (CentOS 7: curl 7.29). One curl process per request, started without a shell:
-//   stdin   its configuration (`curl -K -`): URL and headers, so an Authorization token never
+//   argv    `curl -q -K -` (-q: the user's ~/.curlrc is not read)
+//   stdin   its configuration: URL and headers, so an Authorization token never
 //           appears on a command line (ps); only options curl 7.29 already has
 //   stdout  the answer's header block(s) (`dump-header = "-"`), then the body, in order
 //   stderr  /dev/null; the exit status is mapped to hub/http.h's failure kinds below
@@ -170,8 +171,8 @@ HttpFailure http_get(const HttpRequest &req, HttpResponse *resp, std::string *er
   posix_spawn_file_actions_adddup2(&fa, in[1], 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  char a0[] = "curl", a1[] = "-K", a2[] = "-";
-  char *argv[] = {a0, a1, a2, nullptr};
+  char a0[] = "curl", a1[] = "-q", a2[] = "-K", a3[] = "-";  // -q first: no ~/.curlrc (it could add --location, -o, ...)
+  char *argv[] = {a0, a1, a2, a3, nullptr};
   pid_t pid = 0;
   const int rc = posix_spawnp(&pid, "curl", &fa, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
