@@ -54,13 +54,24 @@ endif()
 
 # ml_hub_tests(): the CTest entries of --hf (cmake/Tests.cmake and, under Wine, cmake/tests/windows.cmake).
 # hub: verify/tests/test_hub.py, every program run through the preset's emulator; hub.no_downloader:
-# a build without a transport says so in one line instead.
+# a build without a transport says so in one line instead; hub.curl_program: the cross presets' one
+# request through the curl program.
 function(ml_hub_tests)
   if(ML_HUB_TRANSPORT STREQUAL "none")
     add_test(NAME hub.no_downloader COMMAND ml_run --hf org/repo:Q4_0 --hf-endpoint http://127.0.0.1:9)
     set_tests_properties(hub.no_downloader PROPERTIES  # exactly one line
       ENVIRONMENT "ML_CACHE=${CMAKE_BINARY_DIR}/hub-no-downloader-cache"
       PASS_REGULAR_EXPRESSION "^ml_run: --hf org/repo: this build has no downloader: [^\n]+\n$")
+    return()
+  endif()
+  if(ML_PORTABLE AND CMAKE_CROSSCOMPILING)
+    # Cross presets (qemu-user): the transport is the same C++ as the native presets' (their `hub`
+    # runs the whole suite); here one request proves that the emulated program starts the host's
+    # curl and maps its failure to one line (hub/http_curl_program.cc), in seconds, not minutes.
+    add_test(NAME hub.curl_program COMMAND ml_run --hf org/repo:Q4_0 --hf-endpoint http://127.0.0.1:9)
+    set_tests_properties(hub.curl_program PROPERTIES
+      ENVIRONMENT "ML_CACHE=${CMAKE_BINARY_DIR}/hub-curl-program-cache"
+      PASS_REGULAR_EXPRESSION "^ml_run: listing the files of org/repo: cannot connect to 127\\.0\\.0\\.1:9: could not connect \\(curl exit status 7\\)\n$")
     return()
   endif()
   set(_env "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_BENCH=$<TARGET_FILE:ml_bench>;ML_EMULATOR=${ML_EMULATOR_STR}")
