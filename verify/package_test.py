@@ -63,7 +63,7 @@ NEWER = {
     "SetProcessMitigationPolicy": "Windows 8", "GetFirmwareType": "Windows 8",
     "GetCurrentPackageId": "Windows 8", "GetPackageFamilyName": "Windows 8",
     "WinHttpCreateProxyResolver": "Windows 8", "WinHttpGetProxyForUrlEx": "Windows 8",
-    "WinHttpWebSocketCompleteUpgrade": "Windows 8", "CreateRemoteThreadEx": "Windows 7",
+    "WinHttpWebSocketCompleteUpgrade": "Windows 8",
     "DiscardVirtualMemory": "Windows 8.1", "OfferVirtualMemory": "Windows 8.1",
     "ReclaimVirtualMemory": "Windows 8.1", "SetThreadDescription": "Windows 10 1607",
     "GetThreadDescription": "Windows 10 1607", "VirtualAlloc2": "Windows 10 1803",
@@ -72,7 +72,6 @@ NEWER = {
     "CompareObjectHandles": "Windows 10", "ProcessPrng": "Windows 10",
     "GetFileInformationByName": "Windows 11", "GetTempPath2A": "Windows 11", "GetTempPath2W": "Windows 11",
 }
-NEWER.pop("CreateRemoteThreadEx")  # Windows 7 has it: listed only to say it was checked
 
 results = []
 
@@ -200,7 +199,41 @@ def check_runs(label, root, qemu):
           "exit %d, %s" % (r.returncode, isa.group(0).decode() if isa else r.stderr[-200:]))
 
 
+def win_problems(p):
+    """(problems, dlls, functions) of one .exe from `objdump -p`'s text, against Windows 7 SP1."""
+    problems = []
+    for field in ("MajorOSystemVersion", "MajorSubsystemVersion"):
+        major = re.search(field + r"\s+(\d+)", p)
+        minor = re.search(field.replace("Major", "Minor") + r"\s+(\d+)", p)
+        if major and minor and (int(major.group(1)), int(minor.group(1))) > (6, 1):
+            problems.append("%s %s.%s > 6.1" % (field, major.group(1), minor.group(1)))
+    dlls = [d.lower() for d in re.findall(r"DLL Name: (\S+)", p)]
+    problems += ["imports %s" % d for d in dlls if d not in WIN_DLLS]
+    imports = re.search(r"^The Import Tables.*?(?=^The |^PE File|\Z)", p, re.M | re.S)
+    funcs = set(re.findall(r"^\s+[0-9a-f]+\s+(?:\d+\s+)?([A-Za-z_]\w*)$", imports.group(0) if imports else "", re.M))
+    problems += ["imports %s (%s)" % (f, NEWER[f]) for f in sorted(funcs & set(NEWER))]
+    return problems, dlls, funcs
+
+
+# The Windows check itself fails where it must: an import table with a Windows 8 function and the
+# Universal CRT (not on a bare Windows 7), a header asking for Windows 10.
+WIN_PROBE = """MajorOSystemVersion\t10
+MinorOSystemVersion\t0
+The Import Tables (interpreted .idata section contents)
+\tDLL Name: KERNEL32.dll
+\t21e84\t  705  GetSystemTimePreciseAsFileTime
+\t21e98\t  712  GetTickCount64
+\tDLL Name: api-ms-win-crt-runtime-l1-1-0.dll
+\t21f00\t   12  _initterm
+The Function Table (interpreted .pdata section contents)
+"""
+
+
 def check_windows(label, root):
+    problems, _, _ = win_problems(WIN_PROBE)
+    want = ["MajorOSystemVersion 10.0 > 6.1", "imports api-ms-win-crt-runtime-l1-1-0.dll",
+            "imports GetSystemTimePreciseAsFileTime (Windows 8)"]
+    check(label + " win7 check refuses a probe", problems == want, "; ".join(problems))
     n = 0
     for rel in sorted(files_below(root)):
         if not rel.endswith(".exe"):
@@ -208,17 +241,8 @@ def check_windows(label, root):
         n += 1
         p = subprocess.run(["x86_64-w64-mingw32-objdump", "-p", os.path.join(root, rel)],
                            capture_output=True, text=True, check=True).stdout
-        problems = []
-        for field in ("MajorOSystemVersion", "MajorSubsystemVersion"):
-            major = re.search(field + r"\s+(\d+)", p)
-            minor = re.search(field.replace("Major", "Minor") + r"\s+(\d+)", p)
-            if major and minor and (int(major.group(1)), int(minor.group(1))) > (6, 1):
-                problems.append("%s %s.%s > 6.1" % (field, major.group(1), minor.group(1)))
-        dlls = [d.lower() for d in re.findall(r"DLL Name: (\S+)", p)]
-        problems += ["imports %s" % d for d in dlls if d not in WIN_DLLS]
-        funcs = set(re.findall(r"^\s+[0-9a-f]+\s+(?:\d+\s+)?([A-Za-z_]\w*)$", p, re.M))
-        problems += ["imports %s (%s)" % (f, NEWER[f]) for f in sorted(funcs & set(NEWER))]
-        check("%s win7 %s" % (label, rel), not problems and dlls and funcs,
+        problems, dlls, funcs = win_problems(p)
+        check("%s win7 %s" % (label, rel), bool(not problems and dlls and funcs),
               "; ".join(problems) or "%d functions from %s" % (len(funcs), " ".join(sorted(set(dlls)))))
     check(label + " exe count", n > 0, "%d .exe files" % n)
 
