@@ -16,8 +16,15 @@
 #   ml_portable_shared(t)   a shared library for the Python wheel (python/, which cannot be
 #                           static: Python dlopens it): libstdc++ and libgcc linked in
 #                           (-static-libstdc++ -static-libgcc), so it needs only libc/libm/ld.so;
-#                           tools/check_portable.py then fails if any symbol version it needs is
-#                           newer than GLIBC_2.17 (or the architecture's first glibc).
+#                           verify/package_test.py then fails if any symbol version it needs is
+#                           newer than GLIBC_2.17 (or the architecture's first glibc). NOT enough
+#                           on Debian 12 alone (measured on a probe .so with std::thread, <cmath>,
+#                           mmap): libstdc++.a and libgcc_eh.a reference pthread_*@2.34, fstat@2.33,
+#                           expf/logf/powf@2.27, getentropy@2.25, and symbols with no older version
+#                           at all (__libc_single_threaded@2.32, _dl_find_object@2.35,
+#                           arc4random@2.36), so .symver pins cannot reach 2.17: that needs an
+#                           old-glibc sysroot (a CentOS 7 / manylinux2014 toolchain) or local
+#                           definitions of those three plus --wrap pins for the rest.
 # ml_server is NOT portable: it links Debian's cpp-httplib, which ships only a shared library
 # (libcpp-httplib.so.0.11, with OpenSSL 3, brotli, zlib); it stays a dynamic program and the
 # downloads do not carry it (README, "Download and run").

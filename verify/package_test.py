@@ -5,7 +5,7 @@
 
 For each archive DIR/SHA256SUMS lists (the list itself checked with sha256sum -c):
   sums      unpacked into a fresh folder, its own SHA256SUMS holds for every file, and lists them all
-  elf       Linux: every ELF is for the archive's architecture and either has no dynamic section
+  elf       Linux: every ELF (those inside the Python wheel too) is for the archive's architecture and either has no dynamic section
             (static) or needs only glibc's libraries at symbol versions <= GLIBC_2.17 (riscv64:
             2.27, its first glibc) and no libstdc++ / libgcc_s versions; the names above the line
             are printed
@@ -159,9 +159,17 @@ def elf_problems(path, machine, line):
 
 
 def check_elfs(label, root, machine, line):
-    n = 0
+    # The Python wheels' shared libraries too: each .whl (a zip) unpacked beside the archive's files.
+    wheels = os.path.join(root, "..", "wheels-unpacked")
     for rel in sorted(files_below(root)):
-        path = os.path.join(root, rel)
+        if rel.endswith(".whl"):
+            with zipfile.ZipFile(os.path.join(root, rel)) as z:
+                z.extractall(os.path.join(wheels, rel))
+    n = 0
+    paths = [(rel, os.path.join(root, rel)) for rel in sorted(files_below(root))]
+    if os.path.isdir(wheels):
+        paths += [(os.path.join("(wheel)", rel), os.path.join(wheels, rel)) for rel in sorted(files_below(wheels))]
+    for rel, path in paths:
         with open(path, "rb") as f:
             if f.read(4) != b"\x7fELF":
                 continue
