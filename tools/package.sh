@@ -103,7 +103,8 @@ readme() {  # target dir isas
         echo "--hf ORG/REPO[:QUANT] downloads through WinHTTP. ml_server is not in the Windows download." ;;
       *)
         echo "Linux on ${rt#linux-}, any distribution: the programs are static (no glibc"
-        echo "version needed; CentOS 7, Debian 8/9, Raspberry Pi OS of 2015 on all run them)."
+        echo "version needed, only a Linux kernel 3.2 or later: CentOS 7, Debian 8/9, Raspberry Pi"
+        echo "OS of 2015 all run them)."
         echo "bin/ml_run, bin/ml_bench, bin/ml_tokenize start the best build for this CPU from"
         echo "libexec/legacy-ml/<isa>/ (builds here: $risas); ML_ISA=<isa> forces one, and"
         echo "bin/ml_run --version says which ran and why."
