@@ -3,11 +3,11 @@
 # (hub/http.h): WinHTTP on Windows (mingw-w64's libwinhttp; part of Windows, no DLL to ship),
 # libcurl where find_package(CURL) finds it (Debian: libcurl4-openssl-dev), else none
 # (hub/http_none.cc: --hf then says in one line that this build has no downloader and why; files
-# already in the cache still run). The cross ARM/RISC-V presets find no libcurl for their
-# architecture and build without one. Portable builds (ML_PORTABLE, cmake/Portable.cmake: the
-# static programs of the downloads, every Linux ISA preset) run the system's `curl` program instead
-# (hub/http_curl_program.cc): a static program cannot link libcurl. The file listing is JSON: nlohmann-json (header-only, through
-# the include shim (CMakeLists.txt), so cross and wasm compilers never see /usr/include).
+# already in the cache still run). Portable builds (ML_PORTABLE, cmake/Portable.cmake: the static
+# programs of the downloads; every Linux ISA preset, the cross ARM/RISC-V ones included) run the
+# system's `curl` program instead (hub/http_curl_program.cc): a static program cannot link libcurl,
+# and a cross build finds no libcurl for its architecture. The file listing is JSON: nlohmann-json
+# (header-only, through the include shim (CMakeLists.txt), so cross and wasm compilers never see /usr/include).
 set(ML_HUB_SOURCES hub/hub.cc hub/sha256.cc)
 set(ML_HUB_NONE_REASON "")
 if(WIN32)
