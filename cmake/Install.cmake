@@ -59,6 +59,7 @@ if(NOT EMSCRIPTEN AND NOT WIN32)  # POSIX exec; WebAssembly and Windows builds h
   add_executable(ml_launcher launcher/ml_launcher.cc simd/cpu_select.cc)  # no ISA flags
   target_compile_definitions(ml_launcher PRIVATE ${ML_ISA_DEFINE})
   target_link_libraries(ml_launcher PRIVATE ml_guard)
+  ml_portable_program(ml_launcher)
   add_dependencies(ml_install_deps ml_launcher)
 endif()
 

@@ -15,6 +15,8 @@
 #define ML_HUB_TRANSPORT "WinHTTP"
 #elif defined(ML_HUB_CURL)
 #define ML_HUB_TRANSPORT "libcurl"
+#elif defined(ML_HUB_CURL_PROGRAM)
+#define ML_HUB_TRANSPORT "the curl program (this static build runs the system's curl)"
 #else
 #define ML_HUB_TRANSPORT "none: this build was configured without libcurl; only cached files"
 #endif

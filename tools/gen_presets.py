@@ -50,6 +50,10 @@ QEMU = {"armv7": ("qemu-arm", "/usr/arm-linux-gnueabihf"), "aarch64": ("qemu-aar
         "riscv64": ("qemu-riscv64", "/usr/riscv64-linux-gnu")}
 # Cache variables a preset sets besides ML_ISA (and its emulator).
 EXTRA_CACHE = {"sse2": {"ML_ASM": "ON"}}
+# Linux presets whose programs are the downloads' (tools/package.sh): ML_PORTABLE=ON links them for
+# old systems (cmake/Portable.cmake: static), so the matrix builds and tests what is packaged.
+PORTABLE = {"ML_PORTABLE": "ON"}
+PORTABLE_INHERITS = ("base", "arm-v7", "arm-a64", "riscv64")
 # Per architecture: the hidden preset the row's preset inherits (its toolchain), and the presets file.
 ARCH = {
     "any": {"inherits": "base", "file": None},
@@ -182,6 +186,8 @@ def isa_configure(row, inherits, display, extra=None):
     isa = row["name"]
     cache = {"ML_ISA": isa}
     cache.update(EXTRA_CACHE.get(isa, {}))
+    if inherits in PORTABLE_INHERITS:
+        cache.update(PORTABLE)
     emu = emulator(row) if inherits != "win" else None
     if emu:
         cache["CMAKE_CROSSCOMPILING_EMULATOR"] = emu

@@ -2,7 +2,8 @@
 # Installs what legacy-ml needs from Debian's apt (only what is missing). Root, or sudo.
 #   tools/setup.sh          native builds: compiler, cmake, ninja, Highway, Catch2, numpy, cpp-httplib and
 #                           nlohmann-json (ml_server; nlohmann-json also reads the hub's listing for --hf),
-#                           libcurl4-openssl-dev (--hf's downloader, native/http_curl.cc), pkg-config, jinja2 (the chat template
+#                           libcurl4-openssl-dev and curl (--hf's downloaders: hub/http_curl.cc, and the curl
+#                           program the static ML_PORTABLE presets run, hub/http_curl_program.cc), pkg-config, jinja2 (the chat template
 #                           oracle), ccache (tools/test_matrix.sh shares objects across presets), pytest, setuptools
 #                           and pip (the Python binding, python/, and its tests),
 #                           node and the
@@ -11,7 +12,7 @@
 #   tools/setup.sh --all    plus cross compilers, qemu-user, Emscripten, Chromium, clang, mingw-w64 and
 #                           Wine (the Windows presets) (CI)
 set -eu
-pkgs="g++ cmake ninja-build libhwy-dev catch2 python3 python3-numpy nodejs libcpp-httplib-dev nlohmann-json3-dev libcurl4-openssl-dev pkg-config python3-jinja2 ccache python3-pytest python3-setuptools python3-pip"
+pkgs="g++ cmake ninja-build libhwy-dev catch2 python3 python3-numpy nodejs libcpp-httplib-dev nlohmann-json3-dev libcurl4-openssl-dev curl pkg-config python3-jinja2 ccache python3-pytest python3-setuptools python3-pip"
 if [ "${1:-}" = "--all" ]; then
   pkgs="$pkgs qemu-user g++-aarch64-linux-gnu g++-arm-linux-gnueabihf g++-riscv64-linux-gnu clang clang-16 \
 lld-16 libclang-rt-14-dev emscripten chromium g++-mingw-w64-x86-64-posix wine64"

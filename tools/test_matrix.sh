@@ -7,7 +7,8 @@
 #                                     (tools/setup.sh), so a cross preset needs `setup.sh --all` once;
 #                                     the pseudo-preset `mutants` runs the mutation audit,
 #                                     `install` the install test (after the presets, from their
-#                                     build folders; builds what is missing)
+#                                     build folders; builds what is missing), `package` the
+#                                     downloads (tools/package.sh, verify/package_test.py; likewise)
 # Logs: build/<preset>.log, build/mutants.log, build/install.log. Exit status: non-zero if any preset failed.
 #
 # Three at a time: ML_MATRIX_JOBS presets (default 3; the mutation audit counts as one) build and
@@ -36,14 +37,16 @@ if [ -z "$all" ]; then
 fi
 mutants=no
 install=no
+package=no
 if [ $# -eq 0 ]; then
-  presets=$all mutants=yes install=yes
+  presets=$all mutants=yes install=yes package=yes
 else
   presets=""
   for p in "$@"; do
     case $p in
       mutants) mutants=yes ;;
       install) install=yes ;;
+      package) package=yes ;;
       *) presets="$presets $p" ;;
     esac
   done
@@ -183,6 +186,23 @@ if [ "$install" = yes ]; then
   [ "$status" = FAIL ] && failed=1
   checks=$(grep "^install test:" "$log" | tail -n 1)
   report install "$status" "$(( $(date +%s) - start ))" "${checks:-$(tail -n 1 "$log")}$note"
+  [ "$status" = FAIL ] && tail -n 40 "$log"
+fi
+
+# The downloads: tools/package.sh into build/packages/ from the build folders just built (static Linux
+# programs: ML_PORTABLE), then verify/package_test.py: checksums, every ELF static or within glibc
+# 2.17's symbol versions, each Linux archive's programs from a fresh folder under qemu-user with an
+# old CPU model printing the golden text, the Windows .exe imports against Windows 7.
+if [ "$package" = yes ]; then
+  start=$(date +%s)
+  log=build/package.log
+  (
+    tools/package.sh --out build/packages || exit 1
+    /usr/bin/python3 verify/package_test.py build/packages
+  ) >"$log" 2>&1 && status=PASS || status=FAIL
+  [ "$status" = FAIL ] && failed=1
+  checks=$(grep "^package test:" "$log" | tail -n 1)
+  report package "$status" "$(( $(date +%s) - start ))" "${checks:-$(tail -n 1 "$log")}"
   [ "$status" = FAIL ] && tail -n 40 "$log"
 fi
 
