@@ -16,7 +16,7 @@
 # presets set ML_PORTABLE, cmake/Portable.cmake), so they start on any Linux of their architecture
 # (CentOS 7's glibc 2.17 and older); --hf runs the system's curl program. ml_server is not packaged:
 # it links Debian's shared cpp-httplib (cmake/Portable.cmake). Each archive also has README.txt,
-# python/ with the Python wheel when this checkout has python/ (else a note), and SHA256SUMS (every
+# python-wheel-missing.txt (why there is no Python wheel yet: wheel_note below), and SHA256SUMS (every
 # other file of the archive); DIR/SHA256SUMS lists the archives.
 #
 # Builds: a configured build/<preset> is reused as it is (CI has just built every preset in
@@ -70,18 +70,18 @@ ready() {
   esac
 }
 
-# The Python wheel of one target into DIR/python, or a note why there is none.
-wheel() {  # target dir arch builds...
-  wt=$1 d=$2 warch=$3; shift 3
-  if [ ! -d python ]; then
-    echo "This checkout has no python/ folder: no Python wheel in this archive." >"$d/python-wheel-missing.txt"
-    echo "package.sh: $wt: no python/ folder, no wheel (noted in the archive)" >&2
-    return 0
-  fi
-  mkdir -p "$d/python"
-  ML_WHEEL_ARCH=$warch ML_WHEEL_BUILDS="$*" /usr/bin/python3 -m pip wheel --no-deps --no-build-isolation \
-    --wheel-dir "$d/python" ./python >"$out/$wt-wheel.log" 2>&1 || {
-    tail -n 20 "$out/$wt-wheel.log" >&2; echo "package.sh: $wt: building the wheel failed ($out/$wt-wheel.log)" >&2; exit 1; }
+# The Python binding: no wheel in the archives yet, a note saying why. Its libml_<isa>.so cannot be
+# linked for glibc 2.17 with Debian 12's toolchain alone (static libstdc++/libgcc still need
+# __libc_single_threaded@GLIBC_2.32, _dl_find_object@GLIBC_2.35, arc4random@GLIBC_2.36, which have
+# no older version; verify/package_test.py would refuse it), so it is built where it runs:
+# pip install ./python from a checkout (README, Python).
+wheel_note() {  # dir
+  cat >"$1/python-wheel-missing.txt" <<'NOTE'
+No Python wheel in this archive: the binding's shared libraries need the glibc of the system that
+builds them (2.32 or later with Debian 12's compilers), which would break this archive's promise to
+run on glibc 2.17. Build it where it runs, from a source checkout: see the README's Python section
+(pip install ./python, or tools/install.sh PREFIX --python).
+NOTE
 }
 
 readme() {  # target dir isas
@@ -163,8 +163,7 @@ for t in $targets; do
     *) mkdir -p "$work/bin"
        for prog in $programs; do install -m 755 "$first/ml_launcher" "$work/bin/$prog"; done ;;
   esac
-  # shellcheck disable=SC2086
-  wheel "$t" "$work" "$arch" $dirs
+  wheel_note "$work"
   readme "$t" "$work" "$isas"
   sums "$work"
   case $t in
