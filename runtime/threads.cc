@@ -54,6 +54,7 @@ inline void cpu_relax() { ml_cpu_relax(); }
 // machine the thread we wait for may need it), then, for a worker, sleep on the condition variable.
 constexpr int kSpinIterations = 1 << 12;
 constexpr int kYieldIterations = 1 << 8;
+constexpr int kCallerSpin = 1 << 10;  // the caller at a job's end: ~10-50 µs, then it sleeps
 uint64_t now_ns() {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
@@ -109,7 +110,14 @@ void ThreadPool::share(int units) {
   }
 }
 
-void ThreadPool::done(int units) { remaining_.fetch_sub(units, std::memory_order_acq_rel); }
+// The last unit (or worker) done wakes the caller if it went to sleep (dispatch): its fetch_sub
+// and the caller's flag are seq_cst, so either this sees the flag or the caller sees zero.
+void ThreadPool::done(int units) {
+  if (remaining_.fetch_sub(units) == units && caller_sleeps_.load()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_cv_.notify_one();
+  }
+}
 void ThreadPool::stolen(uint64_t chunks) {
   if (g_profiling.load(std::memory_order_relaxed)) g_stolen.fetch_add(chunks, std::memory_order_relaxed);
 }
@@ -136,7 +144,20 @@ void ThreadPool::dispatch(Job job, void *ctx, int units) {
   job(ctx, 0, n_);
   const bool prof = g_profiling.load(std::memory_order_relaxed);
   const uint64_t t0 = prof ? now_ns() : 0;
-  wait_until([&] { return remaining_.load(std::memory_order_acquire) <= 0; });
+  // The caller spins briefly, then sleeps: a thread still in a chunk may have lost its core to
+  // another process, and a core left idle lets the kernel move that thread onto it, where a
+  // spinning or yielding caller would keep the core and wait out the other process's time slice.
+  for (int i = 0; remaining_.load(std::memory_order_acquire) > 0; ++i) {
+    if (i < kCallerSpin) {
+      cpu_relax();
+      continue;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    caller_sleeps_.store(true);
+    done_cv_.wait(lock, [&] { return remaining_.load() <= 0; });
+    caller_sleeps_.store(false);
+    break;
+  }
   open_.store(0);
   wait_until([&] { return active_.load() == 0; });
   if (prof) {
@@ -169,7 +190,7 @@ void ThreadPool::worker(int tid) {
     if (open_.load() == g) {
       if (ScheduleHook h = g_hook.load(std::memory_order_acquire)) h(tid);
       job_.load(std::memory_order_relaxed)(ctx_.load(std::memory_order_relaxed), tid, n_);
-      if (every_.load(std::memory_order_relaxed)) remaining_.fetch_sub(1, std::memory_order_acq_rel);
+      if (every_.load(std::memory_order_relaxed)) done(1);
     }
     active_.fetch_sub(1);
   }

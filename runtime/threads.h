@@ -4,9 +4,10 @@
 // every call, for cache affinity) which it takes from its front in chunks; a thread done with its
 // share takes the chunks still unclaimed in the other shares, so a thread whose core is busy
 // elsewhere holds the step up by at most the chunk it is in. Workers spin briefly for the next
-// job (decode steps come fast), then yield, then sleep. A worker that arrives after a job's units
-// are all done skips it. Built without threads (ML_THREADS=OFF, e.g. WebAssembly) everything runs
-// inline on the caller.
+// job (decode steps come fast), then yield, then sleep; the caller, waiting for a job's last
+// chunks, spins briefly, then sleeps (so the kernel may run the thread it waits for on its core).
+// A worker that arrives after a job's units are all done skips it. Built without threads
+// (ML_THREADS=OFF, e.g. WebAssembly) everything runs inline on the caller.
 //
 // Work split helper: split_rows() gives each thread a contiguous range whose boundaries are
 // multiples of the kernel row tile, so results do not depend on the thread count.
@@ -112,8 +113,9 @@ class ThreadPool : NonCopyable {
   std::atomic<bool> every_{false};  // run: each worker counts itself done in remaining_
   std::atomic<int> sleepers_{0};
   std::atomic<bool> stop_{false};
+  std::atomic<bool> caller_sleeps_{false};  // the caller waits on done_cv_ for remaining_ to reach 0
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_, done_cv_;
 #endif
 };
 
