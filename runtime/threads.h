@@ -65,6 +65,7 @@ class ThreadPool : NonCopyable {
   void run_units(int units, int chunk, F &&f) {
     if (units <= 0) return;
 #if defined(ML_NO_THREADS)
+    (void)chunk;
     f(0, 0, units);
 #else
     if (n_ == 1) {
