@@ -307,6 +307,14 @@ set_tests_properties(bench.kernels PROPERTIES PASS_REGULAR_EXPRESSION "kernel\tm
 if(ML_THREADS)
   add_test(NAME bench.decode COMMAND ml_bench decode ${ML_MODELS_DIR}/random_gqa_q4_0.mlb -t 1,2 -n 4 --tsv)
   set_tests_properties(bench.decode PROPERTIES PASS_REGULAR_EXPRESSION "decode\t.*\t2\t" FIXTURES_REQUIRED random)
+  # --load: one busy-loop process beside a 2-thread decode, the pool's profile after the row. The
+  # busy process holds ml_bench's output pipe: the test ends in time only if ml_bench ends it.
+  if(NOT CMAKE_CROSSCOMPILING AND NOT EMSCRIPTEN)
+    add_test(NAME bench.decode_load COMMAND ml_bench decode ${ML_MODELS_DIR}/random_gqa_q4_0.mlb -t 2 -n 4 --load 1
+             --profile --tsv)
+    set_tests_properties(bench.decode_load PROPERTIES FIXTURES_REQUIRED random TIMEOUT 60 PASS_REGULAR_EXPRESSION
+                         "decode\t[^\n]*\t2\t[^\n]*\n# profile: [1-9][0-9]* jobs/step")
+  endif()
 else()
   add_test(NAME bench.decode COMMAND ml_bench decode ${ML_MODELS_DIR}/random_gqa_q4_0.mlb -t 1 -n 4 --tsv)
   set_tests_properties(bench.decode PROPERTIES PASS_REGULAR_EXPRESSION "decode\t.*\t1\t" FIXTURES_REQUIRED random)

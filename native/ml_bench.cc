@@ -10,6 +10,13 @@
 #include <string>
 #include <vector>
 
+#if !defined(_WIN32) && !defined(__EMSCRIPTEN__)
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#define ML_BENCH_LOAD 1
+#endif
+
 #include "kernels/binding.h"
 #include "kernels/format/f16.h"
 #include "native/cli.h"
@@ -40,9 +47,9 @@ const char kUsage[] =
     "       ml_bench bandwidth [-t N] [--tsv]\n"
     "       ml_bench peak [-t N] [--seconds S] [--tsv]\n"
     "       ml_bench decode MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS] [--depth D[,D...]] [--kv-type f32|f16|q8_0]\n"
-    "                [--tsv]\n"
-    "       ml_bench prefill MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
-    "       ml_bench roofline MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
+    "                [--load N] [--profile] [--tsv]\n"
+    "       ml_bench prefill MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS] [--load N] [--tsv]\n"
+    "       ml_bench roofline MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS] [--load N] [--profile] [--tsv]\n"
     "       ml_bench sample MODEL.mlb|.gguf... [-t N[,M...]] [-n TOKENS] [--tsv]\n"
     "\n"
     "Benchmarks this build (ISA as in ml_run --version). kernels: every kernel at stories110M and\n"
@@ -71,6 +78,8 @@ struct Opts {
   double seconds = 0.25;
   long pool_mb = 512;  // weights streamed by the "dram" rows
   bool all_variants = false, tsv = false, quick = false;  // quick: kernels at the 110M shapes only
+  long load = 0;         // --load: busy-loop processes beside the measurements
+  bool profile = false;  // --profile: the pool's jobs, waits and moved chunks per decode step
   ml::hub::Options hf;  // --hf ...: a model by name (hub/hub.h)
 };
 
@@ -409,6 +418,7 @@ int run_peak(const Opts &o) {
 
 struct Decode {
   double tok_s;
+  double jobs, wait_us, stolen;  // per step, with --profile
   uint64_t weight_bytes;
   ml_model_info info;
 };
@@ -454,6 +464,7 @@ bool measure_decode(const std::string &path, int threads, int tokens, int depth,
       return false;
     }
   }
+  const ml::PoolStats p0 = ml::pool_stats();
   double runs[3];
   for (double &r : runs) {
     int tok = start == 0 ? 1 : (start * 7919) % out->info.vocab, pos = start;
@@ -466,9 +477,53 @@ bool measure_decode(const std::string &path, int threads, int tokens, int depth,
   }
   std::sort(runs, runs + 3);
   out->tok_s = runs[1];
+  const ml::PoolStats p1 = ml::pool_stats();
+  const double steps = 3.0 * tokens;
+  out->jobs = double(p1.jobs - p0.jobs) / steps;
+  out->wait_us = double(p1.wait_ns - p0.wait_ns) / 1e3 / steps;
+  out->stolen = double(p1.stolen - p0.stolen) / steps;
   ml_close(ctx);
   return true;
 }
+
+// --load N: N child processes spinning until the destructor ends them. Each its own session (and
+// so its own autogroup on Linux, like a program started elsewhere), ordinary priority inherited,
+// no pinning.
+class Load {
+ public:
+  bool start(long n) {
+#if defined(ML_BENCH_LOAD)
+    for (long i = 0; i < n; ++i) {
+      const pid_t pid = fork();
+      if (pid < 0) {
+        std::fprintf(stderr, "ml_bench: --load: cannot start busy process %ld of %ld\n", i + 1, n);
+        return false;
+      }
+      if (pid == 0) {
+        setsid();
+        for (volatile unsigned long spin = 0;; spin = spin + 1) {
+        }
+      }
+      pids_.push_back(pid);
+    }
+    return true;
+#else
+    if (n > 0) std::fprintf(stderr, "ml_bench: --load needs fork (POSIX); this build has none\n");
+    return n == 0;
+#endif
+  }
+  ~Load() {
+#if defined(ML_BENCH_LOAD)
+    for (pid_t pid : pids_) kill(pid, SIGKILL);
+    for (pid_t pid : pids_) waitpid(pid, nullptr, 0);
+#endif
+  }
+
+ private:
+#if defined(ML_BENCH_LOAD)
+  std::vector<pid_t> pids_;
+#endif
+};
 
 // Prompt tok/s: one ml_eval_batch of `tokens` tokens from position 0 (median of 3).
 bool measure_prefill(const std::string &path, int threads, int tokens, Decode *out) {
@@ -716,6 +771,9 @@ int run_decode(const Opts &o, bool roofline) {
                     ceiling, 100.0 * d.tok_s / ceiling);
       else
         std::printf("%-28s %-5s %3d %12.1f %10.1f\n", shape, type_name(d.info.wtype), t, mb, d.tok_s);
+      if (o.profile)
+        std::printf("%sprofile: %.0f jobs/step, caller waits %.1f us/step (%.1f %% of the step), %.1f chunks moved/step\n",
+                    o.tsv ? "# " : "  ", d.jobs, d.wait_us, d.wait_us * d.tok_s / 1e4, d.stolen);
       std::fflush(stdout);
     }
   }
@@ -770,6 +828,10 @@ extern "C" int ml_main(int argc, char **argv) {
         integer(&o.pool_mb, 32, 1 << 16, "needs a size in MB >= 32")},  // two copies of the largest matrix
        {"--all-variants", nullptr, "kernels: time every compiled variant, not only the bound implementations", flag(&o.all_variants)},
        {"--quick", nullptr, "kernels: the matvecs at the stories110M shapes only (a smoke run: the\nctest under qemu)", flag(&o.quick)},
+       {"--load", "N", "decode/prefill/roofline: N busy-loop processes run beside the measurements\n(unpinned, ordinary priority; POSIX)",
+        integer(&o.load, 0, 64, "needs a process count in [0, 64]")},
+       {"--profile", nullptr, "decode/roofline: the thread pool's jobs, caller wait and moved chunks per step",
+        flag(&o.profile)},
        {"--tsv", nullptr, "tab-separated output", flag(&o.tsv)},
        {"--version", nullptr, "print the build's ISA", flag(&version)}},
       [&o](const char *v) -> const char * {
@@ -791,6 +853,11 @@ extern "C" int ml_main(int argc, char **argv) {
     if (const int s = ml::hub::resolve_model(o.hf, "ml_bench", &path)) return s;
     o.models.push_back(path);
   }
+  if (o.profile) ml::set_pool_profiling(true);
+  Load load;
+  if (o.load > 0 && o.mode != "decode" && o.mode != "prefill" && o.mode != "roofline")
+    return usage_error(p, "--load needs decode, prefill or roofline, not %s", o.mode.c_str());
+  if (!load.start(o.load)) return ML_E_ARG;
   if (o.mode == "kernels") return run_kernels(o);
   if (o.mode == "bandwidth") return run_bandwidth(o);
   if (o.mode == "peak") return run_peak(o);

@@ -1,7 +1,8 @@
 // The forward pass, llama2.c's forward() step by step, with quantized matrices, GQA and a batch of
 // tokens (prompt prefill; decoding is a batch of one). Every step is per token except the matrix
 // products, which take all tokens at once so each weight block is read once for several tokens
-// (matmul kernels). Row-parallel steps split rows on multiples of the kernels' row tile and
+// (matmul kernels). Row-parallel steps share out row tiles (multiples of the kernels' row tile; a thread done early
+// takes tiles left in a busy thread's share, ThreadPool::run_units) and
 // attention is split by (token, kv head, set of its query heads): each query head's scores,
 // softmax and weighted sum run in one fixed order whatever the split, so results are
 // bit-identical for every thread count and batch size. The query heads that share a kv head (GQA)
@@ -78,20 +79,41 @@ constexpr uint64_t kParallelBytes = 64 * 1024;
 constexpr uint64_t kParallelAttentionBytes = uint64_t(1) << 20;
 uint64_t weight_bytes(const ml_qtensor &W) { return tensor_bytes(W); }
 
+// A job of `units` independent units, f(tid, u0, u1) per claimed range (ThreadPool::run_units:
+// static shares, leftovers taken by threads done early), or f(0, 0, units) on the calling thread
+// below the threshold. A share is claimed in about kClaimsPerShare chunks: enough that a thread done
+// early finds work left in a busy thread's share, few enough that claims cost nothing beside it.
+constexpr int kClaimsPerShare = 4;
 template <class F>
-void parallel(ThreadPool &pool, uint64_t work_bytes, F &&f, uint64_t threshold = kParallelBytes) {
-  if (work_bytes < threshold)
-    f(0, 1);
+void parallel(ThreadPool &pool, uint64_t work_bytes, int units, F &&f, uint64_t threshold = kParallelBytes) {
+  if (work_bytes < threshold || pool.size() == 1)
+    f(0, 0, units);
   else
-    pool.run(f);
+    pool.run_units(units, std::max(1, units / (pool.size() * kClaimsPerShare)), f);
 }
 
-// This thread's rows of Y = W · in.
+// Y_i = W_i · in for matrices sharing one input, as one job whose units are their row tiles
+// (W_0's, then W_1's, ...).
+struct Product {
+  float *Y;
+  size_t ldy;
+  const ml_qtensor *W;
+};
+inline int tiles(const ml_qtensor &W) { return (W.rows + row_tile(W) - 1) / row_tile(W); }
+
 template <class K>
-void matmul_share(float *Y, size_t ldy, const ml_qtensor &W, const Input &in, int tid, int nth) {
-  int r0, r1;
-  split_rows(W.rows, row_tile(W), tid, nth, &r0, &r1);
-  matmul_rows<K>(Y, ldy, W, in, r0, r1);
+void products(ThreadPool &pool, const Input &in, std::initializer_list<Product> ps) {
+  int units = 0;
+  uint64_t bytes = 0;
+  for (const Product &p : ps) units += tiles(*p.W), bytes += weight_bytes(*p.W);
+  parallel(pool, bytes * uint64_t(in.n), units, [&](int, int u0, int u1) {
+    int base = 0;
+    for (const Product &p : ps) {
+      const int a = std::max(u0 - base, 0), b = std::min(u1 - base, tiles(*p.W)), t = row_tile(*p.W);
+      if (a < b) matmul_rows<K>(p.Y, p.ldy, *p.W, in, a * t, std::min(b * t, p.W->rows));
+      base += tiles(*p.W);
+    }
+  });
 }
 
 // One layer's K and V caches, F32 or F16, kv-head-major: (n_kv_heads, kv_seq, head_dim) elements
@@ -249,11 +271,7 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
     for (int t = 0; t < n; ++t) K::rmsnorm(s.xb + t * XB, s.x + t * D, w.attn_norm, dim, c.norm_eps);
     // q = Wq·xb (n, q_dim), k = Wk·xb, v = Wv·xb (n, kv_dim) into the cache
     const Input xb_in = prepare<K>(s, s.xb, XB, n, dim, any_quantized({&w.wq, &w.wk, &w.wv}));
-    parallel(pool, (weight_bytes(w.wq) + 2 * weight_bytes(w.wk)) * uint64_t(n), [&](int tid, int nth) {
-      matmul_share<K>(s.q, Q, w.wq, xb_in, tid, nth);
-      matmul_share<K>(k, kv_dim, w.wk, xb_in, tid, nth);
-      matmul_share<K>(v, kv_dim, w.wv, xb_in, tid, nth);
-    });
+    products<K>(pool, xb_in, {{s.q, Q, &w.wq}, {k, size_t(kv_dim), &w.wk}, {v, size_t(kv_dim), &w.wv}});
     // q += bq, k += bk, v += bv (Qwen2's biases; before RoPE)              (n, q_dim) (n, kv_dim)
     if (c.qkv_bias)
       for (int t = 0; t < n; ++t) {
@@ -304,13 +322,13 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
     const bool gqa_mutant = ML_MUTANT("gqa_head");  // mutant: kv head h % n_kv (heads g, g+G, ...)
     const uint64_t row_bytes = q8 ? uint64_t(s.kv_hdq) + uint64_t(s.kv_hdq) / ML_QK * 4 : uint64_t(hd) * (f16 ? 2 : 4);
     const uint64_t kv_bytes = uint64_t(n) * G * uint64_t(pos + n) * 2 * row_bytes;
-    parallel(pool, kv_bytes, [&](int tid, int nth) {
-      // parts: 1 (each kv head's rows read by one thread) when the (t, g) units spread evenly,
-      // else every query head its own unit
-      const int parts = n * G >= 4 * nth || (n * G) % nth == 0 ? 1 : M;
+    // parts: 1 (each kv head's rows read by one thread) when the (t, g) units spread evenly,
+    // else every query head its own unit
+    const int nth = pool.size(), parts = n * G >= 4 * nth || (n * G) % nth == 0 ? 1 : M;
+    parallel(pool, kv_bytes, n * G * parts, [&](int tid, int u0, int u1) {
       float *att = s.att + size_t(tid) * size_t(M) * S;            // (M, max_seq) scratch
       float *buf = f16 || q8 ? s.kv_row + size_t(tid) * kKvBlock * size_t(q8 ? s.kv_hdq : hd) : nullptr;  // converted rows
-      for (int u = tid; u < n * G * parts; u += nth) {
+      for (int u = u0; u < u1; ++u) {
         const int t = u / (G * parts), g = (u / parts) % G, part = u % parts;
         const int len = pos + t + (ML_MUTANT("kv_pos") && pos + t > 0 ? 0 : 1);  // mutant: one position short
         auto head = [&](int j) { return gqa_mutant ? g + j * G : g * M + j; };
@@ -326,16 +344,16 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
 
     // x += Wo · xb                                            (n, q_dim) -> (n, dim)
     const Input att_in = prepare<K>(s, s.xb, XB, n, q_dim, any_quantized({&w.wo}));
-    parallel(pool, weight_bytes(w.wo) * uint64_t(n), [&](int tid, int nth) { matmul_share<K>(s.xb2, D, w.wo, att_in, tid, nth); });
+    products<K>(pool, att_in, {{s.xb2, D, &w.wo}});
     for (int t = 0; t < n; ++t) K::add(s.x + t * D, s.xb2 + t * D, dim);
 
     // xb = rmsnorm(x) · ffn_norm                                            (n, dim)
     for (int t = 0; t < n; ++t) K::rmsnorm(s.xb + t * XB, s.x + t * D, w.ffn_norm, dim, c.norm_eps);
     // hb = silu(W1·xb) · (W3·xb)                                            (n, hidden)
     const Input ffn_in = prepare<K>(s, s.xb, XB, n, dim, any_quantized({&w.w1, &w.w3}));
-    parallel(pool, 2 * weight_bytes(w.w1) * uint64_t(n), [&](int tid, int nth) {
-      int r0, r1;
-      split_rows(hidden, row_tile(w.w1), tid, nth, &r0, &r1);
+    const int ffn_tile = row_tile(w.w1);
+    parallel(pool, 2 * weight_bytes(w.w1) * uint64_t(n), tiles(w.w1), [&](int, int u0, int u1) {
+      const int r0 = u0 * ffn_tile, r1 = std::min(u1 * ffn_tile, hidden);
       matmul_rows<K>(s.hb, H, w.w1, ffn_in, r0, r1);
       matmul_rows<K>(s.hb2, H, w.w3, ffn_in, r0, r1);
       if (r1 > r0)
@@ -343,7 +361,7 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
     });
     // x += W2 · hb                                                          (n, dim)
     const Input hb_in = prepare<K>(s, s.hb, H, n, hidden, any_quantized({&w.w2}));
-    parallel(pool, weight_bytes(w.w2) * uint64_t(n), [&](int tid, int nth) { matmul_share<K>(s.xb2, D, w.w2, hb_in, tid, nth); });
+    products<K>(pool, hb_in, {{s.xb2, D, &w.w2}});
     for (int t = 0; t < n; ++t) K::add(s.x + t * D, s.xb2 + t * D, dim);
     if (ML_MUTANT("ffn_residual")) std::memcpy(s.x, s.xb2, sizeof(float) * D * size_t(n));  // mutant: x = W2·hb
   }
@@ -352,8 +370,7 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
   const int t0 = all_logits ? 0 : n - 1, nl = n - t0;
   for (int t = t0; t < n; ++t) K::rmsnorm(s.x + t * D, s.x + t * D, m.final_norm, dim, c.norm_eps);
   const Input cls_in = prepare<K>(s, s.x + t0 * D, D, nl, dim, any_quantized({&m.wcls}));
-  parallel(pool, weight_bytes(m.wcls) * uint64_t(nl),
-           [&](int tid, int nth) { matmul_share<K>(s.logits, size_t(c.vocab), m.wcls, cls_in, tid, nth); });
+  products<K>(pool, cls_in, {{s.logits, size_t(c.vocab), &m.wcls}});
 }
 
 ForwardFn forward_build() { return &forward<BuildKernels>; }

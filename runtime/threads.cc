@@ -4,6 +4,9 @@
 #include <unistd.h>
 #endif
 
+#include <chrono>
+#include <cstdlib>
+
 #include "runtime/error.h"
 #include "simd/compiler.h"
 
@@ -20,6 +23,16 @@ int online_cpus() {
   return n >= 1 ? static_cast<int>(n) : 1;
 }
 
+namespace {
+std::atomic<bool> g_profiling{false};
+std::atomic<uint64_t> g_jobs{0}, g_wait_ns{0}, g_stolen{0};
+std::atomic<ScheduleHook> g_hook{nullptr};
+}  // namespace
+
+PoolStats pool_stats() { return {g_jobs.load(), g_wait_ns.load(), g_stolen.load()}; }
+void set_pool_profiling(bool on) { g_profiling.store(on); }
+void set_schedule_hook(ScheduleHook hook) { g_hook.store(hook); }
+
 #if defined(ML_NO_THREADS)
 
 ThreadPool::~ThreadPool() = default;
@@ -31,7 +44,7 @@ ml_status ThreadPool::start(int n_threads) {
   return ML_OK;
 }
 
-void ThreadPool::dispatch(Job job, void *ctx) { job(ctx, 0, 1); }
+void ThreadPool::dispatch(Job job, void *ctx, int) { job(ctx, 0, 1); }
 
 #else
 
@@ -41,6 +54,19 @@ inline void cpu_relax() { ml_cpu_relax(); }
 // machine the thread we wait for may need it), then, for a worker, sleep on the condition variable.
 constexpr int kSpinIterations = 1 << 12;
 constexpr int kYieldIterations = 1 << 8;
+constexpr int kCallerSpin = 1 << 10;  // the caller at a job's end: ~10-50 µs, then it sleeps
+uint64_t now_ns() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+template <class Done>
+void wait_until(Done done) {
+  for (int i = 0; !done(); ++i) {
+    if (i < kSpinIterations)
+      cpu_relax();
+    else
+      std::this_thread::yield();
+  }
+}
 }  // namespace
 
 ThreadPool::~ThreadPool() {
@@ -56,8 +82,15 @@ ThreadPool::~ThreadPool() {
 
 ml_status ThreadPool::start(int n_threads) {
   if (n_threads < 1) return fail(ML_E_ARG, "thread count %d must be at least 1", n_threads);
+  static const bool env_profile = [] {
+    const char *e = std::getenv("ML_PROFILE");
+    if (e && *e && *e != '0') g_profiling.store(true);
+    return true;
+  }();
+  (void)env_profile;
   n_ = n_threads;
   try {
+    shares_.reset(new Share[size_t(n_threads)]);
     threads_.reserve(static_cast<size_t>(n_threads - 1));
     for (int t = 1; t < n_threads; ++t) threads_.emplace_back(&ThreadPool::worker, this, t);
   } catch (...) {
@@ -67,22 +100,69 @@ ml_status ThreadPool::start(int n_threads) {
   return ML_OK;
 }
 
-void ThreadPool::dispatch(Job job, void *ctx) {
-  job_ = job;
-  ctx_ = ctx;
-  pending_.store(n_ - 1, std::memory_order_relaxed);
+// Each thread's static share of [0, units): split_rows with a tile of one unit.
+void ThreadPool::share(int units) {
+  for (int t = 0; t < n_; ++t) {
+    int u0, u1;
+    split_rows(units, 1, t, n_, &u0, &u1);
+    shares_[size_t(t)].next.store(u0, std::memory_order_relaxed);
+    shares_[size_t(t)].end = u1;
+  }
+}
+
+// The last unit (or worker) done wakes the caller if it went to sleep (dispatch): its fetch_sub
+// and the caller's flag are seq_cst, so either this sees the flag or the caller sees zero.
+void ThreadPool::done(int units) {
+  if (remaining_.fetch_sub(units) == units && caller_sleeps_.load()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_cv_.notify_one();
+  }
+}
+void ThreadPool::stolen(uint64_t chunks) {
+  if (g_profiling.load(std::memory_order_relaxed)) g_stolen.fetch_add(chunks, std::memory_order_relaxed);
+}
+
+// units < 0: every thread runs the job (run); else the job claims units (run_units) and the
+// caller returns once all are done, whether or not every worker has joined. A worker joins by
+// counting itself in active_ and then checking the job is still open; the caller closes the job
+// and then waits for active_ to drain (both seq_cst: one of them sees the other), so no worker
+// touches a job's context after run_units returns.
+void ThreadPool::dispatch(Job job, void *ctx, int units) {
+  job_.store(job, std::memory_order_relaxed);
+  ctx_.store(ctx, std::memory_order_relaxed);
+  every_.store(units < 0, std::memory_order_relaxed);
+  remaining_.store(units < 0 ? n_ - 1 : units, std::memory_order_relaxed);
+  uint64_t g;
   {
     // The generation bump is published under the lock so a worker about to sleep cannot miss it.
     std::lock_guard<std::mutex> lock(mu_);
-    generation_.fetch_add(1, std::memory_order_release);
+    g = generation_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    open_.store(g);
   }
   if (sleepers_.load(std::memory_order_acquire) > 0) cv_.notify_all();
+  if (ScheduleHook h = g_hook.load(std::memory_order_acquire)) h(0);
   job(ctx, 0, n_);
-  for (int i = 0; pending_.load(std::memory_order_acquire) != 0; ++i) {
-    if (i < kSpinIterations)
+  const bool prof = g_profiling.load(std::memory_order_relaxed);
+  const uint64_t t0 = prof ? now_ns() : 0;
+  // The caller spins briefly, then sleeps: a thread still in a chunk may have lost its core to
+  // another process, and a core left idle lets the kernel move that thread onto it, where a
+  // spinning or yielding caller would keep the core and wait out the other process's time slice.
+  for (int i = 0; remaining_.load(std::memory_order_acquire) > 0; ++i) {
+    if (i < kCallerSpin) {
       cpu_relax();
-    else
-      std::this_thread::yield();
+      continue;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    caller_sleeps_.store(true);
+    done_cv_.wait(lock, [&] { return remaining_.load() <= 0; });
+    caller_sleeps_.store(false);
+    break;
+  }
+  open_.store(0);
+  wait_until([&] { return active_.load() == 0; });
+  if (prof) {
+    g_wait_ns.fetch_add(now_ns() - t0, std::memory_order_relaxed);
+    g_jobs.fetch_add(1, std::memory_order_relaxed);
   }
 }
 
@@ -106,8 +186,13 @@ void ThreadPool::worker(int tid) {
     }
     seen = g;
     if (stop_.load(std::memory_order_acquire)) return;
-    job_(ctx_, tid, n_);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    active_.fetch_add(1);
+    if (open_.load() == g) {
+      if (ScheduleHook h = g_hook.load(std::memory_order_acquire)) h(tid);
+      job_.load(std::memory_order_relaxed)(ctx_.load(std::memory_order_relaxed), tid, n_);
+      if (every_.load(std::memory_order_relaxed)) done(1);
+    }
+    active_.fetch_sub(1);
   }
 }
 

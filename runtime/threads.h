@@ -1,13 +1,20 @@
-// A persistent worker pool with a barrier. run(f) calls f(tid, n) once on each of the n threads
-// (the caller is thread 0) and returns when all have finished: one fork-join per call, no
-// allocation. Workers spin briefly for the next job (decode steps come fast), then sleep.
-// Built without threads (ML_THREADS=OFF, e.g. WebAssembly) it runs f(0, 1) inline.
+// A persistent worker pool. run(f) calls f(tid, n) once on each of the n threads (the caller is
+// thread 0) and returns when all have finished. run_units(units, f) shares [0, units) among the
+// threads with work that moves to free threads: each thread owns a static share (the same units
+// every call, for cache affinity) which it takes from its front in chunks; a thread done with its
+// share takes the chunks still unclaimed in the other shares, so a thread whose core is busy
+// elsewhere holds the step up by at most the chunk it is in. Workers spin briefly for the next
+// job (decode steps come fast), then yield, then sleep; the caller, waiting for a job's last
+// chunks, spins briefly, then sleeps (so the kernel may run the thread it waits for on its core).
+// A worker that arrives after a job's units are all done skips it. Built without threads
+// (ML_THREADS=OFF, e.g. WebAssembly) everything runs inline on the caller.
 //
 // Work split helper: split_rows() gives each thread a contiguous range whose boundaries are
 // multiples of the kernel row tile, so results do not depend on the thread count.
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -21,6 +28,19 @@
 #endif
 
 namespace ml {
+
+// Counters of every pool in the process, kept while profiling is on (ML_PROFILE=1 in the
+// environment at the first pool start, or set_pool_profiling): jobs run, nanoseconds the caller
+// spent waiting at the end of jobs for other threads, chunks taken from another thread's share.
+struct PoolStats {
+  uint64_t jobs, wait_ns, stolen;
+};
+PoolStats pool_stats();
+void set_pool_profiling(bool on);
+// Tests: a hook each thread calls (with its tid) as it enters a job, before claiming work, so a
+// test can delay one thread and force uneven schedules. nullptr: none.
+using ScheduleHook = void (*)(int tid);
+void set_schedule_hook(ScheduleHook hook);
 
 class ThreadPool : NonCopyable {
  public:
@@ -36,27 +56,87 @@ class ThreadPool : NonCopyable {
       return;
     }
     using Fn = std::remove_reference_t<F>;
-    dispatch([](void *ctx, int tid, int n) { (*static_cast<Fn *>(ctx))(tid, n); }, const_cast<void *>(static_cast<const void *>(&f)));
+    dispatch([](void *ctx, int tid, int n) { (*static_cast<Fn *>(ctx))(tid, n); }, const_cast<void *>(static_cast<const void *>(&f)), -1);
+  }
+
+  // f(tid, u0, u1) for disjoint ranges covering [0, units), each once, on any thread (tid: the
+  // thread running it, for per-thread scratch). `chunk` units per claim (>= 1).
+  template <class F>
+  void run_units(int units, int chunk, F &&f) {
+    if (units <= 0) return;
+#if defined(ML_NO_THREADS)
+    (void)chunk;
+    f(0, 0, units);
+#else
+    if (n_ == 1) {
+      f(0, 0, units);
+      return;
+    }
+    using Fn = std::remove_reference_t<F>;
+    struct Ctx {
+      ThreadPool *pool;
+      Fn *f;
+      int chunk;
+    } ctx{this, &f, chunk < 1 ? 1 : chunk};
+    share(units);
+    dispatch([](void *c, int tid, int) {
+      Ctx &x = *static_cast<Ctx *>(c);
+      x.pool->claim(tid, x.chunk, [&](int u0, int u1) { (*x.f)(tid, u0, u1); });
+    }, &ctx, units);
+#endif
   }
 
  private:
   using Job = void (*)(void *, int, int);
-  void dispatch(Job job, void *ctx);
+  void dispatch(Job job, void *ctx, int units);
   void worker(int tid);
+  void share(int units);
+  // Thread tid's share, then the others' leftovers, chunk units at a time.
+  template <class G>
+  void claim(int tid, int chunk, G &&g);
+  void done(int units);
+  void stolen(uint64_t chunks);
 
   int n_ = 1;
 #if !defined(ML_NO_THREADS)
+  struct alignas(64) Share {
+    std::atomic<int> next{0};  // the first unclaimed unit
+    int end = 0;
+  };
+  std::unique_ptr<Share[]> shares_;
   std::vector<std::thread> threads_;
-  Job job_ = nullptr;
-  void *ctx_ = nullptr;
+  std::atomic<Job> job_{nullptr};
+  std::atomic<void *> ctx_{nullptr};
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
+  std::atomic<uint64_t> open_{0};     // the generation of the job workers may still join, 0: none
+  alignas(64) std::atomic<int> active_{0};     // workers inside the open job
+  alignas(64) std::atomic<int> remaining_{0};  // units (run_units) or workers (run) not yet done
+  std::atomic<bool> every_{false};  // run: each worker counts itself done in remaining_
   std::atomic<int> sleepers_{0};
   std::atomic<bool> stop_{false};
+  std::atomic<bool> caller_sleeps_{false};  // the caller waits on done_cv_ for remaining_ to reach 0
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_, done_cv_;
 #endif
 };
+
+#if !defined(ML_NO_THREADS)
+template <class G>
+void ThreadPool::claim(int tid, int chunk, G &&g) {
+  uint64_t taken = 0;
+  for (int i = 0; i < n_; ++i) {
+    Share &s = shares_[size_t((tid + i) % n_)];
+    for (int u = s.next.fetch_add(chunk, std::memory_order_relaxed); u < s.end;
+         u = s.next.fetch_add(chunk, std::memory_order_relaxed)) {
+      const int e = u + chunk < s.end ? u + chunk : s.end;
+      g(u, e);
+      done(e - u);
+      taken += i > 0;
+    }
+  }
+  if (taken) stolen(taken);
+}
+#endif
 
 // Rows [r0, r1) of `rows` for thread tid of n, boundaries on multiples of `tile`.
 inline void split_rows(int rows, int tile, int tid, int n, int *r0, int *r1) {

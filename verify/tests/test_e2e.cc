@@ -3,12 +3,16 @@
 // (verify/e2e_checks.cc); the same checks with an F16 and a Q8_0 KV cache (named to fall in the same
 // CTest groups, cmake/Tests.cmake).
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <thread>
 
 #include "runtime/ml.h"
+#include "runtime/threads.h"
 #include "verify/tests/common.h"
 
 TEST_CASE("ISA forward vs scalar forward: random GQA model, dim 256", "[e2e-random]") {
@@ -78,6 +82,35 @@ TEST_CASE("logits are bit-identical for 1..4 threads", "[e2e-random]") {
                         "qwen3_tiny_q4_0_panel16"})
     ml_verify_threads(test::models(std::string(m) + ".mlb").c_str(), 12, 4, &test::Rows::sink, &r);
   test::expect_all_pass(r);
+}
+
+namespace {
+std::atomic<int> g_delayed{1};
+// Holds thread g_delayed up for 300 µs as it enters each job, as a busy neighbour would.
+void delay_one(int tid) {
+  if (tid == g_delayed.load()) std::this_thread::sleep_for(std::chrono::microseconds(300));
+}
+}  // namespace
+
+// Uneven schedules (ThreadPool::run_units): the caller (thread 0) or a worker (thread 1) arrives
+// late at every job, so the others take the chunks of its share; the logits must stay the bits of
+// 1 thread, and chunks must have moved (the pool's profile counts them).
+TEST_CASE("logits are bit-identical for 2..3 threads with one thread delayed at every job", "[e2e-random]") {
+  test::Rows r;
+  ml::set_pool_profiling(true);
+  const uint64_t stolen = ml::pool_stats().stolen;
+  ml::set_schedule_hook(&delay_one);
+  for (int delayed : {0, 1}) {
+    g_delayed.store(delayed);
+    for (const char *m : {"random_gqa_q4_0", "qwen2_tiny_q8_0_panel16"})
+      ml_verify_threads(test::models(std::string(m) + ".mlb").c_str(), 6, 3, &test::Rows::sink, &r);
+    ml_verify_threads_kv(test::models("llama3_tiny_q8_0_panel16.mlb").c_str(), 6, 3, ML_KV_Q8_0, &test::Rows::sink, &r);
+  }
+  ml::set_schedule_hook(nullptr);
+  const uint64_t moved = ml::pool_stats().stolen - stolen;
+  ml::set_pool_profiling(false);
+  test::expect_all_pass(r);
+  CHECK(moved > 0);
 }
 
 TEST_CASE("batched prefill gives the bits of one token at a time", "[e2e-random]") {
