@@ -441,12 +441,14 @@ class BatchedSlots(Base):
 
     def test_four_streams_at_once_each_equal_alone(self):
         reqs = [{"prompt": self.LONG, "max_tokens": 40, "temperature": 0},
-                {"prompt": "Tom", "max_tokens": 60, "temperature": 0.8, "top_p": 0.9, "seed": 7},
-                {"prompt": "The little bird sat on a branch and", "max_tokens": 50, "temperature": 0},
-                {"prompt": "One day, Ben", "max_tokens": 45, "temperature": 1.0, "top_p": 0.95, "seed": 11}]
+                {"prompt": "Tom", "max_tokens": 120, "temperature": 0.8, "top_p": 0.9, "seed": 7},
+                {"prompt": "The little bird sat on a branch and", "max_tokens": 100, "temperature": 0},
+                {"prompt": "One day, Ben", "max_tokens": 110, "temperature": 1.0, "top_p": 0.95, "seed": 11}]
         got, spans = {}, {}
+        ready = threading.Barrier(4)
 
         def go(i):
+            ready.wait()
             t0 = time.monotonic()
             got[i] = self.server.stream("/v1/completions", reqs[i])
             spans[i] = (t0, time.monotonic())
@@ -933,8 +935,8 @@ class Load(unittest.TestCase):
 
 def load_tests(loader, tests, pattern):
     """ML_SERVER_TESTS=load: the load test only; =functional: the others; else all."""
-    classes = {"load": [Load], "functional": [Completions, BadInput, ApiKey, Startup, Slots]}.get(
-        WHICH, [Completions, BadInput, ApiKey, Startup, Slots, Load])
+    classes = {"load": [Load], "functional": [Completions, BatchedSlots, BadInput, ApiKey, Startup, Slots]}.get(
+        WHICH, [Completions, BatchedSlots, BadInput, ApiKey, Startup, Slots, Load])
     return unittest.TestSuite(loader.loadTestsFromTestCase(c) for c in classes)
 
 
