@@ -1,4 +1,5 @@
 // The C API of runtime/ml.h over Model, Tokenizer, State, ThreadPool and Sampler.
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <string>
@@ -242,9 +243,41 @@ extern "C" ml_status ml_eval_batch(ml_ctx *ctx, const int *tokens, int n, int po
     return fail(ML_E_ARG, "positions %d..%d are outside the context [0, %d)", pos, pos + n - 1, ctx->state.max_seq);
   if (pos > ctx->n_past)
     return fail(ML_E_ARG, "position %d skips ahead: only %d positions are in the KV cache", pos, ctx->n_past);
-  ctx->forward(ctx->model, ctx->state, ctx->threads(), tokens, n, pos, all_logits != 0);
+  ctx->forward(ctx->model, ctx->state, ctx->threads(), tokens, n, pos, all_logits != 0, nullptr);
   ctx->n_past = pos + n;
   *logits = ctx->state.logits;
+  return ML_OK;
+}
+
+extern "C" ml_status ml_eval_family(ml_ctx *const *ctxs, const int *tokens, const int *pos, int n, const float **logits) {
+  if (!ctxs || !tokens || !pos || !logits || n < 1) return fail(ML_E_ARG, "ml_eval_family: NULL argument or n %d < 1", n);
+  for (int i = 0; i < n; ++i)
+    if (!ctxs[i]) return fail(ML_E_ARG, "ml_eval_family: context %d is NULL", i);
+  ml_ctx *scratch = ctxs[0], *family = scratch->base ? scratch->base : scratch;
+  const State &sc = scratch->state;
+  if (n > sc.batch) return fail(ML_E_ARG, "ml_eval_family: %d contexts; the first context's batch takes 1 to %d", n, sc.batch);
+  State *kv[4096];  // n <= batch <= 4096 (ml_open)
+  for (int i = 0; i < n; ++i) {
+    ml_ctx *c = ctxs[i];
+    if ((c->base ? c->base : c) != family || c->forward != scratch->forward || c->state.kv_type != sc.kv_type)
+      return fail(ML_E_ARG, "ml_eval_family: context %d is not of the first context's family, kernels and kv_type", i);
+    for (int j = 0; j < i; ++j)
+      if (ctxs[j] == c) return fail(ML_E_ARG, "ml_eval_family: contexts %d and %d are the same", j, i);
+    if (tokens[i] < 0 || tokens[i] >= c->model.cfg.vocab)
+      return fail(ML_E_ARG, "ml_eval_family: token %d is id %d, outside the vocabulary [0, %d)", i, tokens[i], c->model.cfg.vocab);
+    if (pos[i] < 0 || pos[i] > c->n_past || pos[i] >= std::min(c->state.max_seq, sc.max_seq))
+      return fail(ML_E_ARG, "ml_eval_family: pos %d of context %d is outside [0, %d] (its positions so far, below %d)",
+                  pos[i], i, c->n_past, std::min(c->state.max_seq, sc.max_seq));
+    kv[i] = &c->state;
+  }
+  const Rows rows{pos, kv};
+  scratch->forward(scratch->model, scratch->state, scratch->threads(), tokens, n, 0, true, &rows);
+  const size_t vocab = size_t(scratch->model.cfg.vocab);
+  for (int i = 0; i < n; ++i) {  // row i of the scratch's logits is context i's
+    if (i > 0) std::memcpy(ctxs[i]->state.logits, sc.logits + size_t(i) * vocab, sizeof(float) * vocab);
+    ctxs[i]->n_past = pos[i] + 1;
+    logits[i] = ctxs[i]->state.logits;
+  }
   return ML_OK;
 }
 

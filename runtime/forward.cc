@@ -241,29 +241,42 @@ void attend_q8(const Q8Cache &kc, int g, int len, int hd, float sqrt_hd, const f
   }
 }
 
+// Layer l's K/V cache of one state (each type's views only where its arrays exist): KS positions
+// per kv head, the layer's first element `at` of the F32 / F16 arrays.
+struct LayerKv {
+  size_t KS, at;
+  KvCache k, v;  // F32 or F16
+  Q8Cache q8;    // Q8_0
+};
+LayerKv layer_kv(const State &r, const Config &c, int l) {
+  const size_t KS = size_t(r.kv_seq), at = size_t(l) * KS * size_t(c.kv_dim());
+  const bool f16 = r.kv_type == ML_KV_F16, q8 = r.kv_type == ML_KV_Q8_0, f32 = !f16 && !q8;
+  const size_t at8 = q8 ? size_t(l) * KS * size_t(c.n_kv_heads) * size_t(r.kv_hdq) : 0;  // Q8_0: the layer's rows
+  return {KS, at, {f32 ? r.key_cache + at : nullptr, f16 ? r.key_cache16 + at : nullptr},
+          {f32 ? r.value_cache + at : nullptr, f16 ? r.value_cache16 + at : nullptr},
+          {r.key_cache8 + at8, r.value_cache8 + at8, r.key_scale8 + at8 / ML_QK, r.value_scale8 + at8 / ML_QK, KS, r.kv_hdq}};
+}
+
 }  // namespace
 
 template <class K>
-void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int n, int pos, bool all_logits) {
+void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int n, int pos, bool all_logits,
+             const Rows *rows) {
   const Config &c = m.cfg;
   // q_dim = n_heads·head_dim: dim, unless the model states its head size (Qwen3: head_dim need not be dim / n_heads)
   const int dim = c.dim, q_dim = c.q_dim(), kv_dim = c.kv_dim(), hd = c.head_dim(), hidden = c.hidden_dim;
-  const size_t S = size_t(s.max_seq), KS = size_t(s.kv_seq), half = size_t(hd / 2), D = size_t(dim), H = size_t(hidden);
+  const size_t S = size_t(s.max_seq), half = size_t(hd / 2), D = size_t(dim), H = size_t(hidden);
   const size_t Q = size_t(q_dim), XB = std::max(D, Q);  // strides of q and of xb (normed input or attention output)
   const bool f16 = s.kv_type == ML_KV_F16, q8 = s.kv_type == ML_KV_Q8_0;
+  // token t: its position and the state whose KV cache it extends and reads (one sequence: pos + t in s)
+  auto at = [&](int t) { return rows ? rows->pos[t] : pos + t; };
+  auto kv = [&](int t) -> State & { return rows ? *rows->kv[t] : s; };
 
   // x[t] = tok_emb[token t]                                                 (n, dim)
   for (int t = 0; t < n; ++t) ml_dequantize_row(s.x + t * D, &m.tok_emb, tokens[t]);
 
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights &w = m.layers[size_t(l)];
-    const size_t layer_kv = size_t(l) * KS * kv_dim;  // this layer's (n_kv_heads, kv_seq, head_dim) of the cache
-    const bool f32 = !f16 && !q8;  // each type's pointers only where its arrays exist
-    const KvCache k_cache{f32 ? s.key_cache + layer_kv : nullptr, f16 ? s.key_cache16 + layer_kv : nullptr};
-    const KvCache v_cache{f32 ? s.value_cache + layer_kv : nullptr, f16 ? s.value_cache16 + layer_kv : nullptr};
-    const size_t layer_q8 = q8 ? size_t(l) * KS * size_t(c.n_kv_heads) * size_t(s.kv_hdq) : 0;  // Q8_0: the layer's rows
-    const Q8Cache q8_cache{s.key_cache8 + layer_q8, s.value_cache8 + layer_q8, s.key_scale8 + layer_q8 / ML_QK,
-                           s.value_scale8 + layer_q8 / ML_QK, KS, s.kv_hdq};
     float *k = s.kv_new;                              // (n, kv_dim) the new K rows, before they go to the cache
     float *v = s.kv_new + size_t(s.batch) * kv_dim;   // (n, kv_dim) the new V rows
 
@@ -294,34 +307,39 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
       }
     // rotate q and k by position
     for (int t = 0; t < n; ++t)
-      K::rope(s.q + t * Q, k + size_t(t) * kv_dim, s.rope_cos + size_t(pos + t) * half,
-              s.rope_sin + size_t(pos + t) * half, hd, c.n_heads, c.n_kv_heads);
+      K::rope(s.q + t * Q, k + size_t(t) * kv_dim, s.rope_cos + size_t(at(t)) * half,
+              s.rope_sin + size_t(at(t)) * half, hd, c.n_heads, c.n_kv_heads);
 
-    // cache[l][g][pos + t] = k_t, v_t of kv head g (K element-major in its block, k_at): copied (F32),
-    // rounded to nearest even (F16) or quantized (Q8_0, Q8Cache::store)
-    for (int t = 0; t < n; ++t)
+    // cache[l][g][at(t)] = k_t, v_t of kv head g in token t's cache (K element-major in its block,
+    // k_at): copied (F32), rounded to nearest even (F16) or quantized (Q8_0, Q8Cache::store)
+    for (int t = 0; t < n; ++t) {
+      State &r = kv(t);
+      const LayerKv lk = layer_kv(r, c, l);
       for (int g = 0; g < c.n_kv_heads; ++g) {
-        const size_t head_kv = layer_kv + size_t(g) * KS * hd, from = size_t(t) * kv_dim + size_t(g) * hd;
-        const size_t v_at = head_kv + size_t(pos + t) * hd;
+        const size_t head_kv = lk.at + size_t(g) * lk.KS * hd, from = size_t(t) * kv_dim + size_t(g) * hd;
+        const size_t v_at = head_kv + size_t(at(t)) * hd;
         if (q8) {
-          q8_cache.store<K>(g, pos + t, k + from, v + from, hd, s.att_qf, &s.att_x[0]);
+          lk.q8.store<K>(g, at(t), k + from, v + from, hd, s.att_qf, &s.att_x[0]);
         } else if (f16) {
-          for (int i = 0; i < hd; ++i) s.key_cache16[head_kv + k_at(pos + t, i, hd)] = f16_from_f32(k[from + size_t(i)]);
-          kv_store_f16(s.value_cache16 + v_at, v + from, hd);
+          for (int i = 0; i < hd; ++i) r.key_cache16[head_kv + k_at(at(t), i, hd)] = f16_from_f32(k[from + size_t(i)]);
+          kv_store_f16(r.value_cache16 + v_at, v + from, hd);
         } else {
-          for (int i = 0; i < hd; ++i) s.key_cache[head_kv + k_at(pos + t, i, hd)] = k[from + size_t(i)];
-          std::memcpy(s.value_cache + v_at, v + from, sizeof(float) * size_t(hd));
+          for (int i = 0; i < hd; ++i) r.key_cache[head_kv + k_at(at(t), i, hd)] = k[from + size_t(i)];
+          std::memcpy(r.value_cache + v_at, v + from, sizeof(float) * size_t(hd));
         }
       }
+    }
 
     // attention, per token t and head h (kv head g = h / kv_mul), causal:
-    //   xb_th = Σ_{p ≤ pos+t} softmax(q_th · k_p / √hd)_p · v_p
+    //   xb_th = Σ_{p ≤ at(t)} softmax(q_th · k_p / √hd)_p · v_p
     // work units: (t, g, part): `parts` sets of g's query heads, enough units for every thread
     const float sqrt_hd = std::sqrt(float(ML_MUTANT("att_scale") ? dim : hd));  // mutant: sqrt(dim)
     const int G = c.n_kv_heads, M = c.kv_mul();
     const bool gqa_mutant = ML_MUTANT("gqa_head");  // mutant: kv head h % n_kv (heads g, g+G, ...)
     const uint64_t row_bytes = q8 ? uint64_t(s.kv_hdq) + uint64_t(s.kv_hdq) / ML_QK * 4 : uint64_t(hd) * (f16 ? 2 : 4);
-    const uint64_t kv_bytes = uint64_t(n) * G * uint64_t(pos + n) * 2 * row_bytes;
+    int last = 0;  // the last position any token reads
+    for (int t = 0; t < n; ++t) last = std::max(last, at(t));
+    const uint64_t kv_bytes = uint64_t(n) * G * uint64_t(last + 1) * 2 * row_bytes;
     // parts: 1 (each kv head's rows read by one thread) when the (t, g) units spread evenly,
     // else every query head its own unit
     const int nth = pool.size(), parts = n * G >= 4 * nth || (n * G) % nth == 0 ? 1 : M;
@@ -330,14 +348,15 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
       float *buf = f16 || q8 ? s.kv_row + size_t(tid) * kKvBlock * size_t(q8 ? s.kv_hdq : hd) : nullptr;  // converted rows
       for (int u = u0; u < u1; ++u) {
         const int t = u / (G * parts), g = (u / parts) % G, part = u % parts;
-        const int len = pos + t + (ML_MUTANT("kv_pos") && pos + t > 0 ? 0 : 1);  // mutant: one position short
+        const int len = at(t) + (ML_MUTANT("kv_pos") && at(t) > 0 ? 0 : 1);  // mutant: one position short
+        const LayerKv lk = layer_kv(kv(t), c, l);
         auto head = [&](int j) { return gqa_mutant ? g + j * G : g * M + j; };
         const int j0 = M * part / parts, j1 = M * (part + 1) / parts;
         if (q8)
-          attend_q8<K>(q8_cache, g, len, hd, sqrt_hd, s.q + t * Q, s.xb + t * XB, head, j0, j1, att, S, buf,
+          attend_q8<K>(lk.q8, g, len, hd, sqrt_hd, s.q + t * Q, s.xb + t * XB, head, j0, j1, att, S, buf,
                        s.att_x + size_t(tid) * M, s.att_qf + size_t(tid) * size_t(s.kv_hdq));
         else
-          attend<K>(k_cache, v_cache, size_t(g) * KS * hd, len, hd, sqrt_hd, s.q + t * Q, s.xb + t * XB, head, j0, j1, att,
+          attend<K>(lk.k, lk.v, size_t(g) * lk.KS * hd, len, hd, sqrt_hd, s.q + t * Q, s.xb + t * XB, head, j0, j1, att,
                     S, buf);
       }
     }, kParallelAttentionBytes);

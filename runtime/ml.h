@@ -229,6 +229,15 @@ ml_status ml_eval(ml_ctx *ctx, int token, int pos, const float **logits);
  * the last token's. Every value is bit-identical to feeding the tokens one by one with ml_eval. */
 ml_status ml_eval_batch(ml_ctx *ctx, const int *tokens, int n, int pos, int all_logits, const float **logits);
 
+/* Decodes one token for each of n distinct contexts of one family (ml_open_sibling) in one forward
+ * pass: tokens[i] at position pos[i] of ctxs[i]'s KV cache (pos[i] as for ml_eval on ctxs[i]). The
+ * matrix products take the n tokens as one batch (each block of weights read once for all of
+ * them); RoPE, the cache and attention are each context's own. logits[i] points at ctxs[i]'s vocab
+ * floats (valid until its next eval), bit-identical to ml_eval(ctxs[i], tokens[i], pos[i]). The
+ * contexts share one kv_type and kernels (reference); ctxs[0]'s buffers are the pass's scratch:
+ * n <= its batch and every pos[i] < its context length. Concurrency: an evaluation of the family. */
+ml_status ml_eval_family(ml_ctx *const *ctxs, const int *tokens, const int *pos, int n, const float **logits);
+
 /* Sampling as llama2.c: temperature 0 = greedy (first maximum); otherwise softmax(logits/T) and,
  * when 0 < topp < 1, nucleus sampling; xorshift RNG from seed. The logits are not modified. */
 ml_status ml_sampler_set(ml_ctx *ctx, float temperature, float topp, uint64_t seed);
@@ -330,6 +339,11 @@ ml_status ml_session_prefill(ml_session *s, int all_logits, int *n_evaluated, co
  * ("" while held back; a finish releases all) and *finish (ml_finish). After a finish: ML_E_ARG
  * until the next ml_session_set_prompt. */
 ml_status ml_session_next(ml_session *s, int *token, const char **text, int *finish);
+/* ml_session_next for n sessions of one family (ml_server's slots): the tokens their KV caches
+ * lack (each at most one: a session still reading its prompt is ML_E_ARG; prefill it first) go
+ * through one ml_eval_family, then each session chooses its token; tokens[i], texts[i] and
+ * finishes[i] are what ml_session_next gives session i, with the same bits as calling it alone. */
+ml_status ml_session_next_batch(ml_session *const *ss, int n, int *tokens, const char **texts, int *finishes);
 /* The text of token after prev through the session's stream (ml_run's prompt echo); evaluates nothing. */
 ml_status ml_session_echo(ml_session *s, int prev, int token, const char **text);
 const int *ml_session_tokens(const ml_session *s, int *n); /* the history (the last may not be in the KV cache) */

@@ -2,7 +2,8 @@
 // --chat), ml_server and the browser demo. Contract: a session owns its context's KV cache and its
 // history `tokens`: a prompt, then the sampled tokens; tokens[0..n_past) are in the KV cache, the
 // rest are evaluated in batches (ml_eval_batch: the same bits as one by one) by the next prefill or
-// next call. A token is chosen from the last logits by choose_token (the context's sampler:
+// next call (ml_session_next_batch: the pending token of several sessions of one family in one
+// ml_eval_family, the same bits). A token is chosen from the last logits by choose_token (the context's sampler:
 // llama2.c's draws, or the chain of options.sampling over the history; a constraint's mask sets the
 // logits of the tokens it forbids to -inf, and the stop ids are allowed only once its text is
 // complete; logprobs are taken there too) and fed only when the next one is asked for, so the last token of a
@@ -202,13 +203,17 @@ extern "C" ml_status ml_session_prefill(ml_session *s, int all_logits, int *n_ev
   return ML_OK;
 }
 
-extern "C" ml_status ml_session_next(ml_session *s, int *token, const char **text, int *finish) {
-  if (!s || !token || !text || !finish) return fail(ML_E_ARG, "ml_session_next: NULL argument");
+namespace {
+
+ml_status check_next(const ml_session *s, const char *fn) {
   if (!s->prompted || s->finished)
-    return fail(ML_E_ARG, "ml_session_next: %s", s->finished ? "the generation has finished; set a new prompt"
-                                                             : "no prompt (call ml_session_set_prompt first)");
-  for (int n = 1; n > 0;)  // the rest of the prompt, or the token sampled last
-    if (const ml_status st = ml_session_prefill(s, 0, &n, nullptr)) return st;
+    return fail(ML_E_ARG, "%s: %s", fn, s->finished ? "the generation has finished; set a new prompt"
+                                                    : "no prompt (call ml_session_set_prompt first)");
+  return ML_OK;
+}
+
+// The choice of ml_session_next once the KV cache holds the whole history (s->logits its last's).
+ml_status choose_next(ml_session *s, int *token, const char **text, int *finish) {
   const int prev = s->tokens.back(), next = choose_token(s, s->logits);
   return guarded("ml_session_next", [&] {
     s->out.clear();
@@ -235,6 +240,50 @@ extern "C" ml_status ml_session_next(ml_session *s, int *token, const char **tex
     *text = s->out.c_str();
     return ML_OK;
   });
+}
+
+}  // namespace
+
+extern "C" ml_status ml_session_next(ml_session *s, int *token, const char **text, int *finish) {
+  if (!s || !token || !text || !finish) return fail(ML_E_ARG, "ml_session_next: NULL argument");
+  if (const ml_status st = check_next(s, "ml_session_next")) return st;
+  for (int n = 1; n > 0;)  // the rest of the prompt, or the token sampled last
+    if (const ml_status st = ml_session_prefill(s, 0, &n, nullptr)) return st;
+  return choose_next(s, token, text, finish);
+}
+
+// The sessions whose last token is not in their KV cache feed it in one ml_eval_family (the
+// first of them gives the scratch); then each chooses as ml_session_next, in order. The
+// evaluation is checked for all before anything changes; a choice fails only out of memory.
+extern "C" ml_status ml_session_next_batch(ml_session *const *ss, int n, int *tokens, const char **texts, int *finishes) {
+  if (!ss || n < 1 || !tokens || !texts || !finishes) return fail(ML_E_ARG, "ml_session_next_batch: NULL argument or n %d < 1", n);
+  std::vector<ml_ctx *> ctxs;
+  std::vector<int> feed, pos;
+  std::vector<const float *> logits;
+  for (int i = 0; i < n; ++i) {
+    if (!ss[i]) return fail(ML_E_ARG, "ml_session_next_batch: session %d is NULL", i);
+    if (const ml_status st = check_next(ss[i], "ml_session_next_batch")) return st;
+    const int pending = int(ss[i]->tokens.size()) - ss[i]->n_past;
+    if (pending > 1)
+      return fail(ML_E_ARG, "ml_session_next_batch: session %d has %d prompt tokens to prefill (ml_session_prefill)", i, pending);
+    if (pending == 1 &&
+        guarded("ml_session_next_batch", [&] {
+          return ctxs.push_back(ss[i]->ctx), feed.push_back(ss[i]->tokens.back()), pos.push_back(ss[i]->n_past), ML_OK;
+        }))
+      return ML_E_NOMEM;
+  }
+  if (!ctxs.empty()) {
+    if (guarded("ml_session_next_batch", [&] { return logits.resize(ctxs.size()), ML_OK; })) return ML_E_NOMEM;
+    if (const ml_status st = ml_eval_family(ctxs.data(), feed.data(), pos.data(), int(ctxs.size()), logits.data())) return st;
+  }
+  ml_status first = ML_OK;
+  for (int i = 0, r = 0; i < n; ++i) {
+    ml_session *s = ss[i];
+    if (s->n_past < int(s->tokens.size())) s->n_past += 1, s->logits = logits[size_t(r++)];
+    const ml_status st = choose_next(s, &tokens[i], &texts[i], &finishes[i]);
+    if (st && !first) first = st;
+  }
+  return first;
 }
 
 extern "C" ml_status ml_session_echo(ml_session *s, int prev, int token, const char **text) {

@@ -336,6 +336,14 @@ int Server::run(const Args &a) {
   o.max_seq = int(a.ctx);
   o.kv_type = a.kv_type;
   o.cache_dir = a.cache_dir;
+  // Signals: SIGINT/SIGTERM are taken by a watcher thread (blocked everywhere else: before
+  // the model's thread pool starts, whose workers inherit the mask — with -t 2 or more a SIGTERM
+  // could otherwise reach a worker and kill the process).
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   if (const int rc = sched_.open(a.model, a.tokenizer, o, int(a.parallel), size_t(a.queue))) return rc;
   if (a.api_key)
     api_key_ = a.api_key;
@@ -351,13 +359,6 @@ int Server::run(const Args &a) {
   model_name_ = slash ? slash + 1 : a.model;
   if (const int rc = sched_.open_chat(a.chat_template)) return rc;
 
-
-  // Signals: SIGINT/SIGTERM are taken by a watcher thread (blocked everywhere else).
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
   httplib::Server svr;

@@ -117,23 +117,51 @@ void Scheduler::finish(Slot &s, const char *reason, const std::string &error) {
   s.last_used = ++tick_;
 }
 
-// One step of an active slot: a prefill batch, or one sampled token (the session feeds the last).
-void Scheduler::step(Slot &s) {
-  Job &j = *s.job;
-  const int n_prompt = int(j.prompt.size());
-  if (ml_session_n_past(s.session) < n_prompt) {
-    int n = 0;
-    if (ml_session_prefill(s.session, 0, &n, nullptr) != ML_OK) return finish(s, "error", ml_last_error());
-    std::lock_guard<std::mutex> lk(mu);
-    j.n_evaluated += n;
-    if (ml_session_n_past(s.session) == n_prompt) j.t_prompt_done = ml::cli::now_ms();
-    return;
+// The prompt of one slot, a batch (at most the context's batch size) at a time: the slot queued
+// first among those still reading their prompts (decode may have finished some of `active`).
+void Scheduler::prefill(const std::vector<Slot *> &active) {
+  Slot *s = nullptr;
+  for (Slot *a : active)
+    if (a->job && ml_session_n_past(a->session) < int(a->job->prompt.size()) && (!s || a->job->t_queued < s->job->t_queued)) s = a;
+  if (!s) return;
+  Job &j = *s->job;
+  int n = 0;
+  if (ml_session_prefill(s->session, 0, &n, nullptr) != ML_OK) return finish(*s, "error", ml_last_error());
+  std::lock_guard<std::mutex> lk(mu);
+  j.n_evaluated += n;
+  if (ml_session_n_past(s->session) == int(j.prompt.size())) j.t_prompt_done = ml::cli::now_ms();
+}
+
+// One token for every slot whose prompt is in its KV cache: one ml_session_next_batch (one batched
+// forward) per info.batch of them, then each slot's text, logprobs and finish are published.
+void Scheduler::decode(const std::vector<Slot *> &active) {
+  std::vector<Slot *> ds;
+  for (Slot *a : active)
+    if (ml_session_n_past(a->session) >= int(a->job->prompt.size())) ds.push_back(a);
+  for (size_t b = 0; b < ds.size(); b += size_t(info.batch)) {
+    const size_t m = std::min(ds.size() - b, size_t(info.batch));
+    std::vector<ml_session *> ss(m);
+    std::vector<int> prev(m), n_before(m), next(m), f(m);
+    std::vector<const char *> text(m);
+    for (size_t i = 0; i < m; ++i) {
+      ss[i] = ds[b + i]->session;
+      int n_hist = 0;
+      const int *hist = ml_session_tokens(ss[i], &n_hist);
+      prev[i] = n_hist > 0 ? hist[n_hist - 1] : -1;
+      n_before[i] = ml_session_n_generated(ss[i]);
+    }
+    if (ml_session_next_batch(ss.data(), int(m), next.data(), text.data(), f.data()) != ML_OK) {
+      const std::string e = ml_last_error();
+      for (size_t i = 0; i < m; ++i) finish(*ds[b + i], "error", e);
+      continue;
+    }
+    for (size_t i = 0; i < m; ++i) publish(*ds[b + i], prev[i], n_before[i], next[i], text[i], f[i]);
   }
-  int next = 0, f = ML_FINISH_NONE, n_hist = 0;
-  const int *hist = ml_session_tokens(s.session, &n_hist);
-  const int prev = n_hist > 0 ? hist[n_hist - 1] : -1, n_before = ml_session_n_generated(s.session);
-  const char *text = "";
-  if (ml_session_next(s.session, &next, &text, &f) != ML_OK) return finish(s, "error", ml_last_error());
+}
+
+// A slot's chosen token: its text piece, its logprobs, and the finish it brings.
+void Scheduler::publish(Slot &s, int prev, int n_before, int next, const char *text, int f) {
+  Job &j = *s.job;
   TokenLogprob lp{};
   const bool with_lp = j.req.logprobs && ml_session_n_generated(s.session) > n_before;  // not a stop id
   if (with_lp) {
@@ -249,7 +277,8 @@ void Scheduler::run() {
       for (Slot &s : slots_)
         if (s.job) active.push_back(&s);
     }
-    for (Slot *s : active) step(*s);
+    decode(active);  // the step's policy: server/scheduler.h
+    prefill(active);
   }
 }
 

@@ -5,10 +5,21 @@
 // queue and then wait on the job's condition variable (non-streaming) or stream its text as
 // server-sent events (server/ml_server.cc). ONE scheduler thread owns every slot: it assigns queued
 // jobs to free slots (the slot whose KV cache shares the longest token prefix with the prompt),
-// then steps the active slots round-robin — a prefill batch or one decoded token each — on the
-// model's one thread pool (-t). Slots are a base context and its siblings (ml_open_sibling): one
-// mapped model, one pool, one KV cache per slot, all allocated at start. Nothing else touches a
-// slot's context, so evaluation never overlaps.
+// then runs steps on the model's one thread pool (-t). Slots are a base context and its siblings
+// (ml_open_sibling): one mapped model, one pool, one KV cache per slot, all allocated at start.
+// Nothing else touches a slot's context, so evaluation never overlaps.
+//
+// A step (the policy; llama-server's continuous batching, without mixing prompt tokens into the
+// decode batch): (1) decode — every slot whose prompt is in its KV cache gets its next token from
+// ONE batched forward (ml_session_next_batch → ml_eval_family: each weight block read once for all
+// of them, attention per slot on its own cache and position); (2) prefill — ONE batch (at most the
+// context's batch size, 64 by default) of the prompt of the slot queued first among those still
+// reading theirs. So a long prompt costs the generating slots one prefill batch per token they
+// produce instead of stalling them for the whole prompt, and prompts are read in arrival order.
+// Every slot's tokens are bit-identical to running it alone: a batched row gets the bits of a
+// one-token forward, and prefill batches give the bits of one-by-one evaluation (runtime/ml.h).
+// Data races: slots' contexts, sessions and the forward's scratch are touched by this thread only;
+// Job fields the handlers read are written under mu (publish, finish, prefill).
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -102,7 +113,9 @@ class Scheduler {
 
  private:
   void run();
-  void step(Slot &s);
+  void decode(const std::vector<Slot *> &active);
+  void prefill(const std::vector<Slot *> &active);
+  void publish(Slot &s, int prev, int n_before, int next, const char *text, int f);
   void finish(Slot &s, const char *reason, const std::string &error = "");
 
   ml_ctx *base_ = nullptr;

@@ -430,6 +430,53 @@ class Completions(Base):
         self.assert_error(st, r, 400, "--chat-template")
 
 
+class BatchedSlots(Base):
+    """Slots decoded together (server/scheduler.h: one batched forward per step for every generating
+    slot, prompts prefilled a batch at a time in between): four streaming clients at once, prompts of
+    very different lengths (one longer than a prefill batch of 64), greedy and seeded, each text
+    equal to the same request run alone and to ml_run's."""
+    args = ("--parallel", "4", "-t", "2", "--ctx", "256")
+    LONG = ("Once upon a time, there was a little girl named Lily. She loved to play outside in the park "
+            "with her friends. One day, she saw a big red ball under a tree. She ran to get it, but a dog "
+            "took it first. Lily was sad, but then the dog came back and gave her the ball. They played ")
+
+    def test_four_streams_at_once_each_equal_alone(self):
+        reqs = [{"prompt": self.LONG, "max_tokens": 40, "temperature": 0},
+                {"prompt": "Tom", "max_tokens": 120, "temperature": 0.8, "top_p": 0.9, "seed": 7},
+                {"prompt": "The little bird sat on a branch and", "max_tokens": 100, "temperature": 0},
+                {"prompt": "One day, Ben", "max_tokens": 110, "temperature": 1.0, "top_p": 0.95, "seed": 11}]
+        got, spans = {}, {}
+        ready = threading.Barrier(4)
+
+        def go(i):
+            ready.wait()
+            t0 = time.monotonic()
+            got[i] = self.server.stream("/v1/completions", reqs[i])
+            spans[i] = (t0, time.monotonic())
+
+        ts = [threading.Thread(target=go, args=(i,)) for i in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        st, r = self.server.post("/v1/completions", {"prompt": self.LONG, "max_tokens": 1, "temperature": 0})
+        self.assertGreater(r["usage"]["prompt_tokens"], 64, "the long prompt takes more than one prefill batch")
+        self.assertLess(max(s for s, _ in spans.values()), min(e for _, e in spans.values()), "the streams overlap")
+        for i, body in enumerate(reqs):
+            text, chunks, done = got[i]
+            self.assertTrue(done, i)
+            st, alone = self.server.post("/v1/completions", body)
+            self.assertEqual(st, 200, alone)
+            self.assertEqual(text, alone["choices"][0]["text"], body)
+            self.assertEqual(chunks[-1]["usage"]["completion_tokens"], alone["usage"]["completion_tokens"])
+            n = alone["usage"]["prompt_tokens"] + alone["usage"]["completion_tokens"] - 1
+            args = ["--temp", str(body["temperature"]), "-n", str(n)]
+            if "seed" in body:
+                args += ["--seed", str(body["seed"]), "--top-p", str(body["top_p"])]
+            if alone["choices"][0]["finish_reason"] == "length":
+                self.assertEqual(body["prompt"] + text + "\n", ml_run(STORIES, TOK512, "-i", body["prompt"], *args), body)
+
+
 class BadInput(Base):
     args = ("--parallel", "1", "-t", "1", "--ctx", "128", "--max-body", "4096", "--chat-template", "zephyr")
 
@@ -1096,8 +1143,8 @@ class Load(unittest.TestCase):
 
 def load_tests(loader, tests, pattern):
     """ML_SERVER_TESTS=load: the load test only; =functional: the others; else all."""
-    classes = {"load": [Load], "functional": [Completions, BadInput, ApiKey, Startup, Routes, Slots]}.get(
-        WHICH, [Completions, BadInput, ApiKey, Startup, Routes, Slots, Load])
+    classes = {"load": [Load], "functional": [Completions, BatchedSlots, BadInput, ApiKey, Startup, Routes, Slots]}.get(
+        WHICH, [Completions, BatchedSlots, BadInput, ApiKey, Startup, Routes, Slots, Load])
     return unittest.TestSuite(loader.loadTestsFromTestCase(c) for c in classes)
 
 
