@@ -104,17 +104,17 @@ int Scheduler::open_chat(const char *chat_template) {
 }
 
 void Scheduler::finish(Slot &s, const char *reason, const std::string &error) {
-  Job &j = *s.job;
+  const std::shared_ptr<Job> j = s.job;  // alive until notified
   {
-    std::lock_guard<std::mutex> lk(mu);
-    j.done = true;
-    j.finish = reason;
-    j.error = error;
-    j.t_done = ml::cli::now_ms();
+    std::lock_guard<std::mutex> lk(mu);  // s.job is read under mu (load(), slot_views())
+    j->done = true;
+    j->finish = reason;
+    j->error = error;
+    j->t_done = ml::cli::now_ms();
+    s.job.reset();
+    s.last_used = ++tick_;
   }
-  j.cv.notify_all();
-  s.job.reset();
-  s.last_used = ++tick_;
+  j->cv.notify_all();
 }
 
 // The prompt of one slot, a batch (at most the context's batch size) at a time: the slot queued
