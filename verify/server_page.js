@@ -137,7 +137,8 @@ async function main() {
         await page.screenshot({path: path.join(OUT, 'page_failure.png')});
         throw e;
       });
-      if ((await last())[1] === '') await page.click('#stop', {timeout: 5000});
+      // (a reply that ends while the click waits disables the button: that try is a natural end)
+      if ((await last())[1] === '') await page.click('#stop', {timeout: 5000}).catch(() => {});
       await page.waitForFunction(() => { const m = document.querySelectorAll('.msg.assistant'); return m[m.length - 1].dataset.finish; },
                                  null, {timeout: 10000});
       fin = await last();
