@@ -109,7 +109,8 @@ run_one() {
 # The queue: the longest presets first (by their seconds on the CI machine), then any not listed. Of
 # the presets that share a compiler, the first to run compiles the test objects the others then get
 # from ccache (sve before neon, rvv before rv64, scalar before the other x86 and the mutants build).
-longest="rvv sve neon-v7 rv64 sanitize-avx2 neon scalar wasm-scalar wasm-simd128 mutants tsan neon-dotprod
+# wasm-scalar and wasm-simd128-threads before wasm-simd128: its www/ and npm package take their modules.
+longest="rvv sve neon-v7 rv64 sanitize-avx2 neon scalar wasm-scalar wasm-simd128-threads wasm-simd128 mutants tsan neon-dotprod
          avx2 fuzz win-sse2 avxvnni avx512vnni win-avx2 sse41 sse2 win-avx512vnni"
 jobs=$(echo $presets)  # one line, single spaces (cmake lists the presets one a line)
 [ "$mutants" = yes ] && jobs="$jobs mutants"

@@ -9,8 +9,9 @@
 foreach(f index.html verify.html demo.html ml.js loader.js verify.js demo.js style.css)
   configure_file("${SRC}/${f}" "${WWW}/${f}" COPYONLY)
 endforeach()
-# demo.html runs on the npm package's API (wasm/package: the engine in a Worker) served from here.
-foreach(f index.js engine.js worker.js loader.js)
+# demo.html runs on the npm package's API (wasm/package: the engine in a Worker) served from here;
+# its engine loads models with wasm/loader.js (copied above: one loader for the pages and the package).
+foreach(f index.js engine.js worker.js)
   configure_file("${SRC}/package/${f}" "${WWW}/${f}" COPYONLY)
 endforeach()
 get_filename_component(_dir "${MODULE}" DIRECTORY)
@@ -46,7 +47,7 @@ else()
 endif()
 file(WRITE "${WWW}/modules.json.tmp"
      "{\"simd128\": ${_have_simd128}, \"scalar\": ${_have_scalar}, \"simd128_threads\": ${_have_simd128_threads}}\n")
-file(WRITE "${WWW}/builds.json.tmp" "{\"simd128\": ${_have_simd128}, \"scalar\": ${_have_scalar}, \"threaded\": false}\n")
+file(WRITE "${WWW}/builds.json.tmp" "{\"simd128\": ${_have_simd128}, \"scalar\": ${_have_scalar}, \"threaded\": ${_have_simd128_threads}}\n")
 file(COPY_FILE "${WWW}/builds.json.tmp" "${WWW}/builds.json" ONLY_IF_DIFFERENT)
 file(REMOVE "${WWW}/builds.json.tmp")
 file(COPY_FILE "${WWW}/modules.json.tmp" "${WWW}/modules.json" ONLY_IF_DIFFERENT)

@@ -9,8 +9,9 @@
 //                    'simd128' / 'scalar' as wasm/ml.js's loadModule chooses; with the reason
 //   buildInfo(M, variant)   {variant, threads: a context's default count, maxThreads, isolated, isa, hwy}
 //   loadModel(M, source, {onProgress, cache, signal})   → handle {ptr, bytes, name, format, fromCache}
-//       source: a URL (string or URL), a Blob/File, an ArrayBuffer or Uint8Array.
-//       onProgress({loaded, total, share, phase: 'network'|'cache'|'memory'}) after every chunk
+//       source: a URL (string or URL), a Blob/File, an ArrayBuffer or Uint8Array; in node also a
+//       file path (or file: URL), streamed from the file.
+//       onProgress({loaded, total, share, phase: 'network'|'cache'|'memory'|'file'}) after every chunk
 //       (total 0 and share null when the server sends no length).
 //       cache (URLs only): true (default) asks the server for the file's headers only (HEAD) and
 //       reads the Cache API entry keyed by URL + ETag + Last-Modified + length when there is one (no
@@ -193,9 +194,35 @@ async function fromUrl(M, url, {onProgress, cache = true, signal} = {}) {
   }
 }
 
+function inNode() {
+  return typeof process !== 'undefined' && !!(process.versions && process.versions.node) &&
+         typeof window === 'undefined' && typeof WorkerGlobalScope === 'undefined';
+}
+
+// node: a path or file: URL streamed from the file (the npm package's node use).
+async function fromFile(M, source, opts) {
+  const fs = await import('node:fs');
+  const {Readable} = await import('node:stream');
+  const {fileURLToPath} = await import('node:url');
+  const file = String(source).startsWith('file:') ? fileURLToPath(source) : String(source);
+  let size;
+  try {
+    size = (await fs.promises.stat(file)).size;
+  } catch (e) {
+    throw new Error(`${file}: ${e.code || e.message}`);
+  }
+  const name = sourceName(file);
+  if (size > budget(M)) throw tooLarge(name, size, M, 'its');
+  const body = Readable.toWeb(fs.createReadStream(file, {highWaterMark: 1 << 20}));
+  return {...await streamIn(M, body, size, name, 'file', opts.onProgress, opts.signal), name, fromCache: false};
+}
+
 export async function loadModel(M, source, opts = {}) {
   let h;
-  if (typeof source === 'string' || source instanceof URL) {
+  const url = source instanceof URL ? source.href : source;
+  if (typeof url === 'string' && inNode() && !/^(https?|data|blob):/i.test(url)) {
+    h = await fromFile(M, url, opts);
+  } else if (typeof source === 'string' || source instanceof URL) {
     h = await fromUrl(M, source, opts);
   } else if (typeof Blob !== 'undefined' && source instanceof Blob) {
     const name = sourceName(source);
@@ -208,7 +235,7 @@ export async function loadModel(M, source, opts = {}) {
     const body = new ReadableStream({start(c) { c.enqueue(u8); c.close(); }});
     h = {...await streamIn(M, body, u8.length, name, 'memory', opts.onProgress, opts.signal), name, fromCache: false};
   } else {
-    throw new Error('loadModel: source must be a URL, a Blob/File, an ArrayBuffer or a Uint8Array');
+    throw new Error(`model: ${typeof source} is not a URL, a Blob/File, an ArrayBuffer or a typed array`);
   }
   h.format = isGguf(heap(M, h.ptr + 4), h.ptr) ? 'gguf' : 'mlb';
   return h;

@@ -7,7 +7,10 @@
 //   ml_web_scalar.mjs/.wasm    the wasm-scalar preset (no SIMD instruction at all)
 // loadModule() validates a 29-byte module that uses one SIMD instruction: a browser that accepts it
 // gets simd128, any other the scalar build. `?module=scalar` (or simd128) in the page's URL forces
-// one. www/modules.json says which builds the folder holds.
+// one. www/modules.json says which builds the folder holds. The threaded build
+// (ml_web_simd128_threads, cross-origin-isolated pages) is chosen by wasm/loader.js pickVariant, which
+// also loads models into wasm memory; a Model is then made from the context it opens (the npm
+// package's engine.js does so), or from files in the module's FS (verify.html, wasm.api).
 
 // (module (func (result v128) (i8x16.splat (i32.const 0))))
 const SIMD_PROBE = new Uint8Array([

@@ -34,7 +34,9 @@ endif()
 add_test(NAME wasm.browser
          COMMAND sh ${PROJECT_SOURCE_DIR}/wasm/browser_test.sh ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR} ${_variant}
                  ${ML_NATIVE_SCALAR_DIR} ${ML_WASM_SCALAR_DIR})
-set_tests_properties(wasm.browser PROPERTIES TIMEOUT 1800 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;ML_PYTHON=${ML_PYTHON}")
+# (RESOURCE_LOCK: wasm.browser and wasm.npm install playwright-core into the same build/<preset>/npm.)
+set_tests_properties(wasm.browser PROPERTIES TIMEOUT 1800 RESOURCE_LOCK ml_wasm_npm_dir
+                     ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;ML_PYTHON=${ML_PYTHON}")
 if(NOT EXISTS "${ML_SHARED_DIR}/models/stories260K/stories260K.bin")
   # No served model: the pages cannot be tested. Disabled, which fails CI (tools/test_matrix.sh with
   # CI=true: verify/allowed_skips.txt does not allow it); CI has ../shared and runs it.
@@ -58,17 +60,20 @@ if(ML_NODE_EXE)
   endif()
 endif()
 
-# wasm.npm (wasm-simd128 only: the package holds both modules): the npm package as a user gets it
+# wasm.npm (wasm-simd128 only: the package holds its module, the wasm-scalar one and the
+# wasm-simd128-threads one, so those presets are built first): the npm package as a user gets it
 # (wasm/package/test/npm_test.sh): `npm pack` (target npm_package), `npm install --offline` of the
 # tarball into an empty folder, tsc --strict --noEmit of a consumer against its declarations (and a
 # wrong consumer rejected), then the package from node (node_test.mjs: golden and native ml_run
 # texts, streaming, stop, abort, chat prefix reuse, unload measured) and from a page in Chromium
-# (browser_test.mjs: the engine in a Worker, no main-thread long task, the animation running).
+# (browser_test.mjs: the engine in a Worker, no main-thread long task, the animation running; on a
+# cross-origin-isolated page the threaded build, its text = ml_run's, the Cache API on a reload).
 if(ML_ISA STREQUAL "wasm_simd128" AND ML_NODE_EXE)
   add_test(NAME wasm.npm
            COMMAND sh ${PROJECT_SOURCE_DIR}/wasm/package/test/npm_test.sh ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}
                    ${ML_SHARED_DIR} ${ML_NATIVE_SCALAR_DIR})
-  set_tests_properties(wasm.npm PROPERTIES TIMEOUT 900 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;ML_PYTHON=${ML_PYTHON}")
+  set_tests_properties(wasm.npm PROPERTIES TIMEOUT 900 RESOURCE_LOCK ml_wasm_npm_dir
+                       ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;ML_PYTHON=${ML_PYTHON}")
   if(NOT EXISTS "${ML_SHARED_DIR}/models/stories260K/stories260K.gguf")
     set_tests_properties(wasm.npm PROPERTIES DISABLED TRUE)  # as wasm.browser: CI has ../shared
   endif()

@@ -1,8 +1,9 @@
 // legacy-ml package: the engine itself, where the model lives (a Worker in the browser, the calling
 // thread in node). index.js is the API; this file does the work behind each call:
 //   open(opts, onProgress)          the module this runtime should run (builds.json: simd128, scalar,
-//                                   the threaded slot), the model bytes (loader.js) into its file
-//                                   system, ml_open, the chat format
+//                                   threaded; loader.js pickVariant), the model streamed into one
+//                                   buffer in wasm memory and opened there (wasm/loader.js: cache,
+//                                   size refusal), the chat format
 //   generate(kind, request, emit)   one OpenAI request ('chat' or 'completion'): the prompt through
 //                                   the one session (ml.js Model: the KV cache's common prefix kept,
 //                                   batched prefill), tokens until a stop; emit(chunk) per piece of
@@ -10,7 +11,7 @@
 //                                   after each prefill batch and token, so abort() lands at once.
 //   tokenize / detokenize / unload / info
 import {Model, browserHasSimd128, writeFile} from './ml.js';
-import {loadModelBytes} from './loader.js';
+import {freeModel, loadModel, openModel, pickVariant} from './loader.js';
 
 const FINISH = ['none', 'stop', 'stop', 'length', 'length', 'stop'];  // ml_finish → OpenAI finish_reason
 
@@ -53,36 +54,66 @@ export class EngineCore {
     this.queue = Promise.resolve();
   }
 
+  // The build: opts.build if given, else loader.js pickVariant: the threaded build on a
+  // cross-origin-isolated page (SharedArrayBuffer) when the package has it and more than one
+  // thread may run, simd128 where the runtime has WebAssembly SIMD, scalar otherwise.
+  choose(opts, builds) {
+    const have = {simd128: !!builds.simd128, scalar: !!builds.scalar, simd128_threads: !!builds.threaded};
+    const isolated = !inNode() && !!globalThis.crossOriginIsolated;
+    if (opts.build) {
+      if (!have[opts.build]) throw new Error(`build: this package has no ${opts.build} build (it has: ${Object.keys(have).filter((b) => have[b]).join(', ')})`);
+      if (opts.build === 'simd128_threads' && !isolated)
+        throw new Error(`build: simd128_threads needs a cross-origin-isolated page (COOP/COEP headers)${inNode() ? '; node runs the single-thread builds' : ''}`);
+      return {variant: opts.build, reason: `the build option asked for ${opts.build}`};
+    }
+    const simd = opts.simd ?? browserHasSimd128();  // the page's probe (index.js), else this thread's
+    const pick = pickVariant({simd, isolated, available: have});
+    if (pick.variant === 'simd128_threads' && opts.threads === 1)
+      return {variant: 'simd128', reason: 'the threads option asked for one thread'};
+    if (inNode() && pick.variant !== 'scalar') return {variant: pick.variant, reason: 'node: one thread (the threaded build runs in pages)'};
+    return pick;
+  }
+
   async open(opts, onProgress) {
     const builds = await this.builds();
-    const simd = opts.simd ?? browserHasSimd128();  // the page's probe (index.js), else this thread's
-    const want = opts.build || (simd && builds.simd128 ? 'simd128' : 'scalar');
-    const reason = opts.build ? `the build option asked for ${opts.build}`
-                 : simd ? (builds.simd128 ? 'this runtime supports WebAssembly SIMD' : 'the package has no simd128 build')
-                 : 'this runtime has no WebAssembly SIMD';
-    if (!builds[want]) throw new Error(`build: this package has no ${want} build (it has: ${Object.keys(builds).filter((b) => builds[b]).join(', ')})`);
-    const url = new URL(`./ml_web_${want}.mjs`, import.meta.url);
-    const wasmUrl = new URL(`./ml_web_${want}.wasm`, import.meta.url);
+    const requested = opts.threads ?? 0;  // 0: as many as the build gives (one per core, at most 16)
+    if (!Number.isInteger(requested) || requested < 0) throw new Error(`threads: ${opts.threads} is not a whole number >= 0`);
+    const {variant, reason} = this.choose(opts, builds);
+    const url = new URL(`./ml_web_${variant}.mjs`, import.meta.url);
     const moduleOpts = {print: () => {}, printErr: (s) => console.warn(s)};
     if (inNode()) {
       const fs = await import('node:fs/promises');
-      moduleOpts.wasmBinary = await fs.readFile(wasmUrl);
+      moduleOpts.wasmBinary = await fs.readFile(new URL(`./ml_web_${variant}.wasm`, import.meta.url));
     } else {
-      moduleOpts.locateFile = () => wasmUrl.href;
+      moduleOpts.locateFile = (f) => new URL(`./${f}`, import.meta.url).href;  // .wasm, the threads' .worker.js
     }
     this.M = await (await import(url.href)).default(moduleOpts);
     const M = this.M;
-    const bytes = await loadModelBytes(opts.model, onProgress);
-    writeFile(M, '/model/model', bytes);
+    const progress = onProgress && ((p) => onProgress({loaded: p.loaded, total: p.total, fraction: p.share, phase: p.phase}));
+    const cache = opts.cache ?? true;
+    const handle = await loadModel(M, opts.model, {onProgress: progress, cache});
     let tok = null;
-    if (opts.tokenizer) writeFile(M, tok = '/model/tokenizer', await loadModelBytes(opts.tokenizer, null));
-    const requested = opts.threads === undefined ? 1 : opts.threads;
+    if (opts.tokenizer) {  // a .mlb's tokenizer: through the same loader, into the module's file system
+      const t = await loadModel(M, opts.tokenizer, {cache});
+      writeFile(M, tok = '/model/tokenizer', M.HEAPU8.slice(t.ptr, t.ptr + t.bytes));  // a copy: the write may grow memory
+      freeModel(M, t);
+    }
+    const threaded = variant === 'simd128_threads';
+    const max = M._mlw_max_threads();
+    const threads = !threaded ? 1 : requested === 0 ? M._mlw_threads() : Math.min(requested, max);
+    const note = threaded ? (requested > max ? `${requested} threads asked for; this page's build runs at most ${max}` : '')
+                          : (requested > 1 ? `${requested} threads asked for; one runs: ${reason}` : '');
+    let ctx;
     try {
-      this.model = new Model(M, '/model/model', tok, {maxSeq: opts.max_seq || 0});
+      ctx = openModel(M, handle, {tokenizerPath: tok, threads, maxSeq: opts.max_seq || 0});
+    } catch (e) {
+      freeModel(M, handle);
+      throw e;
     } finally {
-      M.FS.unlink('/model/model');  // ml_open read the file into its own buffer
       if (tok) M.FS.unlink(tok);
     }
+    this.handle = handle;  // a .mlb's weights are used where they lie: freed after ml_close (unload)
+    this.model = new Model(M, ctx, null);
     this.model.configure({});
     const m = this.model;
     this.chat = {format: -1, error: null};
@@ -93,16 +124,17 @@ export class EngineCore {
     }
     this.name = opts.model_id || (typeof opts.model === 'string' ? opts.model.split('/').pop() : 'legacy-ml');
     this.info = {
-      build: want,
+      build: variant,
       build_reason: reason,
-      simd128: want === 'simd128',
-      threaded: false,
-      threads: 1,
+      simd128: variant !== 'scalar',
+      threaded,
+      threads,
       threads_requested: requested,
-      threads_note: requested > 1 ? 'this package has no threaded build yet: one thread' : '',
+      threads_note: note,
+      isolated: !inNode() && !!globalThis.crossOriginIsolated,
       isa: JSON.parse(M.UTF8ToString(M._mlw_build_json())).isa,
       chat_format: this.chat.format > 0 ? m.chatFormatName(this.chat.format) : null,
-      model: {...m.info, name: this.name},
+      model: {...m.info, name: this.name, format: handle.format, from_cache: !!handle.fromCache},
       wasm_memory_bytes: M.HEAPU8.length,
     };
     return this.info;
@@ -224,7 +256,8 @@ export class EngineCore {
 
   unload() {
     if (this.model) this.model.close();
-    this.model = null;
+    if (this.handle) freeModel(this.M, this.handle);
+    this.model = this.handle = null;
     this.M = null;
   }
 }

@@ -8,6 +8,8 @@ export interface LoadProgress {
   total: number;
   /** loaded / total in [0, 1], null when the size is unknown */
   fraction: number | null;
+  /** where the bytes come from: the network, the Cache API (an earlier load), a File/Blob or bytes, a file (node) */
+  phase: 'network' | 'cache' | 'memory' | 'file';
 }
 
 export interface EngineOptions {
@@ -16,24 +18,36 @@ export interface EngineOptions {
   model: string | URL | Blob | ArrayBuffer | ArrayBufferView;
   /** the tokenizer for a `.mlb` model (llama2.c tokenizer.bin or MLTK); a GGUF carries its own */
   tokenizer?: string | URL | Blob | ArrayBuffer | ArrayBufferView;
-  /** worker threads wanted; this version runs one (engine.info.threads says what runs) */
+  /** threads wanted (default 0: one per core, at most 16). More than one runs only with the threaded
+   *  build, on a cross-origin-isolated page (COOP/COEP headers); 1 picks a single-thread build.
+   *  engine.info.threads says what runs. */
   threads?: number;
+  /** model URLs kept in the Cache API: true (default: reused while the server's ETag, Last-Modified
+   *  and length match), 'prefer' (a stored copy without asking the server), false (never) */
+  cache?: boolean | 'prefer';
   /** loading progress of the model file */
   onProgress?: (p: LoadProgress) => void;
   /** a shorter context than the model's (smaller KV cache); 0 = the model's */
   max_seq?: number;
   /** the chat prompt format instead of the tokenizer's template */
   chat_template?: 'chatml' | 'zephyr' | 'llama2' | 'llama3' | 'qwen3';
-  /** the build to run instead of the one the probe picks */
-  build?: 'simd128' | 'scalar';
+  /** the build to run instead of the one the probe picks ('simd128_threads': cross-origin-isolated pages only) */
+  build?: WasmBuild;
   /** run in a Worker (default: true in a page, false in node) */
   worker?: boolean;
   /** the `model` field of the responses (default: the URL's file name) */
   model_id?: string;
 }
 
+/** the WebAssembly builds the package holds */
+export type WasmBuild = 'simd128' | 'scalar' | 'simd128_threads';
+
 export interface ModelInfo {
   name: string;
+  /** the file's format */
+  format: 'gguf' | 'mlb';
+  /** true when the file came from the Cache API (an earlier load of the same URL) */
+  from_cache: boolean;
   dim: number;
   hidden_dim: number;
   n_layers: number;
@@ -52,8 +66,8 @@ export interface ModelInfo {
 }
 
 export interface EngineInfo {
-  /** the WebAssembly build running: 'simd128' or 'scalar' */
-  build: 'simd128' | 'scalar';
+  /** the WebAssembly build running: 'simd128_threads' on a cross-origin-isolated page, else 'simd128' or 'scalar' */
+  build: WasmBuild;
   /** why that build, e.g. 'this runtime has no WebAssembly SIMD' */
   build_reason: string;
   simd128: boolean;
@@ -61,9 +75,12 @@ export interface EngineInfo {
   threaded: boolean;
   /** threads running */
   threads: number;
+  /** the threads option (0: as many as the build gives) */
   threads_requested: number;
   /** why fewer threads run than requested ('' when as requested) */
   threads_note: string;
+  /** whether the page is cross-origin isolated (SharedArrayBuffer usable; false in node) */
+  isolated: boolean;
   /** the build's ISA name, e.g. 'wasm_simd128' */
   isa: string;
   /** the chat format in use, null when the tokenizer has no known template and none was given */

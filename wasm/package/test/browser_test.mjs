@@ -12,13 +12,18 @@
 //     drawing frames throughout (asserted when the machine is not overloaded: load average at most
 //     its CPUs and a CPU-burning Worker alone causes no long task; printed otherwise); the control (the engine on the main thread) is seen by the
 //     same observer, so the check can fail;
-//   - unload ends the Worker (its memory goes with it) and further calls reject.
+//   - unload ends the Worker (its memory goes with it) and further calls reject;
+//   - a cross-origin-isolated page (wasm/serve.mjs: COOP/COEP): the engine runs the threaded build
+//     (engine.info: build simd128_threads, threaded, threads = the browser's cores) and its greedy
+//     text = native ml_run's; {threads: 1} there runs the single-thread simd128 build; the second
+//     load of the same URL comes from the Cache API (no second GET of the file).
 // Screenshot: BUILD/screenshot_npm_page.png.
 import {spawn, execFileSync} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import {createRequire} from 'node:module';
 import path from 'node:path';
+import {fileURLToPath} from 'node:url';
 
 const require = createRequire(import.meta.url);
 const a = {};
@@ -42,6 +47,19 @@ function startServer() {
     });
     p.stderr.on('data', () => {});
     p.on('exit', (code) => reject(new Error(`http.server exited (${code}): ${buf}`)));
+  });
+}
+
+// A cross-origin-isolated server (wasm/serve.mjs), which also counts requests.
+function startIsolatedServer() {
+  const serve = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'serve.mjs');
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [serve, dir], {stdio: ['ignore', 'pipe', 'inherit']});
+    p.stdout.on('data', (d) => {
+      const m = /on (http:\/\/[^ ]+)/.exec(String(d));
+      if (m) resolve({proc: p, base: m[1]});
+    });
+    p.on('exit', (c) => reject(new Error(`serve.mjs exited ${c}`)));
   });
 }
 
@@ -186,6 +204,42 @@ try {
   const afterUnload = page.workers().length;
   check(during === before + 1 && afterUnload === before, `Workers: ${before} before, ${during} with the engine, ${afterUnload} after unload`);
   check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join(' | ') : ''}`);
+
+  // A cross-origin-isolated page: the threaded build.
+  const iso = await startIsolatedServer();
+  try {
+    const p2 = await (await browser.newContext({viewport: {width: 800, height: 300}})).newPage();
+    const errors2 = [];
+    p2.on('pageerror', (e) => errors2.push(String(e)));
+    p2.on('console', (m) => { if (m.type() === 'error') errors2.push(m.text()); });
+    await p2.goto(`${iso.base}page.html`);
+    await p2.waitForFunction(() => window.ready === true, null, {timeout: 60000});
+    const t = await p2.evaluate(async () => {
+      const {createEngine} = window.t;
+      const engine = await createEngine({model: 'stories260K.gguf'});
+      const greedy = await engine.completions.create({prompt: 'Once upon a time', temperature: 0, max_tokens: 95});
+      const info = engine.info;
+      await engine.unload();
+      const one = await createEngine({model: 'stories260K.gguf', threads: 1});
+      const oneText = (await one.completions.create({prompt: 'Once upon a time', temperature: 0, max_tokens: 95})).choices[0].text;
+      const oneInfo = one.info;
+      await one.unload();
+      const requests = await (await fetch('/__requests')).json();
+      return {isolated: crossOriginIsolated, cores: navigator.hardwareConcurrency, info, greedy: greedy.choices[0].text, oneText, oneInfo, requests};
+    });
+    const gets = t.requests['GET /stories260K.gguf'] || 0;
+    check(t.isolated && t.info.build === 'simd128_threads' && t.info.threaded && t.info.isolated &&
+          t.info.threads === Math.min(t.cores, 16) && t.info.threads_note === '',
+          `isolated page: engine.info build ${t.info.build}, threaded ${t.info.threaded}, threads ${t.info.threads} (${t.cores} cores), ${t.info.build_reason}`);
+    check('Once upon a time' + t.greedy + '\n' === nativeGreedy, `greedy completion with ${t.info.threads} threads = native ml_run`);
+    check(t.oneInfo.build === 'simd128' && t.oneInfo.threads === 1 && t.oneText === t.greedy,
+          `{threads: 1} on the isolated page: build ${t.oneInfo.build} (${t.oneInfo.build_reason}), the same text`);
+    check(gets === 1 && t.oneInfo.model.from_cache === true,
+          `the second load came from the Cache API: ${gets} GET of the file, from_cache ${t.oneInfo.model.from_cache}`);
+    check(errors2.length === 0, `no page errors on the isolated page${errors2.length ? ': ' + errors2.join(' | ') : ''}`);
+  } finally {
+    iso.proc.kill();
+  }
 } finally {
   await browser.close();
   server.proc.kill();

@@ -1,15 +1,17 @@
 // wasm.npm: a TypeScript consumer of the installed package, compiled with tsc --strict --noEmit
 // (npm_test.sh). Uses every part of the API as README.md shows it.
-import {createEngine, type ChatCompletion, type ChatCompletionChunk, type Engine, type EngineInfo} from 'legacy-ml';
+import {createEngine, type ChatCompletion, type ChatCompletionChunk, type Engine, type EngineInfo, type WasmBuild} from 'legacy-ml';
 
 export async function main(file: Blob): Promise<string> {
   const engine: Engine = await createEngine({
     model: file,
     threads: 2,
-    onProgress: (p) => console.log(p.loaded, p.total, p.fraction ?? 'unknown'),
+    cache: 'prefer',
+    onProgress: (p) => console.log(p.loaded, p.total, p.fraction ?? 'unknown', p.phase),
   });
   const info: EngineInfo = engine.info;
-  const build: 'simd128' | 'scalar' = info.build;
+  const build: WasmBuild = info.build;
+  const isolated: boolean = info.isolated;
   const reply: ChatCompletion = await engine.chat.completions.create({
     messages: [{role: 'system', content: 'Be brief.'}, {role: 'user', content: 'Hello'}],
     max_tokens: 16, temperature: 0.7, top_p: 0.9, seed: 1, stop: ['\n'],
@@ -28,5 +30,5 @@ export async function main(file: Blob): Promise<string> {
   const back: string = await engine.detokenize(ids);
   const cached: number | undefined = reply.usage.prompt_tokens_details.cached_tokens;
   await engine.unload();
-  return `${build} ${info.threads} ${back} ${cached}`;
+  return `${build} ${isolated} ${info.threads} ${back} ${cached}`;
 }

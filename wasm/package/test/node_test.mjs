@@ -146,7 +146,10 @@ await big.unload();
 const rss2 = await settle();
 console.log(`memory: RSS ${MB(rss0)} MB before, ${MB(rss1)} MB loaded (wasm memory ${MB(wasmBytes)} MB), ${MB(rss2)} MB after unload`);
 check(rss1 - rss0 > 0.5 * fs.statSync(bigModel).size, 'memory: loading raised RSS by at least half the file');
-check(rss1 - rss2 > 0.8 * (rss1 - rss0), 'memory: unload returned at least 80% of what loading took');
+// The model is held once, in the WebAssembly memory (wasm/loader.js streams it there): unload must
+// give that back. (Not compared with the whole rise: V8 keeps some of the compiled module's code.)
+check(rss1 - rss2 > Math.max(fs.statSync(bigModel).size, 0.5 * wasmBytes),
+      `memory: unload returned ${MB(rss1 - rss2)} MB, more than the file and half the wasm memory`);
 
 console.log(failures ? `${failures} FAILED` : 'all passed');
 process.exit(failures ? 1 : 0);

@@ -7,7 +7,7 @@
 #    --noEmit (typescript from tools/npm), and checks that a wrong use (consumer_bad.ts) fails;
 # 4. node: node_test.mjs with the installed package;
 # 5. Chromium: browser_test.mjs serves the folder and opens page.html, which imports the installed
-#    package (the engine in its Worker).
+#    package (the engine in its Worker); then again from wasm/serve.mjs (COOP/COEP): the threaded build.
 # Needs node, npm, python3 with numpy (ML_PYTHON), /usr/bin/chromium and playwright-core (installed
 # into BUILD_DIR/npm by wasm/browser_test.sh's recipe when missing), and NATIVE_SCALAR_DIR/ml_run
 # (built with the scalar preset when missing, as wasm.browser does).
@@ -43,7 +43,9 @@ rm -rf "$app"
 mkdir -p "$app"
 echo '{"name": "consumer", "private": true, "type": "module"}' > "$app/package.json"
 (cd "$app" && npm install --offline --no-audit --no-fund --loglevel=error "$tgz")
-[ -f "$app/node_modules/legacy-ml/ml_web_scalar.wasm" ] || { say "the installed package lacks ml_web_scalar.wasm"; exit 1; }
+for f in ml_web_scalar.wasm ml_web_simd128_threads.wasm ml_web_simd128_threads.worker.js loader.js; do
+  [ -f "$app/node_modules/legacy-ml/$f" ] || { say "the installed package lacks $f"; exit 1; }
+done
 
 say "tsc --strict --noEmit"
 tsc="$src/tools/npm/node_modules/typescript/bin/tsc"
