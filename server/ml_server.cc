@@ -354,6 +354,9 @@ int Server::run(const Args &a) {
   }
   cors_ = a.cors;
   const char *slash = std::strrchr(a.model, '/');
+#ifdef _WIN32
+  if (const char *b = std::strrchr(a.model, '\\'); b && (!slash || b > slash)) slash = b;  // C:\models\x.gguf
+#endif
   model_name_ = slash ? slash + 1 : a.model;
   if (const int rc = sched_.open_chat(a.chat_template)) return rc;
 
