@@ -32,7 +32,7 @@ attempt=1
 # for the console control handlers: ml_server.exe stops cleanly, server/stop_signal.cc); the program
 # runs in the background so that the trap can run, on this script's stdin (fd 4: a background job
 # would otherwise read /dev/null).
-exec 4<&0
+{ exec 4<&0; } 2>/dev/null || exec 4</dev/null  # stdin closed: the program reads /dev/null
 child=
 trap '[ -n "$child" ] && kill -INT "$child" 2>/dev/null' TERM INT
 start_server() {
