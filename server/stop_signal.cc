@@ -39,9 +39,9 @@ void StopSignal::wake() { request_stop(); }
 #else
 #include <pthread.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <csignal>
+#include <mutex>
 
 namespace ml::server {
 namespace {
@@ -52,6 +52,9 @@ sigset_t stop_set() {
   sigaddset(&s, SIGTERM);
   return s;
 }
+std::mutex mu;
+pthread_t waiter;
+bool waiting = false, woken = false;
 }  // namespace
 
 void StopSignal::block() {
@@ -60,13 +63,23 @@ void StopSignal::block() {
   std::signal(SIGPIPE, SIG_IGN);
 }
 void StopSignal::wait() {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (woken) return;
+    waiter = pthread_self();
+    waiting = true;
+  }
   const sigset_t s = stop_set();
   int sig = 0;
   sigwait(&s, &sig);
 }
-// To the process, blocked in every thread: pending until the waiter's sigwait takes it, or ignored
-// once that has returned.
-void StopSignal::wake() { kill(getpid(), SIGTERM); }
+// To the waiting thread only (a process-directed signal could reach a thread that does not block
+// it): blocked there, so it stays pending for its sigwait, or is ignored once that has returned.
+void StopSignal::wake() {
+  std::lock_guard<std::mutex> lock(mu);
+  woken = true;
+  if (waiting) pthread_kill(waiter, SIGTERM);
+}
 
 }  // namespace ml::server
 #endif
