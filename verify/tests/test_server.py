@@ -7,7 +7,9 @@ Run by CTest (cmake/Tests.cmake, tests named server*) with ML_SERVER, ML_RUN, ML
 binaries), ML_MODELS (the fixtures' models), ML_SHARED (../shared), ML_SOURCE (the source tree),
 ML_PYTHON (Python with numpy, for tools/gen_random.py). Each test class starts its own server on a
 free loopback port (--port 0; the port is read from its stderr) and stops it with SIGTERM.
-ML_SERVER_TESTS=load runs only the load test (a ctest entry of its own), =functional all others."""
+ML_SERVER_TESTS=load runs only the load test (a ctest entry of its own), =functional all others,
+=wine the classes the Windows build runs under Wine (ML_EMULATOR: the programs are started through
+it; server.wine in cmake/Tests.cmake)."""
 import http.client
 import json
 import math
@@ -29,6 +31,8 @@ SHARED = os.environ.get("ML_SHARED", "")
 SOURCE = os.environ.get("ML_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
 PYTHON = os.environ.get("ML_PYTHON", "/usr/bin/python3")
 WHICH = os.environ.get("ML_SERVER_TESTS", "all")
+# The Windows presets: '|'-separated, cmake/toolchains/wine_run.sh (it passes SIGTERM on as Ctrl-C).
+EMU = [a for a in os.environ.get("ML_EMULATOR", "").split("|") if a]
 LOAD_SECONDS = float(os.environ.get("ML_SERVER_LOAD_SECONDS", "0"))  # Load: seconds of load (0: 6 rounds)
 # Under ThreadSanitizer everything runs ~5-15x slower: the load test gets fewer requests.
 SANITIZED = os.environ.get("ML_SANITIZE", "") not in ("", "OFF")
@@ -38,7 +42,7 @@ MLTK = os.path.join(SOURCE, "fuzz", "data", "encode_tokenizer.mltk")
 
 
 def ml_run(model, tok, *args):
-    r = subprocess.run([RUN, model, "-z", tok, *args], capture_output=True, timeout=300)
+    r = subprocess.run(EMU + [RUN, model, "-z", tok, *args], capture_output=True, timeout=300)
     if r.returncode != 0:
         raise AssertionError("ml_run failed: %s" % r.stderr.decode("utf-8", "replace"))
     return r.stdout.decode("utf-8")
@@ -48,7 +52,7 @@ class Server:
     """An ml_server process on a free loopback port."""
 
     def __init__(self, model, tok, *args, env=None):
-        self.proc = subprocess.Popen([SERVER, model, "-z", tok, "--port", "0", *args], stdout=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(EMU + [SERVER, model, "-z", tok, "--port", "0", *args], stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, env=env)
         self.log = []
         deadline = time.time() + 60
@@ -586,7 +590,7 @@ class BadInput(Base):
                                                      "model": "whatever", "n": 1, "seed": None})
         self.assertEqual(st, 200, r)
         self.assertEqual(r["usage"]["completion_tokens"], 3)
-        self.assertIn(b"parallel_tool_calls", subprocess.run([SERVER, "--help"], capture_output=True).stdout)
+        self.assertIn(b"parallel_tool_calls", subprocess.run(EMU + [SERVER, "--help"], capture_output=True).stdout)
 
     def test_sampler_fields_are_validated_by_name(self):
         cases = [({"top_k": "1"}, "'top_k' must be an integer"), ({"top_k": -1}, "'top_k'"),
@@ -698,7 +702,7 @@ class ApiKey(unittest.TestCase):
         # "" would otherwise mean "no key": a server meant to be protected must not start open.
         for args, env in ((["--api-key", ""], os.environ), ([], dict(os.environ, ML_API_KEY=""))):
             with self.subTest(args=args, env=env.get("ML_API_KEY")):
-                r = subprocess.run([SERVER, STORIES, "-z", TOK512, "--port", "0", "-t", "1", *args], env=env,
+                r = subprocess.run(EMU + [SERVER, STORIES, "-z", TOK512, "--port", "0", "-t", "1", *args], env=env,
                                    capture_output=True, timeout=60)
                 self.assertEqual(r.returncode, 6, r.stderr)
                 self.assertIn(b"is empty", r.stderr)
@@ -738,7 +742,7 @@ class Startup(unittest.TestCase):
     """A server that cannot start says why in one line and exits with the ml_status code."""
 
     def run_server(self, *args):
-        return subprocess.run([SERVER, *args], capture_output=True, timeout=120)
+        return subprocess.run(EMU + [SERVER, *args], capture_output=True, timeout=120)
 
     def setUp(self):
         if not SERVER or not os.path.exists(SERVER) or not os.path.exists(TOK512):
@@ -804,7 +808,7 @@ class Routes(unittest.TestCase):
 
     def test_tokenize_is_ml_tokenizes_and_detokenize_inverts_it(self):
         text = "Once upon a time, a little dog"
-        want = [int(x) for x in subprocess.run([TOKENIZE, TOK512, "-i", text], capture_output=True,
+        want = [int(x) for x in subprocess.run(EMU + [TOKENIZE, TOK512, "-i", text], capture_output=True,
                                                check=True, text=True).stdout.split()]
         st, _, r = self.call("POST", "/tokenize", {"content": text, "add_special": True})
         self.assertEqual((st, r), (200, {"tokens": want}))
@@ -926,7 +930,7 @@ class Routes(unittest.TestCase):
         for bad in ("allowed.example", "http://a.example/", "ftp://a.example", "http://", "http://a.example/x",
                     "http://u@a.example"):
             with self.subTest(origin=bad):
-                r = subprocess.run([SERVER, STORIES, "-z", TOK512, "--cors-origin", bad], capture_output=True, timeout=60)
+                r = subprocess.run(EMU + [SERVER, STORIES, "-z", TOK512, "--cors-origin", bad], capture_output=True, timeout=60)
                 self.assertEqual(r.returncode, 6, r.stderr)
                 self.assertIn(b"--cors-origin", r.stderr)
 
@@ -1016,7 +1020,7 @@ class Slots(unittest.TestCase):
             self.assertEqual(streamed, text)
             rendered = ("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nCafé? naïve 日本<|im_end|>\n"
                         "<|im_start|>assistant\n")
-            ids = subprocess.run([TOKENIZE, MLTK, "-i", rendered, "--no-bos"], capture_output=True, check=True,
+            ids = subprocess.run(EMU + [TOKENIZE, MLTK, "-i", rendered, "--no-bos"], capture_output=True, check=True,
                                  text=True).stdout.split()
             self.assertEqual(len(ids), r["usage"]["prompt_tokens"])
             out = ml_run(self.model, MLTK, "--token-ids", " ".join(ids), "--temp", "0", "-n",
@@ -1142,8 +1146,10 @@ class Load(unittest.TestCase):
 
 
 def load_tests(loader, tests, pattern):
-    """ML_SERVER_TESTS=load: the load test only; =functional: the others; else all."""
-    classes = {"load": [Load], "functional": [Completions, BatchedSlots, BadInput, ApiKey, Startup, Routes, Slots]}.get(
+    """ML_SERVER_TESTS=load: the load test only; =functional: the others; =wine: those of them that go
+    through the Windows code (sockets, stop, bind); else all."""
+    classes = {"load": [Load], "functional": [Completions, BatchedSlots, BadInput, ApiKey, Startup, Routes, Slots],
+               "wine": [Completions, BadInput, ApiKey, Startup, Slots]}.get(
         WHICH, [Completions, BatchedSlots, BadInput, ApiKey, Startup, Routes, Slots, Load])
     return unittest.TestSuite(loader.loadTestsFromTestCase(c) for c in classes)
 
