@@ -58,7 +58,11 @@ TEST_CASE("batch decode: four slots in one forward per step = each alone, bit fo
         const std::string path = test::models(model);
         ml_options o;
         ml_options_init(&o);
+#if defined(ML_NO_THREADS)
+        o.n_threads = 1;  // a build without a thread pool (wasm-scalar, wasm-simd128) refuses more
+#else
         o.n_threads = 2;
+#endif
         o.max_seq = 64;
         o.batch = 8;
         o.kv_type = kv;
