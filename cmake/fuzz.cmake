@@ -55,6 +55,7 @@ foreach(_t IN LISTS ML_FUZZ_TARGETS)
     target_sources(ml_fuzz_request PRIVATE server/request.cc server/http_policy.cc)
     target_include_directories(ml_fuzz_request PRIVATE "${_server_root}")
   endif()
+  target_link_libraries(ml_fuzz_${_t} PUBLIC ${_libs})
 
   # Replay: the guarded main (CPU check first), then ml_main of fuzz/replay_main.cc.
   add_executable(fuzz_${_t}_replay fuzz/replay_main.cc $<TARGET_OBJECTS:ml_fuzz_${_t}>
