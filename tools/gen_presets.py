@@ -117,7 +117,7 @@ SANITIZERS = {
     "buildPresets": [
         {"name": "sanitize-avx2", "configurePreset": "sanitize-avx2"},
         {"name": "fuzz", "configurePreset": "fuzz",
-         "targets": [f"fuzz_{t}{r}" for t in ("mlb", "eval", "tokenizer", "encode", "chat", "gguf") for r in ("", "_replay")]},
+         "targets": [f"fuzz_{t}{r}" for t in ("mlb", "eval", "tokenizer", "encode", "chat", "gguf", "request") for r in ("", "_replay")]},
         {"name": "tsan", "configurePreset": "tsan", "targets": ["ml_tests", "ml_bench", "ml_run", "ml_tokenize", "ml_server"]},
     ],
     "testPresets": [
