@@ -6,7 +6,7 @@
 For each archive DIR/SHA256SUMS lists (the list itself checked with sha256sum -c):
   sums      unpacked into a fresh folder, its own SHA256SUMS holds for every file, and lists them all
   elf       Linux: every ELF (those inside the Python wheel too) is for the archive's architecture and either has no dynamic section
-            (static) or needs only glibc's libraries; none asks for a kernel newer than 3.10 at symbol versions <= GLIBC_2.17 (riscv64:
+            (static) or needs only glibc's libraries; none asks for a kernel newer than 3.10 (riscv64: 4.15, its first) at symbol versions <= GLIBC_2.17 (riscv64:
             2.27, its first glibc) and no libstdc++ / libgcc_s versions; the names above the line
             are printed
   golden    Linux: from a fresh folder (the archive unpacked there, cwd there, no sysroot given to
@@ -43,9 +43,10 @@ LINUX = {
     "linux-armv7": ("ARM", ["qemu-arm", "-cpu", "cortex-a7"], (2, 17)),
     "linux-riscv64": ("RISC-V", ["qemu-riscv64", "-cpu", "rv64"], (2, 27)),  # glibc's first RISC-V release
 }
-# The oldest kernel an ELF may ask for (its NT_GNU_ABI_TAG note): CentOS 7's 3.10. Debian 12's
-# glibc says 3.2.
+# The oldest kernel an ELF may ask for (its NT_GNU_ABI_TAG note): CentOS 7's 3.10 (Debian 12's glibc
+# says 3.2); on RISC-V 4.15, the first Linux that runs RISC-V programs at all (glibc says 4.15 there).
 KERNEL = (3, 10)
+KERNEL_BY_MACHINE = {"RISC-V": (4, 15)}
 # Libraries a dynamic ELF (the Python wheel's) may need: glibc's own.
 GLIBC_LIBS = re.compile(r"^(libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|ld-linux[-\w.]*\.so\.\d|ld-linux\.so\.3)$")
 
@@ -144,8 +145,9 @@ def elf_problems(path, machine, line):
     m = re.search(r"Machine:\s+(.+)", readelf("-h", path)).group(1).strip()
     problems = [] if m == machine else ["machine %s, not %s" % (m, machine)]
     abi = re.search(r"OS: Linux, ABI: (\d+)\.(\d+)", readelf("-n", path))  # the oldest kernel it runs on
-    if abi and (int(abi.group(1)), int(abi.group(2))) > KERNEL:
-        problems.append("needs Linux %s.%s, newer than %d.%d" % (abi.group(1), abi.group(2), *KERNEL))
+    kernel = KERNEL_BY_MACHINE.get(machine, KERNEL)
+    if abi and (int(abi.group(1)), int(abi.group(2))) > kernel:
+        problems.append("needs Linux %s.%s, newer than %d.%d" % (abi.group(1), abi.group(2), *kernel))
     dyn = readelf("-d", path)
     if "There is no dynamic section" in dyn:
         return problems, "static"
