@@ -118,9 +118,11 @@ async function main() {
     }
     await page.screenshot({path: path.join(OUT, 'page_chat.png')});
 
-    // Stop mid-reply: the page shows it stopped, the server's slot is idle soon after. A sampled
-    // reply of this random model may end by itself between the first text and the click (a loaded
-    // machine is slow to click): then the next seed is tried, three at most.
+    // Stop mid-reply: the page shows it stopped, the server's slot is idle soon after. The click is
+    // made inside the page the moment the reply's first text appears (a MutationObserver), not by
+    // playwright after a round trip: on a loaded machine that came too late, after this random
+    // model's reply had ended by itself. A reply whose first network read also held its end is a
+    // natural end: then the next seed is tried, three at most.
     const last = () => page.evaluate(() => { const m = document.querySelectorAll('.msg');
                                               const e = m[m.length - 1]; return [e.className, e.dataset.finish || '', e.textContent]; });
     await page.fill('#max_tokens', '300');  // with the conversation so far, inside the context of 512
@@ -130,17 +132,24 @@ async function main() {
     for (const seed of ['3', '5', '7']) {
       await page.fill('#seed', seed);
       await page.fill('#input', 'A long story please');
+      await page.evaluate(() => {
+        const obs = new MutationObserver(() => {
+          const m = document.querySelectorAll('.msg.assistant, .msg.error');
+          const e = m[m.length - 1];
+          if (e && !e.dataset.finish && e.textContent.length > 0) {
+            obs.disconnect();
+            document.getElementById('stop').click();
+          }
+        });
+        obs.observe(document.body, {subtree: true, childList: true, characterData: true});
+      });
       await page.press('#input', 'Enter');
       await page.waitForFunction(() => { const m = document.querySelectorAll('.msg.assistant, .msg.error');
-                                         const e = m[m.length - 1]; return e.textContent.length > 0 || e.dataset.finish; },
+                                         const e = m[m.length - 1]; return e.dataset.finish; },
                                  null, {timeout: 30000}).catch(async (e) => {
         await page.screenshot({path: path.join(OUT, 'page_failure.png')});
         throw e;
       });
-      // (a reply that ends while the click waits disables the button: that try is a natural end)
-      if ((await last())[1] === '') await page.click('#stop', {timeout: 5000}).catch(() => {});
-      await page.waitForFunction(() => { const m = document.querySelectorAll('.msg.assistant'); return m[m.length - 1].dataset.finish; },
-                                 null, {timeout: 10000});
       fin = await last();
       tries.push(`seed ${seed}: ${fin[1]}`);
       if (fin[1] === 'stopped') break;
