@@ -419,6 +419,7 @@ int run_peak(const Opts &o) {
 struct Decode {
   double tok_s;
   double jobs, wait_us, stolen;  // per step, with --profile
+  double step_us, job_us, busy_us;  // per step: mean step time, caller inside jobs, other threads in units
   uint64_t weight_bytes;
   ml_model_info info;
 };
@@ -465,7 +466,7 @@ bool measure_decode(const std::string &path, int threads, int tokens, int depth,
     }
   }
   const ml::PoolStats p0 = ml::pool_stats();
-  double runs[3];
+  double runs[3], total_ms = 0;
   for (double &r : runs) {
     int tok = start == 0 ? 1 : (start * 7919) % out->info.vocab, pos = start;
     const double t0 = now_ms();
@@ -473,6 +474,7 @@ bool measure_decode(const std::string &path, int threads, int tokens, int depth,
       if (i > 0) tok = ml::argmax(logits, out->info.vocab);
       ml_eval(ctx, tok, pos, &logits);
     }
+    total_ms += now_ms() - t0;
     r = tokens / (now_ms() - t0) * 1000.0;
   }
   std::sort(runs, runs + 3);
@@ -482,6 +484,9 @@ bool measure_decode(const std::string &path, int threads, int tokens, int depth,
   out->jobs = double(p1.jobs - p0.jobs) / steps;
   out->wait_us = double(p1.wait_ns - p0.wait_ns) / 1e3 / steps;
   out->stolen = double(p1.stolen - p0.stolen) / steps;
+  out->step_us = total_ms * 1e3 / steps;
+  out->job_us = double(p1.job_ns - p0.job_ns) / 1e3 / steps;
+  out->busy_us = double(p1.busy_ns - p0.busy_ns) / 1e3 / steps;
   ml_close(ctx);
   return true;
 }
@@ -771,9 +776,18 @@ int run_decode(const Opts &o, bool roofline) {
                     ceiling, 100.0 * d.tok_s / ceiling);
       else
         std::printf("%-28s %-5s %3d %12.1f %10.1f\n", shape, type_name(d.info.wtype), t, mb, d.tok_s);
-      if (o.profile)
+      if (o.profile) {
         std::printf("%sprofile: %.0f jobs/step, caller waits %.1f us/step (%.1f %% of the step), %.1f chunks moved/step\n",
                     o.tsv ? "# " : "  ", d.jobs, d.wait_us, d.wait_us * d.tok_s / 1e4, d.stolen);
+        // each other thread's time (mean step): in units; the rest is idle while the caller works
+        // alone between jobs, or inside jobs not in units (waking, waiting, preempted by others)
+        const double pct = 100.0 / d.step_us, busy = t > 1 ? d.busy_us / (t - 1) : 0.0;
+        if (t > 1)
+          std::printf("%s  step %.0f us; caller alone between jobs %.0f us (%.1f %%); each other thread in units "
+                      "%.0f us (%.1f %%), inside jobs but not in units %.0f us (%.1f %%)\n",
+                      o.tsv ? "# " : "  ", d.step_us, d.step_us - d.job_us, (d.step_us - d.job_us) * pct, busy,
+                      busy * pct, d.job_us - busy, (d.job_us - busy) * pct);
+      }
       std::fflush(stdout);
     }
   }

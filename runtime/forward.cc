@@ -8,6 +8,11 @@
 // bit-identical for every thread count and batch size. The query heads that share a kv head (GQA)
 // are evaluated together, so each K/V row is read — and for an F16 cache converted, for a Q8_0
 // cache scored as one matmul and dequantized — once for all of them.
+// Joins per step: one job per layer for q/k/v (their tiles together), wo, w1/w3 (with silu) and w2,
+// attention a fifth above kParallelAttentionBytes, then the classifier (Qwen2.5-0.5B decode: 97).
+// Each needs the whole vector the job before wrote (q/k/v and w1/w3 through an RMS norm): merging
+// two would split dot products and change the bits. Only attention needs less (its kv head's rows),
+// and at decode depths below the threshold it runs on the caller without a job of its own.
 #include "runtime/forward.h"
 
 #include <algorithm>

@@ -25,11 +25,11 @@ int online_cpus() {
 
 namespace {
 std::atomic<bool> g_profiling{false};
-std::atomic<uint64_t> g_jobs{0}, g_wait_ns{0}, g_stolen{0};
+std::atomic<uint64_t> g_jobs{0}, g_wait_ns{0}, g_stolen{0}, g_job_ns{0}, g_busy_ns{0};
 std::atomic<ScheduleHook> g_hook{nullptr};
 }  // namespace
 
-PoolStats pool_stats() { return {g_jobs.load(), g_wait_ns.load(), g_stolen.load()}; }
+PoolStats pool_stats() { return {g_jobs.load(), g_wait_ns.load(), g_stolen.load(), g_job_ns.load(), g_busy_ns.load()}; }
 void set_pool_profiling(bool on) { g_profiling.store(on); }
 void set_schedule_hook(ScheduleHook hook) { g_hook.store(hook); }
 
@@ -128,6 +128,8 @@ void ThreadPool::stolen(uint64_t chunks) {
 // and then waits for active_ to drain (both seq_cst: one of them sees the other), so no worker
 // touches a job's context after run_units returns.
 void ThreadPool::dispatch(Job job, void *ctx, int units) {
+  const bool prof = g_profiling.load(std::memory_order_relaxed);
+  const uint64_t start = prof ? now_ns() : 0;
   job_.store(job, std::memory_order_relaxed);
   ctx_.store(ctx, std::memory_order_relaxed);
   every_.store(units < 0, std::memory_order_relaxed);
@@ -142,7 +144,6 @@ void ThreadPool::dispatch(Job job, void *ctx, int units) {
   if (sleepers_.load(std::memory_order_acquire) > 0) cv_.notify_all();
   if (ScheduleHook h = g_hook.load(std::memory_order_acquire)) h(0);
   job(ctx, 0, n_);
-  const bool prof = g_profiling.load(std::memory_order_relaxed);
   const uint64_t t0 = prof ? now_ns() : 0;
   // The caller spins briefly, then sleeps: a thread still in a chunk may have lost its core to
   // another process, and a core left idle lets the kernel move that thread onto it, where a
@@ -161,7 +162,9 @@ void ThreadPool::dispatch(Job job, void *ctx, int units) {
   open_.store(0);
   wait_until([&] { return active_.load() == 0; });
   if (prof) {
-    g_wait_ns.fetch_add(now_ns() - t0, std::memory_order_relaxed);
+    const uint64_t end = now_ns();
+    g_wait_ns.fetch_add(end - t0, std::memory_order_relaxed);
+    g_job_ns.fetch_add(end - start, std::memory_order_relaxed);
     g_jobs.fetch_add(1, std::memory_order_relaxed);
   }
 }
@@ -189,7 +192,9 @@ void ThreadPool::worker(int tid) {
     active_.fetch_add(1);
     if (open_.load() == g) {
       if (ScheduleHook h = g_hook.load(std::memory_order_acquire)) h(tid);
+      const uint64_t t0 = g_profiling.load(std::memory_order_relaxed) ? now_ns() : 0;
       job_.load(std::memory_order_relaxed)(ctx_.load(std::memory_order_relaxed), tid, n_);
+      if (t0) g_busy_ns.fetch_add(now_ns() - t0, std::memory_order_relaxed);
       if (every_.load(std::memory_order_relaxed)) done(1);
     }
     active_.fetch_sub(1);

@@ -31,9 +31,12 @@ namespace ml {
 
 // Counters of every pool in the process, kept while profiling is on (ML_PROFILE=1 in the
 // environment at the first pool start, or set_pool_profiling): jobs run, nanoseconds the caller
-// spent waiting at the end of jobs for other threads, chunks taken from another thread's share.
+// spent waiting at the end of jobs for other threads, chunks taken from another thread's share,
+// nanoseconds the caller spent inside jobs (dispatch to return: its own units and the wait) and
+// nanoseconds the other threads spent running a job's units (summed over them). Per step,
+// step − job_ns is the caller's work between jobs, during which the other threads idle.
 struct PoolStats {
-  uint64_t jobs, wait_ns, stolen;
+  uint64_t jobs, wait_ns, stolen, job_ns, busy_ns;
 };
 PoolStats pool_stats();
 void set_pool_profiling(bool on);
