@@ -4,12 +4,13 @@
 # live; ML_PORTABLE=ON is set by the Linux ISA presets (tools/gen_presets.py, PORTABLE), so the
 # matrix's build folders are the packaged ones and every preset's tests run the packaged programs.
 #
-#   ml_portable_program(t)  ml_run, ml_bench, ml_tokenize, the launcher: -static (no dynamic
+#   ml_portable_program(t)  ml_run, ml_bench, ml_tokenize, ml_server, the launcher: -static (no dynamic
 #                           section at all; RISC-V's oldest glibc is 2.27, so static is the only way
 #                           there). What a static glibc program gives up, and why it does not
 #                           matter here: dlopen (unused); locales (unused: the C locale only);
-#                           NSS modules (getaddrinfo reads /etc/hosts and DNS itself; only a host
-#                           NAME needs it, and the downloader resolves through the curl program).
+#                           NSS modules (getaddrinfo of a numeric address needs none; a host NAME
+#                           does: the downloader resolves through the curl program, and ml_server
+#                           takes only numbers or localhost, below).
 #                           --hf downloads through the system's `curl` program
 #                           (hub/http_curl_program.cc, cmake/Hub.cmake): libcurl cannot be linked
 #                           statically.
