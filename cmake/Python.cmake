@@ -7,8 +7,8 @@
 # Target ml_python builds both; `cmake --install` puts them in lib/ (tools/install.sh --python takes
 # every ISA's from there into the wheel, python/setup.py). Built where a POSIX shared library and
 # ctypes can load it: not WebAssembly, Windows, or the sanitizer builds.
-# ML_SHARED_LINK_OPTIONS: extra link options of both libraries, in this one place (tools/package.sh:
-# -static-libstdc++ -static-libgcc for old systems).
+# ML_SHARED_LINK_OPTIONS: extra link options of both libraries (ML_PORTABLE adds its own for old glibc:
+# cmake/Portable.cmake, ml_portable_shared).
 set(ML_SHARED_LINK_OPTIONS "" CACHE STRING "extra link options of libml_<isa>.so and libml_probe.so")
 if(EMSCRIPTEN OR WIN32 OR MSVC OR ML_SANITIZE OR ML_FUZZ)
   return()
@@ -41,6 +41,9 @@ target_compile_definitions(ml_python_probe PRIVATE ${ML_ISA_DEFINE})
 target_include_directories(ml_python_probe PRIVATE "${ML_ROOT_simd}")
 target_link_options(ml_python_probe PRIVATE ${_ml_shared_link})
 
+foreach(_t ${ML_PYTHON_LIB_TARGETS})
+  ml_portable_shared(${_t})  # ML_PORTABLE: loadable on glibc 2.17 (cmake/Portable.cmake)
+endforeach()
 add_custom_target(ml_python DEPENDS ${ML_PYTHON_LIB_TARGETS})
 install(TARGETS ${ML_PYTHON_LIB_TARGETS} LIBRARY DESTINATION lib)
 add_dependencies(ml_install_deps ml_python)

@@ -4,7 +4,9 @@ The libraries come from LEGACY_ML_LIBS (absolute folders separated by ':', each 
 libml_probe.so: tools/install.sh --python passes every ISA's lib/ of its prefix), else from the
 builds of this checkout, ../build/<preset>/ (`cmake --build --preset <isa> --target ml_python`).
 Every libml_<isa>.so found for this machine's architecture goes in (cross builds are left out), one libml_probe.so with them; the wheel is tagged for this
-platform (py3-none-linux_<arch>): the Python is pure, the libraries are not. Build files go to a
+platform (py3-none-linux_<arch>): the Python is pure, the libraries are not. LEGACY_ML_ARCH (x86_64,
+aarch64, ...) packs another architecture's libraries instead, tagged linux_<it> (tools/package.sh's
+AArch64 wheel, built on x86-64). Build files go to a
 temporary folder, not into the source tree.
 """
 import atexit
@@ -26,6 +28,7 @@ except ImportError:  # pip install without the wheel package builds no wheel
     bdist_wheel = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ARCH = (os.environ.get("LEGACY_ML_ARCH") or platform.machine()).lower()
 
 
 def library_dirs():
@@ -45,7 +48,7 @@ MACHINES = {"x86_64": 62, "amd64": 62, "aarch64": 183, "arm64": 183, "armv7l": 4
 def same_arch(path):
     with open(path, "rb") as f:
         head = f.read(20)
-    want = MACHINES.get(platform.machine().lower())
+    want = MACHINES.get(ARCH)
     return len(head) == 20 and head[:4] == b"\x7fELF" and (want is None or struct.unpack("<H", head[18:20])[0] == want)
 
 
@@ -86,6 +89,8 @@ if bdist_wheel is not None:
             self.root_is_pure = False
 
         def get_tag(self):
+            if os.environ.get("LEGACY_ML_ARCH"):
+                return "py3", "none", "linux_" + ARCH
             return "py3", "none", sysconfig.get_platform().replace("-", "_").replace(".", "_")
 
     commands["bdist_wheel"] = Wheel

@@ -89,8 +89,8 @@ int parse_args(int argc, char **argv, Args *a) {
       "ml_server", (help = std::string(kUsage) + kIgnoredFields + kGreedy).c_str(),
       {{"-z, --tokenizer", "PATH", "the model's tokenizer, as for ml_run (required for .mlb; a GGUF's own by\n"
                                    "default)", text(&a->tokenizer)},
-       {"--host", "ADDR", "address to bind (default 127.0.0.1; binding another address without\n"
-                          "an API key prints a warning)", text(&a->host)},
+       {"--host", "ADDR", "numeric IPv4/IPv6 address to bind, or localhost (= 127.0.0.1); default\n"
+                          "127.0.0.1; another address without an API key prints a warning", text(&a->host)},
        {"--port", "N", "TCP port (default 8080; 0 = any free port, printed on stderr)", integer(&a->port, 0, 65535)},
        {"--parallel", "N", "requests generated at once, each in its own slot with its own KV\n"
                            "cache (default 1)", integer(&a->parallel, 1, 64)},
@@ -124,6 +124,14 @@ int parse_args(int argc, char **argv, Args *a) {
   if (const int rc = parse(p, argc, argv); rc >= 0) return rc;
   if (!a->model && !a->hf.wanted()) return usage_error(p, "no model given");
   if (a->model && a->hf.wanted()) return usage_error(p, "give either a model file (%s) or --hf, not both", a->model);
+  // Host names are not resolved: the Linux downloads' ml_server is static (cmake/Portable.cmake),
+  // and a static glibc resolves names only through NSS modules it would dlopen from the build
+  // machine's glibc. Every build takes the same: a number, or localhost.
+  if (std::strcmp(a->host, "localhost") == 0) a->host = "127.0.0.1";
+  unsigned char addr[16];
+  if (inet_pton(AF_INET, a->host, addr) != 1 && inet_pton(AF_INET6, a->host, addr) != 1)
+    return usage_error(p, "--host %s: not a numeric IPv4/IPv6 address (host names are not resolved; "
+                       "localhost is 127.0.0.1)", a->host);
   if (a->hf.wanted()) {
     if (const int s = ml::hub::resolve_model(a->hf, "ml_server", &a->hf_path)) return s;
     a->model = a->hf_path.c_str();
@@ -464,7 +472,7 @@ int Server::run(const Args &a) {
   }
   if (listen_fd != INVALID_SOCKET) ::listen(listen_fd, 256);  // Windows keeps the first backlog
   const std::string host = a.host;
-  const bool loopback = host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0;
+  const bool loopback = host == "127.0.0.1" || host == "::1" || host.rfind("127.", 0) == 0;
   if (!loopback && api_key_.empty())
     std::fprintf(stderr, "ml_server: WARNING: listening on %s without an API key: anyone who can reach this "
                  "address can use the model (pass --api-key KEY or set ML_API_KEY)\n", a.host);

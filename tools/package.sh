@@ -11,14 +11,16 @@
 #   (no TARGET: all five)
 #
 # A Linux archive is a multi-ISA install without the development files: bin/ml_run, ml_bench,
-# ml_tokenize are the launcher (launcher/ml_launcher.cc: starts the best build for the CPU; ML_ISA
-# forces one), libexec/legacy-ml/<isa>/bin/ the builds. The Linux programs are static (the Linux
-# presets set ML_PORTABLE, cmake/Portable.cmake), so they start on any Linux of their architecture
-# (CentOS 7's glibc 2.17 and older); --hf runs the system's curl program. ml_server is not in the
-# Linux archives: it links Debian's shared cpp-httplib (cmake/Portable.cmake); the Windows folders
-# have ml_server.exe (header-only cpp-httplib, docs/windows.md). Each archive also has README.txt,
-# python-wheel-missing.txt (why there is no Python wheel yet: wheel_note below), and SHA256SUMS (every
-# other file of the archive); DIR/SHA256SUMS lists the archives.
+# ml_tokenize, ml_server are the launcher (launcher/ml_launcher.cc: starts the best build for the
+# CPU; ML_ISA forces one), libexec/legacy-ml/<isa>/bin/ the builds. The Linux programs are static
+# (the Linux presets set ML_PORTABLE, cmake/Portable.cmake; ml_server on the header-only httplib.h
+# of tools/setup.sh --all), so they start on any Linux of their architecture (CentOS 7's glibc 2.17
+# and older); --hf runs the system's curl program. The Windows folders have ml_server.exe
+# (docs/windows.md). x86-64 and AArch64 archives carry the Python wheel (python/, built offline by
+# pip from the archive's libml_<isa>.so + libml_probe.so, which load on glibc 2.17:
+# cmake/glibc_compat.c); ARMv7 and RISC-V have python-wheel-missing.txt instead (wheel_note below).
+# Each archive also has README.txt and SHA256SUMS (every other file of the archive); DIR/SHA256SUMS
+# lists the archives.
 #
 # Builds: a configured build/<preset> is reused as it is (CI has just built every preset in
 # tools/test_matrix.sh; only the packaged programs are brought up to date); a missing one is
@@ -47,9 +49,14 @@ cd "$(dirname "$0")/.."
 jobs=${ML_JOBS:-2}
 version=$(sed -n 's/^project(legacy_ml VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 programs="ml_run ml_bench ml_tokenize"
-# A Windows build also ships ml_server.exe when it was configured with the whole httplib.h
-# (server/CMakeLists.txt; tools/setup.sh --all fetches it); without it the zip says so.
-win_server() { grep -q '^ML_HTTPLIB_INCLUDE:PATH=/' "$1/CMakeCache.txt"; }
+# Every build also ships ml_server when it was configured with the whole httplib.h
+# (server/CMakeLists.txt; tools/setup.sh --all fetches it); without it the archive says so.
+has_server() {  # build dir
+  case $1 in
+    */win-*) grep -q '^ML_HTTPLIB_INCLUDE:PATH=/' "$1/CMakeCache.txt" ;;
+    *) grep -q '^ML_HTTPLIB_WHOLE:PATH=/' "$1/CMakeCache.txt" ;;
+  esac
+}
 
 # ready PRESET: 0 when build/PRESET has the packaged programs up to date (configuring and building
 # it if needed), 1 when --only-built leaves it out.
@@ -63,10 +70,16 @@ ready() {
     echo "package.sh: $1: configuring $bdir" >&2
     cmake --preset "$1" >/dev/null
   fi
-  case $1 in win-*) want="$programs"; if win_server "$bdir"; then want="$want ml_server"; fi ;; *) want="$programs ml_launcher" ;; esac
+  case $1 in win-*) want="$programs" ;; *) want="$programs ml_launcher" ;; esac
+  [ "$with_wheel" = no ] || want="$want ml_python"
   # shellcheck disable=SC2086
   cmake --build "$bdir" -j "$jobs" --target $want >"$bdir/package-build.log" 2>&1 || {
     tail -n 30 "$bdir/package-build.log" >&2; echo "package.sh: building $bdir failed ($bdir/package-build.log)" >&2; exit 1; }
+  # ml_server once that build has configured again (a folder configured before may now find httplib.h)
+  if has_server "$bdir"; then
+    cmake --build "$bdir" -j "$jobs" --target ml_server >>"$bdir/package-build.log" 2>&1 || {
+      tail -n 30 "$bdir/package-build.log" >&2; echo "package.sh: building $bdir failed ($bdir/package-build.log)" >&2; exit 1; }
+  fi
   case $1 in
     win-*) ;;
     *) grep -q '^ML_PORTABLE:BOOL=ON' "$bdir/CMakeCache.txt" || {
@@ -74,17 +87,41 @@ ready() {
   esac
 }
 
-# The Python binding: no wheel in the archives yet, a note saying why. Its libml_<isa>.so cannot be
-# linked for glibc 2.17 with Debian 12's toolchain alone (static libstdc++/libgcc still need
-# __libc_single_threaded@GLIBC_2.32, _dl_find_object@GLIBC_2.35, arc4random@GLIBC_2.36, which have
-# no older version; verify/package_test.py would refuse it), so it is built where it runs:
-# pip install ./python from a checkout (README, Python).
+# The Python wheel: pip wheel ./python offline (as ctest python.package installs it) from the
+# archive's libml_<isa>.so and libml_probe.so (LEGACY_ML_LIBS), tagged for the archive's
+# architecture. x86-64 and AArch64 only: cmake/glibc_compat.c brings their libraries under glibc
+# 2.17; ARMv7 and RISC-V get a note saying why not. 0, or 1 when pip fails.
+wheel() {  # dir arch libdirs...
+  wd=$1 warch=$2; shift 2
+  wlibs=$(echo "$@" | tr ' ' ':')
+  wtmp=$(mktemp -d)
+  # setup.py keeps only this machine's architecture's libraries: an AArch64 wheel built on x86-64
+  # says which it is packing (LEGACY_ML_ARCH) and is tagged linux_aarch64.
+  if LEGACY_ML_LIBS=$wlibs LEGACY_ML_ARCH=$warch PIP_NO_CACHE_DIR=1 PIP_ROOT_USER_ACTION=ignore \
+     /usr/bin/python3 -m pip wheel -q --no-deps --no-build-isolation --no-index ./python -w "$wtmp" \
+     >"$wtmp.log" 2>&1; then
+    mkdir -p "$wd/python"
+    mv "$wtmp"/*.whl "$wd/python/"
+    rm -rf "$wtmp" "$wtmp.log"
+  else
+    tail -n 20 "$wtmp.log" >&2
+    echo "package.sh: the Python wheel failed ($wtmp.log)" >&2
+    rm -rf "$wtmp"
+    exit 1
+  fi
+}
 wheel_note() {  # dir
-  cat >"$1/python-wheel-missing.txt" <<'NOTE'
-No Python wheel in this archive: the binding's shared libraries need the glibc of the system that
-builds them (2.32 or later with Debian 12's compilers), which would break this archive's promise to
-run on glibc 2.17. Build it where it runs, from a source checkout: see the README's Python section
-(pip install ./python, or tools/install.sh PREFIX --python).
+  case $t in
+    windows-*) why="the binding's libraries are POSIX shared libraries (cmake/Python.cmake): none is built
+for Windows." ;;
+    *) why="on ARMv7 and RISC-V the binding's shared libraries are not brought under the
+archive's glibc line (cmake/glibc_compat.c covers x86-64 and AArch64 only: the old symbol versions
+it binds are per architecture), so they would need the build machine's glibc 2.36." ;;
+  esac
+  cat >"$1/python-wheel-missing.txt" <<NOTE
+No Python wheel in this archive: $why
+Build it where it runs, from a source checkout: see the README's Python section (pip install
+./python, or tools/install.sh PREFIX --python).
 NOTE
 }
 
@@ -115,7 +152,7 @@ readme() {  # target dir isas
         echo "Linux on ${rt#linux-}, any distribution: the programs are static (no glibc"
         echo "version needed, only a Linux kernel 3.2 or later: CentOS 7, Debian 8/9, Raspberry Pi"
         echo "OS of 2015 all run them)."
-        echo "bin/ml_run, bin/ml_bench, bin/ml_tokenize start the best build for this CPU from"
+        echo "bin/ml_run, bin/ml_bench, bin/ml_tokenize, bin/ml_server start the best build for this CPU from"
         echo "libexec/legacy-ml/<isa>/ (builds here: $risas); ML_ISA=<isa> forces one, and"
         echo "bin/ml_run --version says which ran and why."
         echo
@@ -123,8 +160,18 @@ readme() {  # target dir isas
         echo "  bin/ml_run --hf ORG/REPO:Q4_0 --chat"
         echo
         echo "--hf downloads by running the system's curl program (install curl if it is missing)."
-        echo "ml_server is not in the Linux downloads (it needs libraries old systems lack): build it"
-        echo "from source (README, Build)." ;;
+        if [ "$no_server" = yes ]; then
+          echo "ml_server is not in this download (built without cpp-httplib's whole header)."
+        else
+          echo "bin/ml_server model.gguf is the OpenAI-compatible HTTP server (http://127.0.0.1:8080/;"
+          echo "--host takes a numeric address, e.g. 0.0.0.0 with --api-key KEY: a static program"
+          echo "cannot look host names up). Ctrl-C stops it."
+        fi
+        if ls "$d"/python/*.whl >/dev/null 2>&1; then
+          echo
+          echo "python/ holds the Python package (llama-cpp-python's Llama API; Python 3.6 or later,"
+          echo "glibc 2.17 or later): pip install python/legacy_ml-*.whl"
+        fi ;;
     esac
     echo
     echo "SHA256SUMS lists every other file here: sha256sum -c SHA256SUMS"
@@ -149,6 +196,7 @@ for t in $targets; do
     windows-x86_64) presets="win-sse2 win-avx2 win-avx512vnni" arch=x86_64 ;;
   esac
   isas="" dirs="" first="" no_server=no
+  case $t in linux-x86_64|linux-aarch64) with_wheel=yes ;; *) with_wheel=no ;; esac
   for p in $presets; do
     ready "$p" || continue
     dir="build/$p"
@@ -159,10 +207,10 @@ for t in $targets; do
     esac
     mkdir -p "$dest"
     progs=$programs
-    case $t in windows-*) if win_server "$dir"; then progs="$progs ml_server"; else no_server=yes; fi ;; esac
+    if has_server "$dir"; then progs="$progs ml_server"; else no_server=yes; fi
     for prog in $progs; do install -m 755 "$dir/$prog$ext" "$dest/$prog$ext"; done
     [ -n "$first" ] || first=$dir
-    isas="$isas $isa" dirs="$dirs $dir"
+    isas="$isas $isa" dirs="$dirs $(pwd)/$dir"
   done
   isas=${isas# }
   if [ -z "$isas" ]; then
@@ -173,9 +221,12 @@ for t in $targets; do
   case $t in
     windows-*) ;;
     *) mkdir -p "$work/bin"
-       for prog in $programs; do install -m 755 "$first/ml_launcher" "$work/bin/$prog"; done ;;
+       lprogs=$programs
+       [ "$no_server" = yes ] || lprogs="$lprogs ml_server"
+       for prog in $lprogs; do install -m 755 "$first/ml_launcher" "$work/bin/$prog"; done ;;
   esac
-  wheel_note "$work"
+  # shellcheck disable=SC2086
+  if [ "$with_wheel" = yes ]; then wheel "$work" "$arch" $dirs; else wheel_note "$work"; fi
   readme "$t" "$work" "$isas"
   sums "$work"
   case $t in

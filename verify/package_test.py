@@ -8,12 +8,20 @@ For each archive DIR/SHA256SUMS lists (the list itself checked with sha256sum -c
   elf       Linux: every ELF (those inside the Python wheel too) is for the archive's architecture and either has no dynamic section
             (static) or needs only glibc's libraries; none asks for a kernel newer than 3.10 (riscv64: 4.15, its first) at symbol versions <= GLIBC_2.17 (riscv64:
             2.27, its first glibc) and no libstdc++ / libgcc_s versions; the names above the line
-            are printed
+            are printed. The programs (bin/, libexec/) are static, ml_server among them; the wheel's
+            libml_<isa>.so / libml_probe.so are dynamic (Python dlopens them)
   golden    Linux: from a fresh folder (the archive unpacked there, cwd there, no sysroot given to
             qemu), bin/ml_run under qemu-user with an old CPU model (x86-64 qemu64, AArch64
             cortex-a53, ARMv7 cortex-a7, rv64) prints llama2.c's stories260K text byte for byte
             (the launcher picks the build; ML_EXEC_WRAPPER runs it on the same model); ml_tokenize
-            gives the golden run's prompt ids; ml_bench starts (--version names its ISA)
+            gives the golden run's prompt ids; ml_bench starts (--version names its ISA);
+            bin/ml_server starts with --host localhost --port 0 and answers GET /health and a
+            greedy completion with the golden text's start, stops on SIGTERM with status 0, and
+            refuses a host name in one line (status 6)
+  wheel     x86-64: the archive's python/legacy_ml-*.whl installed by pip (offline) into a fresh
+            folder; Python under qemu-x86_64 -cpu qemu64 loads it (the package picks a build the old
+            CPU runs) and prints llama2.c's golden text through Llama(...)(...). AArch64: the wheel
+            is there and its libraries pass `elf` (no AArch64 Python here to run it)
   win7      Windows: every .exe imports only DLLs Windows 7 SP1 has and none of the functions in
             NEWER (introduced after Windows 7), and its PE header asks for an OS <= 6.1
 Exit status: 0 when every check passed, 1 otherwise, 77 when DIR has no SHA256SUMS or the model is
@@ -183,6 +191,8 @@ def check_elfs(label, root, machine, line):
                 continue
         n += 1
         problems, kind = elf_problems(path, machine, line)
+        if rel.startswith(("bin/", "libexec/")) and kind != "static":
+            problems.append("a program, not static")
         check("%s elf %s" % (label, rel), not problems, "; ".join(problems) or kind)
     check(label + " elf count", n > 0, "%d ELF files" % n)
 
@@ -213,6 +223,82 @@ def check_runs(label, root, qemu):
     isa = re.search(rb"ISA (\S+)", r.stdout)
     check("%s ml_bench on %s" % (label, cpu), r.returncode == 0 and isa is not None,
           "exit %d, %s" % (r.returncode, isa.group(0).decode() if isa else r.stderr[-200:]))
+
+
+def check_server(label, root, qemu):
+    """bin/ml_server under qemu: starts on a free port of localhost, /health, a greedy completion,
+    SIGTERM; a host name refused."""
+    import json
+    import signal
+    import urllib.request
+    cpu = qemu[2]
+    prog = os.path.join(root, "bin", "ml_server")
+    if not os.path.exists(prog):
+        check("%s ml_server on %s" % (label, cpu), False, "no bin/ml_server")
+        return
+    e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": root, "LANG": "C", "ML_EXEC_WRAPPER": " ".join(qemu)}
+    r = run(qemu + ["bin/ml_server", MODEL, "--host", "example.invalid"], root, {"ML_EXEC_WRAPPER": " ".join(qemu)}, 120)
+    err = r.stderr.decode("utf-8", "replace")
+    check("%s ml_server refuses a host name" % label, r.returncode == 6 and err.count("\n") == 1 and "numeric" in err,
+          "exit %d, %r" % (r.returncode, err[-200:]))
+    p = subprocess.Popen(qemu + ["bin/ml_server", MODEL, "--host", "localhost", "--port", "0", "-t", "1"], cwd=root,
+                         env=e, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    port, lines = None, []
+    try:
+        for raw in p.stderr:
+            lines.append(raw.decode("utf-8", "replace"))
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", lines[-1])
+            if m:
+                port = int(m.group(1))
+                break
+        ok, detail = port is not None, "no listening line: %r" % "".join(lines)[-300:]
+        if ok:
+            base = "http://127.0.0.1:%d" % port
+            with urllib.request.urlopen(base + "/health", timeout=60) as resp:
+                health = json.loads(resp.read())
+            req = urllib.request.Request(base + "/v1/completions", data=json.dumps(
+                {"prompt": PROMPT, "max_tokens": 20, "temperature": 0}).encode(), headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=120) as resp:
+                text = json.loads(resp.read())["choices"][0]["text"]
+            with open(GOLDEN, encoding="utf-8") as f:
+                golden = f.read()
+            ok = health.get("status") == "ok" and len(text) > 20 and golden.startswith(PROMPT + text)
+            detail = "port %d, /health %s, completion %r" % (port, health.get("status"), text[:40])
+        p.send_signal(signal.SIGTERM)
+        rc = p.wait(timeout=60)
+        check("%s ml_server on %s" % (label, cpu), ok and rc == 0, "%s; exit %d after SIGTERM" % (detail, rc))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def check_wheel(label, root, qemu):
+    """The archive's wheel: present; on x86-64 installed into a fresh folder and run under qemu."""
+    pydir = os.path.join(root, "python")
+    wheels = sorted(f for f in os.listdir(pydir) if f.endswith(".whl")) if os.path.isdir(pydir) else []
+    arch = label.replace("linux-", "")
+    tag_ok = len(wheels) == 1 and wheels[0].startswith("legacy_ml-") and wheels[0].endswith("-linux_%s.whl" % arch)
+    check("%s wheel present" % label, tag_ok, " ".join(wheels) or "no python/*.whl")
+    if not tag_ok or arch != "x86_64":
+        return
+    site = os.path.join(root, "..", "wheel-site")
+    r = run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", site,
+             os.path.join(pydir, wheels[0])], root, {"PIP_NO_CACHE_DIR": "1", "PIP_ROOT_USER_ACTION": "ignore"})
+    check("%s wheel installs" % label, r.returncode == 0, "exit %d %s" % (r.returncode, r.stderr[-300:]))
+    if r.returncode != 0:
+        return
+    code = ("import sys, legacy_ml\n"
+            "llm = legacy_ml.Llama(sys.argv[1], verbose=False)\n"
+            "out = llm(%r, max_tokens=196, temperature=0, echo=True)\n"  # run.c -n 200: 196 sampled
+            "sys.stdout.buffer.write(out['choices'][0]['text'].encode('utf-8') + b'\\n')\n"  # run.c ends with one
+            "sys.stderr.write(legacy_ml.info()['isa'])\n" % PROMPT)
+    with open(GOLDEN, "rb") as f:
+        golden = f.read()
+    r = run(qemu + [sys.executable, "-c", code, MODEL], root, {"PYTHONPATH": os.path.abspath(site)})
+    check("%s wheel golden on %s" % (label, qemu[2]), r.returncode == 0 and r.stdout == golden,
+          "exit %d, build %s, %s" % (r.returncode, r.stderr[-300:].decode("utf-8", "replace"),
+                                     "golden text" if r.stdout == golden else "stdout %r" % r.stdout[:120]))
 
 
 def win_problems(p):
@@ -288,6 +374,9 @@ def main():
                 machine, qemu, line = LINUX[target]
                 check_elfs(target, root, machine, line)
                 check_runs(target, root, qemu)
+                check_server(target, root, qemu)
+                if target in ("linux-x86_64", "linux-aarch64"):
+                    check_wheel(target, root, qemu)
             elif target.startswith("windows-"):
                 check_windows(target, root)
             else:

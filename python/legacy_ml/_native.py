@@ -5,7 +5,6 @@ cmake/Python.cmake) and ``lib/libml_probe.so``, compiled without ISA flags: the 
 choice (simd/cpu_select.h ``isa_choose``, launcher/ml_probe.cc) picks the best library this CPU runs,
 or the one ``ML_ISA`` names. Nothing is compiled at import.
 """
-from __future__ import annotations
 
 import ctypes
 import os

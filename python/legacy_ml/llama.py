@@ -6,7 +6,6 @@ strings, logprobs and a JSON-schema constraint (structured/ml_structured.h) in o
 Chats are rendered and encoded by the runtime's chat API (runtime/chat_api.cc). Results are the
 OpenAI-shaped dicts llama-cpp-python returns; ``stream=True`` gives an iterator of chunks.
 """
-from __future__ import annotations
 
 import ctypes
 import json

@@ -725,6 +725,24 @@ class ApiKey(unittest.TestCase):
         finally:
             self.assertEqual(srv.stop(), 0)
 
+    def test_host_is_a_number_or_localhost(self):
+        # The Linux downloads' ml_server is static (cmake/Portable.cmake) and cannot resolve names:
+        # every build takes a numeric address, and localhost as 127.0.0.1 (no warning: loopback).
+        srv = Server(STORIES, TOK512, "--host", "localhost", "-t", "1")
+        try:
+            self.assertRegex("".join(srv.log), r"listening on http://127\.0\.0\.1:\d+")
+            self.assertNotIn("WARNING", "".join(srv.log))
+            self.assertEqual(self.status(srv, {}), 200)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+        for host in ("example.invalid", "127.0.0.256"):
+            with self.subTest(host=host):
+                r = subprocess.run(EMU + [SERVER, STORIES, "-z", TOK512, "--port", "0", "--host", host], capture_output=True,
+                                   timeout=60)
+                self.assertEqual(r.returncode, 6, r.stderr)
+                self.assertIn(b"not a numeric IPv4/IPv6 address", r.stderr)
+                self.assertEqual(r.stderr.count(b"\n"), 1, r.stderr)
+
     def test_non_loopback_without_key_warns(self):
         srv = Server(STORIES, TOK512, "--host", "0.0.0.0", "-t", "1")
         try:
