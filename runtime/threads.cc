@@ -136,10 +136,13 @@ void ThreadPool::dispatch(Job job, void *ctx, int units) {
   remaining_.store(units < 0 ? n_ - 1 : units, std::memory_order_relaxed);
   uint64_t g;
   {
-    // The generation bump is published under the lock so a worker about to sleep cannot miss it.
+    // The generation bump is published under the lock so a worker about to sleep cannot miss it,
+    // and after open_: a worker that sees generation g must also see the job open, or it skips a
+    // `run` job without counting itself done and the caller waits forever (seen: gguf.types hung).
     std::lock_guard<std::mutex> lock(mu_);
-    g = generation_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    g = generation_.load(std::memory_order_relaxed) + 1;
     open_.store(g);
+    generation_.store(g, std::memory_order_release);
   }
   if (sleepers_.load(std::memory_order_acquire) > 0) cv_.notify_all();
   if (ScheduleHook h = g_hook.load(std::memory_order_acquire)) h(0);
