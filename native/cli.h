@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "runtime/error.h"
 #include "runtime/file_map.h"
@@ -59,6 +60,30 @@ inline ml_status read_file(const char *what, const char *path, std::string *out)
   const int err = errno;
   std::fclose(f);
   return bad ? ml::fail(ML_E_IO, "cannot read %s file %s: %s", what, path, std::strerror(err)) : ML_OK;
+}
+
+// Token ids from the text [s, end): integers in [0, vocab) separated by the characters of `seps`;
+// false at the first entry that is not one, with "WHAT: entry N ("...") is not a token id in
+// [0, vocab)" on stderr (`what`: the program and its option, "ml_run: --token-ids").
+inline bool parse_token_ids(const char *what, const char *s, const char *end, const char *seps, int vocab,
+                            std::vector<int> *ids) {
+  ids->clear();
+  for (const char *p = s; p < end;) {
+    if (*p && std::strchr(seps, *p)) {
+      ++p;
+      continue;
+    }
+    char *e = nullptr;
+    errno = 0;
+    const long v = std::strtol(p, &e, 10);
+    if (e == p || errno != 0 || v < 0 || v >= vocab) {
+      std::fprintf(stderr, "%s: entry %zu (\"%.12s\") is not a token id in [0, %d)\n", what, ids->size() + 1, p, vocab);
+      return false;
+    }
+    ids->push_back(static_cast<int>(v));
+    p = e;
+  }
+  return true;
 }
 
 inline double now_ms() {

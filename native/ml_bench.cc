@@ -552,6 +552,27 @@ bool measure_prefill(const std::string &path, int threads, int tokens, Decode *o
 
 const char *type_name(int t) { return t == 8 ? "Q8_0" : t == 2 ? "Q4_0" : "F32"; }
 
+// A model's shape as the tables print it: dim/hidden/layers/heads/kv.
+std::string shape_of(const ml_model_info &i) {
+  return std::to_string(i.dim) + "/" + std::to_string(i.hidden_dim) + "/" + std::to_string(i.n_layers) + "/" +
+         std::to_string(i.n_heads) + "/" + std::to_string(i.n_kv_heads);
+}
+
+// The modes that measure models (decode, prefill, roofline, sample): false, with the error on
+// stderr, without a model; else the thread counts, -t's or by default 1 and (with all_cpus) every CPU.
+bool model_mode(const Opts &o, bool all_cpus, std::vector<int> *threads) {
+  if (o.models.empty()) {
+    std::fprintf(stderr, "ml_bench: %s needs at least one MODEL.mlb (ml_bench --help)\n", o.mode.c_str());
+    return false;
+  }
+  *threads = o.threads;
+  if (threads->empty()) {
+    threads->push_back(1);
+    if (all_cpus && ml::online_cpus() > 1) threads->push_back(ml::online_cpus());
+  }
+  return true;
+}
+
 // Matrix multiply-adds of a prompt of n tokens: every layer's seven matrices for each token, the
 // classifier for the last (ml_eval_batch without all_logits). Attention is not counted.
 double prompt_macs(const ml_model_info &i, int n) {
@@ -562,15 +583,8 @@ double prompt_macs(const ml_model_info &i, int n) {
 }
 
 int run_prefill(const Opts &o) {
-  if (o.models.empty()) {
-    std::fprintf(stderr, "ml_bench: prefill needs at least one MODEL.mlb (ml_bench --help)\n");
-    return ML_E_ARG;
-  }
-  std::vector<int> threads = o.threads;
-  if (threads.empty()) {
-    threads.push_back(1);
-    if (ml::online_cpus() > 1) threads.push_back(ml::online_cpus());
-  }
+  std::vector<int> threads;
+  if (!model_mode(o, true, &threads)) return ML_E_ARG;
   std::vector<Peak> peaks;
   for (int t : threads) peaks.push_back(measure_peaks(t, o.seconds));
   if (!o.tsv)
@@ -582,17 +596,15 @@ int run_prefill(const Opts &o) {
       const int t = threads[ti];
       Decode d;
       if (!measure_prefill(m, t, o.tokens, &d)) return ML_E_IO;
-      char shape[64];
-      std::snprintf(shape, sizeof shape, "%d/%d/%d/%d/%d", d.info.dim, d.info.hidden_dim, d.info.n_layers,
-                    d.info.n_heads, d.info.n_kv_heads);
+      const std::string shape = shape_of(d.info);
       const double gmacs = prompt_macs(d.info, o.tokens) / (o.tokens / d.tok_s) / 1e9;
       const double pk = 100.0 * gmacs / peaks[ti].best(), ps = 100.0 * gmacs / peaks[ti].step;
       const double mb = double(d.weight_bytes) / 1e6;
       if (o.tsv)
-        std::printf("prefill\t%s\t%s\t%s\t%d\t%d\t%.2f\t%.2f\t%.1f\t%.1f\t%.3f\n", m.c_str(), shape,
+        std::printf("prefill\t%s\t%s\t%s\t%d\t%d\t%.2f\t%.2f\t%.1f\t%.1f\t%.3f\n", m.c_str(), shape.c_str(),
                     type_name(d.info.wtype), t, o.tokens, d.tok_s, gmacs, pk, ps, mb);
       else
-        std::printf("%-28s %-5s %-11s %3d %6d %12.1f %9.1f %7.1f%% %7.1f%% %9.1f\n", shape, type_name(d.info.wtype),
+        std::printf("%-28s %-5s %-11s %3d %6d %12.1f %9.1f %7.1f%% %7.1f%% %9.1f\n", shape.c_str(), type_name(d.info.wtype),
                     layout_label(d.info.layout), t, o.tokens, d.tok_s, gmacs, pk, ps, mb);
       std::fflush(stdout);
     }
@@ -689,12 +701,8 @@ bool measure_sample(const std::string &path, int threads, int tokens, SampleCost
 }
 
 int run_sample(const Opts &o) {
-  if (o.models.empty()) {
-    std::fprintf(stderr, "ml_bench: sample needs at least one MODEL.mlb (ml_bench --help)\n");
-    return ML_E_ARG;
-  }
-  std::vector<int> threads = o.threads;
-  if (threads.empty()) threads.push_back(1);
+  std::vector<int> threads;
+  if (!model_mode(o, false, &threads)) return ML_E_ARG;
   if (!o.tsv)
     std::printf("%-28s %-5s %7s %3s %9s %10s %7s %10s %7s %10s %7s %10s %7s %10s %7s %10s %7s\n",
                 "model (dim/hidden/layers/heads/kv)", "type", "vocab", "thr", "step ms", "top-p ms", "% step",
@@ -704,17 +712,15 @@ int run_sample(const Opts &o) {
     for (int t : threads) {
       SampleCost c;
       if (!measure_sample(m, t, o.tokens, &c)) return ML_E_IO;
-      char shape[64];
-      std::snprintf(shape, sizeof shape, "%d/%d/%d/%d/%d", c.info.dim, c.info.hidden_dim, c.info.n_layers,
-                    c.info.n_heads, c.info.n_kv_heads);
+      const std::string shape = shape_of(c.info);
       const double s = c.step_ms;
       if (o.tsv)
-        std::printf("sample\t%s\t%s\t%s\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\n", m.c_str(), shape,
+        std::printf("sample\t%s\t%s\t%s\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\n", m.c_str(), shape.c_str(),
                     type_name(c.info.wtype), c.info.vocab, t, s, c.topp_ms, c.mult_ms, c.zipf_ms, c.flat_ms,
                     c.chain_ms, c.logprobs_ms);
       else
         std::printf("%-28s %-5s %7d %3d %9.2f %10.3f %6.1f%% %10.3f %6.1f%% %10.3f %6.1f%% %10.3f %6.1f%% %10.3f %6.1f%% "
-                    "%10.3f %6.1f%%\n", shape, type_name(c.info.wtype), c.info.vocab, t, s, c.topp_ms,
+                    "%10.3f %6.1f%%\n", shape.c_str(), type_name(c.info.wtype), c.info.vocab, t, s, c.topp_ms,
                     100.0 * c.topp_ms / s, c.mult_ms, 100.0 * c.mult_ms / s, c.zipf_ms, 100.0 * c.zipf_ms / s,
                     c.flat_ms, 100.0 * c.flat_ms / s, c.chain_ms, 100.0 * c.chain_ms / s, c.logprobs_ms,
                     100.0 * c.logprobs_ms / s);
@@ -724,15 +730,8 @@ int run_sample(const Opts &o) {
 }
 
 int run_decode(const Opts &o, bool roofline) {
-  if (o.models.empty()) {
-    std::fprintf(stderr, "ml_bench: %s needs at least one MODEL.mlb (ml_bench --help)\n", o.mode.c_str());
-    return ML_E_ARG;
-  }
-  std::vector<int> threads = o.threads;
-  if (threads.empty()) {
-    threads.push_back(1);
-    if (ml::online_cpus() > 1) threads.push_back(ml::online_cpus());
-  }
+  std::vector<int> threads;
+  if (!model_mode(o, true, &threads)) return ML_E_ARG;
   std::vector<double> bw(static_cast<size_t>(threads.back()) + 1, 0.0);
   if (roofline) {
     for (int t : threads) {
@@ -758,24 +757,22 @@ int run_decode(const Opts &o, bool roofline) {
     for (int t : threads) {
       Decode d;
       if (!measure_decode(m, t, o.tokens, depth, o.kv_type, &d)) return ML_E_IO;
-      char shape[64];
-      std::snprintf(shape, sizeof shape, "%d/%d/%d/%d/%d", d.info.dim, d.info.hidden_dim, d.info.n_layers,
-                    d.info.n_heads, d.info.n_kv_heads);
+      const std::string shape = shape_of(d.info);
       const double mb = double(d.weight_bytes) / 1e6;
       const double ceiling = roofline ? bw[size_t(t)] * 1e3 / mb : 0.0;
       if (o.tsv && by_depth)
-        std::printf("decode\t%s\t%s\t%s\t%d\t%.3f\t%.2f\t%.2f\t%.1f\t%d\n", m.c_str(), shape, type_name(d.info.wtype), t,
+        std::printf("decode\t%s\t%s\t%s\t%d\t%.3f\t%.2f\t%.2f\t%.1f\t%d\n", m.c_str(), shape.c_str(), type_name(d.info.wtype), t,
                     mb, d.tok_s, 0.0, 0.0, depth);
       else if (o.tsv)
-        std::printf("decode\t%s\t%s\t%s\t%d\t%.3f\t%.2f\t%.2f\t%.1f\n", m.c_str(), shape, type_name(d.info.wtype), t, mb,
+        std::printf("decode\t%s\t%s\t%s\t%d\t%.3f\t%.2f\t%.2f\t%.1f\n", m.c_str(), shape.c_str(), type_name(d.info.wtype), t, mb,
                     d.tok_s, ceiling, roofline ? 100.0 * d.tok_s / ceiling : 0.0);
       else if (by_depth)
-        std::printf("%-28s %-5s %3d %6d %12.1f %10.1f\n", shape, type_name(d.info.wtype), t, depth, mb, d.tok_s);
+        std::printf("%-28s %-5s %3d %6d %12.1f %10.1f\n", shape.c_str(), type_name(d.info.wtype), t, depth, mb, d.tok_s);
       else if (roofline)
-        std::printf("%-28s %-5s %3d %12.1f %10.1f %10.1f %7.0f%%\n", shape, type_name(d.info.wtype), t, mb, d.tok_s,
+        std::printf("%-28s %-5s %3d %12.1f %10.1f %10.1f %7.0f%%\n", shape.c_str(), type_name(d.info.wtype), t, mb, d.tok_s,
                     ceiling, 100.0 * d.tok_s / ceiling);
       else
-        std::printf("%-28s %-5s %3d %12.1f %10.1f\n", shape, type_name(d.info.wtype), t, mb, d.tok_s);
+        std::printf("%-28s %-5s %3d %12.1f %10.1f\n", shape.c_str(), type_name(d.info.wtype), t, mb, d.tok_s);
       if (o.profile) {
         std::printf("%sprofile: %.0f jobs/step, caller waits %.1f us/step (%.1f %% of the step), %.1f chunks moved/step\n",
                     o.tsv ? "# " : "  ", d.jobs, d.wait_us, d.wait_us * d.tok_s / 1e4, d.stolen);

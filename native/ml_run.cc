@@ -18,6 +18,7 @@
 #include "structured/ml_structured.h"
 #include "runtime/file_map.h"
 #include "runtime/ml.h"
+#include "runtime/text/chat.h"
 
 namespace {
 
@@ -316,7 +317,7 @@ void show(const char *text) {
   std::fflush(stdout);
 }
 
-// --chat: the conversation is rendered whole every turn (ml_chat_render) and encoded
+// --chat: the conversation is rendered whole every turn (chat_render_ctx) and encoded
 // (ml_chat_encode); the tokens already in the KV cache that the new rendering starts with are
 // kept and only the rest is evaluated: the new user turn and the template's text around it (and
 // the previous reply's tokens again if its text encodes differently from the sampled tokens). The
@@ -347,7 +348,7 @@ int run_chat(ml_ctx *ctx, Args &a, const ml_model_info &info, const ml_tokenizer
   const bool tty = isatty(0) != 0;
 #endif
   std::vector<int> full;  // this turn's whole conversation, encoded
-  std::vector<char> text;
+  std::string text;
   std::vector<ml_chat_message> msgs;
   std::string line;
   const int max_seq = info.max_seq;
@@ -364,9 +365,8 @@ int run_chat(ml_ctx *ctx, Args &a, const ml_model_info &info, const ml_tokenizer
     contents.push_back(line);
     msgs.resize(roles.size());
     for (size_t i = 0; i < roles.size(); ++i) msgs[i] = {roles[i].c_str(), contents[i].c_str()};
-    size_t len = 0;
     const int add = ML_CHAT_ASSISTANT | (a.no_thinking ? ML_CHAT_NO_THINKING : 0);
-    if (const ml_status s = ml_chat_render(ctx, fmt, msgs.data(), int(msgs.size()), add, nullptr, 0, &len)) {
+    if (const ml_status s = ml::chat_render_ctx(ctx, fmt, msgs.data(), int(msgs.size()), add, nullptr, &text)) {
       if (s != ML_E_ARG) return fail_status(s);
       std::fprintf(stderr, "ml_run: line skipped: %s\n", ml_last_error());  // e.g. not valid UTF-8
       roles.pop_back();
@@ -374,12 +374,9 @@ int run_chat(ml_ctx *ctx, Args &a, const ml_model_info &info, const ml_tokenizer
       --turn;
       continue;
     }
-    text.resize(len + 1);
-    if (const ml_status s = ml_chat_render(ctx, fmt, msgs.data(), int(msgs.size()), add, text.data(), text.size(), &len))
-      return fail_status(s);
-    full.resize(ml_encode_bound(ctx, len));
+    full.resize(ml_encode_bound(ctx, text.size()));
     int n_full = 0;
-    if (const ml_status s = ml_chat_encode(ctx, text.data(), full.data(), int(full.size()), &n_full))
+    if (const ml_status s = ml_chat_encode(ctx, text.c_str(), full.data(), int(full.size()), &n_full))
       return fail_status(s);
     full.resize(size_t(n_full));
     if (n_full >= max_seq) {  // the prompt takes n_full positions, the reply at least one more
@@ -455,21 +452,9 @@ extern "C" int ml_main(int argc, char **argv) {
   // Prompt tokens.
   std::vector<int> prompt;
   if (a.token_ids) {
-    const char *p = a.token_ids;
-    while (*p) {
-      while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') ++p;
-      if (!*p) break;
-      char *end = nullptr;
-      errno = 0;
-      const long id = std::strtol(p, &end, 10);
-      if (end == p || errno != 0 || id < 0 || id >= info.vocab) {
-        std::fprintf(stderr, "ml_run: --token-ids: entry %zu (\"%.12s\") is not a token id in [0, %d)\n",
-                     prompt.size() + 1, p, info.vocab);
-        return ML_E_ARG;
-      }
-      prompt.push_back(static_cast<int>(id));
-      p = end;
-    }
+    if (!ml::cli::parse_token_ids("ml_run: --token-ids", a.token_ids, a.token_ids + std::strlen(a.token_ids),
+                                  " ,\t\n", info.vocab, &prompt))
+      return ML_E_ARG;
     if (prompt.empty()) {
       std::fprintf(stderr, "ml_run: --token-ids has no token ids\n");
       return ML_E_ARG;

@@ -74,29 +74,6 @@ int parse_args(int argc, char **argv, Args *a) {
   return -1;
 }
 
-// Token ids from text: integers separated by spaces, tabs, commas (and newlines).
-int parse_ids(const std::string &s, int vocab, std::vector<int> *ids) {
-  ids->clear();
-  const char *p = s.c_str(), *end = p + s.size();
-  while (p < end) {
-    if (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '[' || *p == ']') {
-      ++p;
-      continue;
-    }
-    char *e = nullptr;
-    errno = 0;
-    const long v = std::strtol(p, &e, 10);
-    if (e == p || errno != 0 || v < 0 || v >= vocab) {
-      std::fprintf(stderr, "ml_tokenize: --decode: entry %zu (\"%.12s\") is not a token id in [0, %d)\n",
-                   ids->size() + 1, p, vocab);
-      return ML_E_ARG;
-    }
-    ids->push_back(static_cast<int>(v));
-    p = e;
-  }
-  return 0;
-}
-
 void append_text(const ml::Tokenizer &tok, const std::vector<int> &ids, std::string *out) {
   for (size_t i = 0; i < ids.size(); ++i) {
     if (tok.kind() == ml::Tokenizer::kByteLevel) {
@@ -191,7 +168,10 @@ extern "C" int ml_main(int argc, char **argv) {
     if (a.decode) {
       std::vector<int> ids;
       for (size_t t = 0; t < texts.size(); ++t) {
-        if (const int rc = parse_ids(texts[t], tok.vocab(), &ids)) return rc;
+        const std::string &s = texts[t];  // ids separated by spaces, tabs, commas, newlines; [ ] ignored
+        if (!ml::cli::parse_token_ids("ml_tokenize: --decode", s.c_str(), s.c_str() + s.size(), " ,\t\n\r[]",
+                                      tok.vocab(), &ids))
+          return ML_E_ARG;
         if (a.batch && t > 0) out.push_back('\0');
         append_text(tok, ids, &out);
       }

@@ -1,5 +1,5 @@
-// GET /metrics (server/metrics.h).
-#include "metrics.h"
+// GET /metrics (server/routes.h: Metrics).
+#include "routes.h"
 
 #include <cstdio>
 

@@ -4,7 +4,7 @@
 // The parts: request parsing (server/request.{h,cc}), scheduling: slots, queue, the session per
 // slot (server/scheduler.{h,cc}, whose header comment says which thread does what), what is decided
 // before a handler runs: routes, API key, CORS (server/http_policy.{h,cc}), the routes beside the
-// completions (server/routes_info.cc, server/metrics.{h,cc}, the page server/page.html), and here
+// completions (server/routes.h: routes_info.cc, metrics.cc, the page server/page.html), and here
 // the completion routes, the options and main.
 #include <algorithm>
 #include <atomic>
@@ -27,7 +27,6 @@
 #include "runtime/ml.h"
 #include "runtime/text/unicode.h"
 #include "http_policy.h"
-#include "metrics.h"
 #include "request.h"
 #include "routes.h"
 #include "scheduler.h"
