@@ -18,15 +18,16 @@
 #                           static: Python dlopens it): libstdc++ and libgcc linked in
 #                           (-static-libstdc++ -static-libgcc), so it needs only libc/libm/ld.so;
 #                           verify/package_test.py then fails if any symbol version it needs is
-#                           newer than GLIBC_2.17. libstdc++.a and libgcc_eh.a were built against
-#                           Debian 12's glibc 2.36 and reference newer symbols; on x86-64 and
-#                           AArch64 cmake/glibc_compat.c brings them under the line (its header says
-#                           why each symbol is there): local definitions of those with no older
-#                           version (__libc_single_threaded, _dl_find_object, arc4random,
-#                           getentropy), and -Wl,--wrap for those with one (ML_GLIBC_WRAP below),
-#                           whose __wrap_ calls the old version; pthread_* were in libpthread.so.0
-#                           before 2.34, so it is linked too (--no-as-needed). Not on ARMv7 and
-#                           RISC-V: no wheel there (tools/package.sh says why in the archive).
+#                           newer than GLIBC_2.17 (RISC-V: 2.27, its first). libstdc++.a and
+#                           libgcc_eh.a were built against Debian 12's glibc 2.36 and reference
+#                           newer symbols; on x86-64, AArch64, ARMv7 and RISC-V 64
+#                           cmake/glibc_compat.c brings them under the line (its header says why
+#                           each symbol is there; its #if table holds each architecture's old
+#                           version names): local definitions of those with no older version
+#                           (__libc_single_threaded, _dl_find_object, arc4random, getentropy),
+#                           and -Wl,--wrap for those with one (ML_GLIBC_WRAP below), whose __wrap_
+#                           calls the old version; pthread_* were in libpthread.so.0 before 2.34,
+#                           so it is linked too (--no-as-needed).
 #   ml_server               the same -static as the programs, on the whole header-only httplib.h
 #                           (server/CMakeLists.txt; no OpenSSL/brotli/zlib: Debian's libcpp-httplib
 #                           is shared only). A static program cannot resolve host NAMES (NSS), so
@@ -52,7 +53,7 @@ function(ml_portable_shared target)
     return()
   endif()
   target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc)
-  if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|aarch64|arm64)$")
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|aarch64|arm64|armv7l|riscv64)$")
     target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/cmake/glibc_compat.c)
     list(TRANSFORM ML_GLIBC_WRAP PREPEND "-Wl,--wrap=" OUTPUT_VARIABLE _wrap)
     target_link_options(${target} PRIVATE ${_wrap})

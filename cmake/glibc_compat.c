@@ -1,9 +1,9 @@
 /* glibc_compat.c: linked into the Python wheel's shared libraries (libml_<isa>.so, libml_probe.so) of
    an ML_PORTABLE build (cmake/Portable.cmake, ml_portable_shared) so that they load on glibc 2.17
-   (CentOS 7) although Debian 12's glibc 2.36 links them. They carry libstdc++ and libgcc inside
+   (CentOS 7; on RISC-V 2.27, its first glibc) although Debian 12's glibc 2.36 links them. They carry libstdc++ and libgcc inside
    (-static-libstdc++ -static-libgcc), and libstdc++.a / libgcc_eh.a were compiled against glibc 2.36:
    their references bind to the newest version of each libc symbol. verify/package_test.py reads the
-   versions the libraries need and fails above GLIBC_2.17.
+   versions the libraries need and fails above GLIBC_2.17 (RISC-V: 2.27).
 
    Two kinds of symbol, each listed below with the reason it is here:
    1. No version at or below 2.17 exists: a local (hidden) definition here satisfies the reference
@@ -17,12 +17,15 @@
         arc4random              (2.36) std::random_device's default source: the getrandom system
                                        call (Linux 3.17), else /dev/urandom.
         getentropy              (2.25) std::random_device("getentropy"): the same source.
-        __cxa_thread_atexit_impl (2.18) runs a thread_local object's destructor when its thread
+                                       (RISC-V: glibc's own, 2.27, is used.)
+        __cxa_thread_atexit_impl (2.18) (RISC-V: glibc's own, 2.27, is used) runs a thread_local object's destructor when its thread
                                        ends: a per-thread list run by a pthread key's destructor
                                        (as libstdc++ does where glibc lacks it). Unlike glibc's it
                                        does not run the main thread's at exit() (the process
                                        ends; nothing is left to free) nor pin the library against
                                        dlclose (ctypes never unloads it).
+      ARMv7's libgcc unwinds through .ARM.exidx (__gnu_Unwind_Find_exidx, GLIBC_2.4), not
+      _dl_find_object; the definition is there but unused.
    2. An older version exists (glibc keeps the old ones as compatibility symbols): the link wraps
       the reference (-Wl,--wrap=SYM, the list ML_GLIBC_WRAP in cmake/Portable.cmake) and
       __wrap_SYM calls the old version, bound by .symver:
@@ -38,9 +41,19 @@
                                 exp/log/pow (the sampler's softmax) glibc before 2.28 rounded
                                 correctly where the new code is within an ulp, so a sampled (not
                                 greedy) token stream there may differ from the static programs'.
-   The old version's name is the architecture's first glibc: GLIBC_2.2.5 on x86-64, GLIBC_2.17 on
-   AArch64. */
+   The old version's name is the architecture's first glibc, and the stat version number the one its
+   old <bits/stat.h> passed (_STAT_VER), in the table below: x86-64 GLIBC_2.2.5 and 1; AArch64
+   GLIBC_2.17 and 0; ARMv7 (hard float) GLIBC_2.4 and 3 (_STAT_VER_LINUX of 32-bit Linux's generic
+   ABI, as i386); RISC-V 64 GLIBC_2.27 and 0. On RISC-V the libm functions' only version is 2.27 (the
+   new code), so their wraps bind the same functions as without them.
+   ARMv7 is 32-bit: the libraries (and libstdc++.a, built for Debian 12's armhf without 64-bit
+   time_t) use the 32-bit-offset struct stat, so fstat/stat go to __fxstat/__xstat and fstat64 to
+   __fxstat64; nothing binds a time64 variant (__fstat64_time64, 2.34), which verify/package_test.py
+   would refuse. This file is compiled with the same struct stat: _FILE_OFFSET_BITS and _TIME_BITS are
+   undefined below. */
 #define _GNU_SOURCE 1
+#undef _FILE_OFFSET_BITS /* struct stat is the one __fxstat/__xstat fill (32-bit ARM: not stat64) */
+#undef _TIME_BITS
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -56,11 +69,21 @@
 #if defined(__x86_64__)
 #define ML_OLD_GLIBC "GLIBC_2.2.5"
 #define ML_STAT_VER 1 /* _STAT_VER_LINUX of x86-64's old <sys/stat.h> */
+#define ML_OLD_MINOR 2 /* the 2 of GLIBC_2.2.5: what the local definitions below compare with */
 #elif defined(__aarch64__)
 #define ML_OLD_GLIBC "GLIBC_2.17"
+#define ML_OLD_MINOR 17
+#define ML_STAT_VER 0 /* _STAT_VER of the generic ABI */
+#elif defined(__arm__) && defined(__ARM_PCS_VFP)
+#define ML_OLD_GLIBC "GLIBC_2.4"
+#define ML_OLD_MINOR 4
+#define ML_STAT_VER 3 /* _STAT_VER_LINUX of 32-bit Linux's old <bits/stat.h> (i386, ARM) */
+#elif defined(__riscv) && __riscv_xlen == 64
+#define ML_OLD_GLIBC "GLIBC_2.27"
+#define ML_OLD_MINOR 27
 #define ML_STAT_VER 0 /* _STAT_VER of the generic ABI */
 #else
-#error "glibc_compat.c: only x86-64 and AArch64 (cmake/Portable.cmake links it there)"
+#error "glibc_compat.c: only x86-64, AArch64, ARMv7 hard float, RISC-V 64 (cmake/Portable.cmake links it there)"
 #endif
 
 #define ML_HIDDEN __attribute__((visibility("hidden")))
@@ -150,6 +173,7 @@ ML_HIDDEN uint32_t arc4random(void) {
   return v;
 }
 
+#if ML_OLD_MINOR < 25
 ML_HIDDEN int getentropy(void *buf, size_t n) {
   if (n > 256) {
     errno = EIO;
@@ -157,6 +181,7 @@ ML_HIDDEN int getentropy(void *buf, size_t n) {
   }
   return ml_random_bytes(buf, n);
 }
+#endif
 
 /* ---- 2. wrapped references, calling the old version ----------------------------------------- */
 
@@ -207,6 +232,7 @@ ML_HIDDEN float __wrap_exp2f(float x) { return ml_old_exp2f(x); }
 ML_HIDDEN float __wrap_log2f(float x) { return ml_old_log2f(x); }
 
 /* ---- 1 (continued): thread_local destructors, over the old pthread key functions ------------- */
+#if ML_OLD_MINOR < 18
 
 struct ml_tls_dtor {
   void (*dtor)(void *);
@@ -239,3 +265,4 @@ ML_HIDDEN int __cxa_thread_atexit_impl(void (*dtor)(void *), void *obj, void *ds
   ml_tls_dtors = d;
   return ml_old_pthread_setspecific(ml_tls_key, &ml_tls_key); /* non-null: the key's destructor runs */
 }
+#endif
