@@ -16,9 +16,9 @@
 # (the Linux presets set ML_PORTABLE, cmake/Portable.cmake; ml_server on the header-only httplib.h
 # of tools/setup.sh --all), so they start on any Linux of their architecture (CentOS 7's glibc 2.17
 # and older); --hf runs the system's curl program. The Windows folders have ml_server.exe
-# (docs/windows.md). x86-64 and AArch64 archives carry the Python wheel (python/, built offline by
-# pip from the archive's libml_<isa>.so + libml_probe.so, which load on glibc 2.17:
-# cmake/glibc_compat.c); ARMv7 and RISC-V have python-wheel-missing.txt instead (wheel_note below).
+# (docs/windows.md). The Linux archives carry the Python wheel (python/, built offline by pip from
+# the archive's libml_<isa>.so + libml_probe.so, which load on glibc 2.17, RISC-V 2.27:
+# cmake/glibc_compat.c); Windows has python-wheel-missing.txt instead (wheel_note below).
 # Each archive also has README.txt and SHA256SUMS (every other file of the archive); DIR/SHA256SUMS
 # lists the archives.
 #
@@ -89,8 +89,9 @@ ready() {
 
 # The Python wheel: pip wheel ./python offline (as ctest python.package installs it) from the
 # archive's libml_<isa>.so and libml_probe.so (LEGACY_ML_LIBS), tagged for the archive's
-# architecture. x86-64 and AArch64 only: cmake/glibc_compat.c brings their libraries under glibc
-# 2.17; ARMv7 and RISC-V get a note saying why not. 0, or 1 when pip fails.
+# architecture (ARMv7: linux_armv7l, what pip on a Raspberry Pi asks for). Linux only:
+# cmake/glibc_compat.c brings the libraries under the archive's glibc line; Windows gets a note
+# saying why not. 0, or 1 when pip fails.
 wheel() {  # dir arch libdirs...
   wd=$1 warch=$2; shift 2
   wlibs=$(echo "$@" | tr ' ' ':')
@@ -110,16 +111,10 @@ wheel() {  # dir arch libdirs...
     exit 1
   fi
 }
-wheel_note() {  # dir
-  case $t in
-    windows-*) why="the binding's libraries are POSIX shared libraries (cmake/Python.cmake): none is built
-for Windows." ;;
-    *) why="on ARMv7 and RISC-V the binding's shared libraries are not brought under the
-archive's glibc line (cmake/glibc_compat.c covers x86-64 and AArch64 only: the old symbol versions
-it binds are per architecture), so they would need the build machine's glibc 2.36." ;;
-  esac
+wheel_note() {  # dir (Windows)
   cat >"$1/python-wheel-missing.txt" <<NOTE
-No Python wheel in this archive: $why
+No Python wheel in this archive: the binding's libraries are POSIX shared libraries
+(cmake/Python.cmake): none is built for Windows.
 Build it where it runs, from a source checkout: see the README's Python section (pip install
 ./python, or tools/install.sh PREFIX --python).
 NOTE
@@ -170,7 +165,7 @@ readme() {  # target dir isas
         if ls "$d"/python/*.whl >/dev/null 2>&1; then
           echo
           echo "python/ holds the Python package (llama-cpp-python's Llama API; Python 3.6 or later,"
-          echo "glibc 2.17 or later): pip install python/legacy_ml-*.whl"
+          echo "glibc $([ "$rt" = linux-riscv64 ] && echo 2.27 || echo 2.17) or later): pip install python/legacy_ml-*.whl"
         fi ;;
     esac
     echo
@@ -191,12 +186,12 @@ for t in $targets; do
   case $t in
     linux-x86_64) presets="scalar sse2 sse41 avx2 avxvnni avx512vnni" arch=x86_64 ;;
     linux-aarch64) presets="neon neon-dotprod sve" arch=aarch64 ;;
-    linux-armv7) presets="neon-v7" arch=armv7 ;;
+    linux-armv7) presets="neon-v7" arch=armv7l ;;
     linux-riscv64) presets="rv64 rvv" arch=riscv64 ;;
     windows-x86_64) presets="win-sse2 win-avx2 win-avx512vnni" arch=x86_64 ;;
   esac
   isas="" dirs="" first="" no_server=no
-  case $t in linux-x86_64|linux-aarch64) with_wheel=yes ;; *) with_wheel=no ;; esac
+  case $t in linux-*) with_wheel=yes ;; *) with_wheel=no ;; esac
   for p in $presets; do
     ready "$p" || continue
     dir="build/$p"

@@ -18,10 +18,13 @@ For each archive DIR/SHA256SUMS lists (the list itself checked with sha256sum -c
             bin/ml_server starts with --host localhost --port 0 and answers GET /health and a
             greedy completion with the golden text's start, stops on SIGTERM with status 0, and
             refuses a host name in one line (status 6)
-  wheel     x86-64: the archive's python/legacy_ml-*.whl installed by pip (offline) into a fresh
-            folder; Python under qemu-x86_64 -cpu qemu64 loads it (the package picks a build the old
-            CPU runs) and prints llama2.c's golden text through Llama(...)(...). AArch64: the wheel
-            is there and its libraries pass `elf` (no AArch64 Python here to run it)
+  wheel     Linux: the archive has one python/legacy_ml-*.whl tagged for its architecture (ARMv7:
+            linux_armv7l, as pip on a Raspberry Pi asks) carrying libml_probe.so and one
+            libml_<isa>.so per build in libexec/ (its libraries pass `elf`). x86-64: installed by pip
+            (offline) into a fresh folder; Python under qemu-x86_64 -cpu qemu64 loads it (the package
+            picks a build the old CPU runs) and prints llama2.c's golden text through
+            Llama(...)(...). Elsewhere no Python of that architecture is here to run it
+            (ctest python.glibc_compat runs the same link's probe under qemu in those presets)
   win7      Windows: every .exe imports only DLLs Windows 7 SP1 has and none of the functions in
             NEWER (introduced after Windows 7), and its PE header asks for an OS <= 6.1
 Exit status: 0 when every check passed, 1 otherwise, 77 when DIR has no SHA256SUMS or the model is
@@ -54,6 +57,8 @@ LINUX = {
 # The oldest kernel an ELF may ask for (its NT_GNU_ABI_TAG note): CentOS 7's 3.10 (Debian 12's glibc
 # says 3.2); on RISC-V 4.15, the first Linux that runs RISC-V programs at all (glibc says 4.15 there).
 KERNEL = (3, 10)
+# The wheel's platform tag per Linux target: pip's own name of the machine (uname -m).
+WHEEL_ARCH = {"linux-x86_64": "x86_64", "linux-aarch64": "aarch64", "linux-armv7": "armv7l", "linux-riscv64": "riscv64"}
 KERNEL_BY_MACHINE = {"RISC-V": (4, 15)}
 # Libraries a dynamic ELF (the Python wheel's) may need: glibc's own.
 GLIBC_LIBS = re.compile(r"^(libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|ld-linux[-\w.]*\.so\.\d|ld-linux\.so\.3)$")
@@ -274,13 +279,21 @@ def check_server(label, root, qemu):
 
 
 def check_wheel(label, root, qemu):
-    """The archive's wheel: present; on x86-64 installed into a fresh folder and run under qemu."""
+    """The archive's wheel: present with a library per build; on x86-64 installed into a fresh folder
+    and run under qemu."""
     pydir = os.path.join(root, "python")
     wheels = sorted(f for f in os.listdir(pydir) if f.endswith(".whl")) if os.path.isdir(pydir) else []
-    arch = label.replace("linux-", "")
+    arch = WHEEL_ARCH[label]
     tag_ok = len(wheels) == 1 and wheels[0].startswith("legacy_ml-") and wheels[0].endswith("-linux_%s.whl" % arch)
     check("%s wheel present" % label, tag_ok, " ".join(wheels) or "no python/*.whl")
-    if not tag_ok or arch != "x86_64":
+    if not tag_ok:
+        return
+    builds = os.listdir(os.path.join(root, "libexec", "legacy-ml"))
+    want = sorted(["libml_probe.so"] + ["libml_%s.so" % isa for isa in builds])
+    with zipfile.ZipFile(os.path.join(pydir, wheels[0])) as z:
+        libs = sorted(os.path.basename(n) for n in z.namelist() if re.match(r"legacy_ml/lib/libml_\w+\.so$", n))
+    check("%s wheel libraries" % label, libs == want, "%s (want %s)" % (" ".join(libs), " ".join(want)))
+    if arch != "x86_64":
         return
     site = os.path.join(root, "..", "wheel-site")
     r = run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", site,
@@ -375,8 +388,7 @@ def main():
                 check_elfs(target, root, machine, line)
                 check_runs(target, root, qemu)
                 check_server(target, root, qemu)
-                if target in ("linux-x86_64", "linux-aarch64"):
-                    check_wheel(target, root, qemu)
+                check_wheel(target, root, qemu)
             elif target.startswith("windows-"):
                 check_windows(target, root)
             else:
