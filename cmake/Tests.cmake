@@ -242,16 +242,25 @@ if(TARGET ml_python_isa AND NOT CMAKE_CROSSCOMPILING)
   set_tests_properties(python.binding PROPERTIES
     ENVIRONMENT "${ML_TEST_ENV};PYTHONPATH=${_ml_site};ML_BUILD_ISA=${ML_ISA}"
     FIXTURES_REQUIRED python_site SKIP_RETURN_CODE 77)
-  # python.glibc_compat: an ML_PORTABLE build's libraries need nothing above GLIBC_2.17, and what
-  # cmake/glibc_compat.c puts in their place works (verify/glibc_compat_test.py; the probe library
-  # verify/glibc_compat_probe.cc is linked as they are).
-  if(ML_PORTABLE AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|aarch64)$")
-    add_library(ml_compat_probe SHARED verify/glibc_compat_probe.cc)
-    set_target_properties(ml_compat_probe PROPERTIES OUTPUT_NAME glibc_compat_probe)  # not libml_*: python/setup.py packs those
-    ml_portable_shared(ml_compat_probe)
-    add_test(NAME python.glibc_compat COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/glibc_compat_test.py
-             $<TARGET_FILE:ml_compat_probe> $<TARGET_FILE:ml_python_isa> $<TARGET_FILE:ml_python_probe>)
+endif()
+# python.glibc_compat: an ML_PORTABLE build's libraries need nothing above their archive's glibc line
+# (2.17; RISC-V 2.27), and what cmake/glibc_compat.c puts in their place works
+# (verify/glibc_compat_test.py; the probe library verify/glibc_compat_probe.cc is linked as they
+# are). Cross presets have no Python of their architecture: verify/glibc_compat_run.c loads the
+# probe there, under the preset's emulator.
+if(TARGET ml_python_isa AND ML_PORTABLE AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|aarch64|armv7l|riscv64)$")
+  add_library(ml_compat_probe SHARED verify/glibc_compat_probe.cc)
+  set_target_properties(ml_compat_probe PROPERTIES OUTPUT_NAME glibc_compat_probe)  # not libml_*: python/setup.py packs those
+  ml_portable_shared(ml_compat_probe)
+  set(_ml_compat_env "ML_COMPAT_ARCH=${CMAKE_SYSTEM_PROCESSOR}")
+  if(CMAKE_CROSSCOMPILING)
+    add_executable(ml_compat_run verify/glibc_compat_run.c)
+    target_link_libraries(ml_compat_run PRIVATE ${CMAKE_DL_LIBS})
+    list(APPEND _ml_compat_env "ML_COMPAT_RUN=${ML_EMULATOR_STR}|$<TARGET_FILE:ml_compat_run>")
   endif()
+  add_test(NAME python.glibc_compat COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/glibc_compat_test.py
+           $<TARGET_FILE:ml_compat_probe> $<TARGET_FILE:ml_python_isa> $<TARGET_FILE:ml_python_probe>)
+  set_tests_properties(python.glibc_compat PROPERTIES ENVIRONMENT "${_ml_compat_env}")
 endif()
 
 # Command-line behaviour of ml_run (golden text, errors, --logits), in Python.

@@ -1,12 +1,13 @@
 /* glibc_compat.c: linked into the Python wheel's shared libraries (libml_<isa>.so, libml_probe.so) of
    an ML_PORTABLE build (cmake/Portable.cmake, ml_portable_shared) so that they load on glibc 2.17
-   (CentOS 7; on RISC-V 2.27, its first glibc) although Debian 12's glibc 2.36 links them. They carry libstdc++ and libgcc inside
-   (-static-libstdc++ -static-libgcc), and libstdc++.a / libgcc_eh.a were compiled against glibc 2.36:
-   their references bind to the newest version of each libc symbol. verify/package_test.py reads the
-   versions the libraries need and fails above GLIBC_2.17 (RISC-V: 2.27).
+   (CentOS 7; on RISC-V 2.27, its first glibc) although Debian 12's glibc 2.36 links them. They carry
+   libstdc++ and libgcc inside (-static-libstdc++ -static-libgcc), and libstdc++.a / libgcc_eh.a were
+   compiled against glibc 2.36: their references bind to the newest version of each libc symbol.
+   verify/package_test.py reads the versions the libraries need and fails above GLIBC_2.17 (RISC-V:
+   2.27).
 
    Two kinds of symbol, each listed below with the reason it is here:
-   1. No version at or below 2.17 exists: a local (hidden) definition here satisfies the reference
+   1. No version at or below the line exists: a local (hidden) definition here satisfies the reference
       inside the library, so the dynamic linker never looks for glibc's. (The version script
       cmake/ml_shared.map keeps them out of the library's exports too.)
         __libc_single_threaded  (2.32) libstdc++ skips atomic reference counts when it is nonzero;
@@ -18,14 +19,15 @@
                                        call (Linux 3.17), else /dev/urandom.
         getentropy              (2.25) std::random_device("getentropy"): the same source.
                                        (RISC-V: glibc's own, 2.27, is used.)
-        __cxa_thread_atexit_impl (2.18) (RISC-V: glibc's own, 2.27, is used) runs a thread_local object's destructor when its thread
-                                       ends: a per-thread list run by a pthread key's destructor
-                                       (as libstdc++ does where glibc lacks it). Unlike glibc's it
+        __cxa_thread_atexit_impl (2.18) runs a thread_local object's destructor when its thread
+                                       ends (RISC-V: glibc's own, 2.27, is used): a per-thread
+                                       list run by a pthread key's destructor (as libstdc++ does
+                                       where glibc lacks it). Unlike glibc's it
                                        does not run the main thread's at exit() (the process
                                        ends; nothing is left to free) nor pin the library against
                                        dlclose (ctypes never unloads it).
-      ARMv7's libgcc unwinds through .ARM.exidx (__gnu_Unwind_Find_exidx, GLIBC_2.4), not
-      _dl_find_object; the definition is there but unused.
+      ARMv7's libgcc unwinds through .ARM.exidx, found by glibc's __gnu_Unwind_Find_exidx
+      (GLIBC_2.4), not _dl_find_object: the definition is there but unused.
    2. An older version exists (glibc keeps the old ones as compatibility symbols): the link wraps
       the reference (-Wl,--wrap=SYM, the list ML_GLIBC_WRAP in cmake/Portable.cmake) and
       __wrap_SYM calls the old version, bound by .symver:
@@ -68,8 +70,8 @@
 
 #if defined(__x86_64__)
 #define ML_OLD_GLIBC "GLIBC_2.2.5"
+#define ML_OLD_MINOR 2 /* the 2 of GLIBC_2.2.5: the local definitions below compare with it */
 #define ML_STAT_VER 1 /* _STAT_VER_LINUX of x86-64's old <sys/stat.h> */
-#define ML_OLD_MINOR 2 /* the 2 of GLIBC_2.2.5: what the local definitions below compare with */
 #elif defined(__aarch64__)
 #define ML_OLD_GLIBC "GLIBC_2.17"
 #define ML_OLD_MINOR 17
