@@ -50,6 +50,9 @@
 #include <cstring>
 #include <new>
 #include <type_traits>
+#if defined(_WIN32)
+#include <pthread.h>  // winpthreads (the mingw-w64 posix toolchain): pack_buffer's per-thread holder
+#endif
 
 #include "kernels/format/f16.h"
 #include "kernels/kernels.h"
@@ -90,20 +93,49 @@ struct TokensOf<Width, Int, std::void_t<decltype(Int::kTokens)>> : std::integral
 // freed when the thread ends; nullptr when it cannot be had (or above pack_limit, the tests' way
 // to run the fallback): the driver then prepares x where it is used, the same bits.
 inline size_t pack_limit = SIZE_MAX;
-inline void *pack_buffer(size_t bytes) {
-  struct Buffer {
-    void *p = nullptr;
-    size_t n = 0;
-    ~Buffer() { ::operator delete(p, std::align_val_t(64)); }
-  };
-  thread_local Buffer buf;
-  if (bytes > pack_limit) return nullptr;
-  if (bytes > buf.n) {
-    ::operator delete(buf.p, std::align_val_t(64));
-    buf.p = ::operator new(bytes, std::align_val_t(64), std::nothrow);
-    buf.n = buf.p ? bytes : 0;
+struct PackBuffer {
+  void *p = nullptr;
+  size_t n = 0;
+  ~PackBuffer() { ::operator delete(p, std::align_val_t(64)); }
+};
+#if defined(_WIN32)
+// mingw-w64 keeps thread_local objects in emutls blocks that a winpthreads key destructor frees, and
+// runs a thread_local's destructor from another key's: the storage can be gone before ~PackBuffer
+// reads it (ml_tests.exe crashed in _aligned_free at a worker's exit under Wine: win-sse2 e2e.batch,
+// 1 run in 7). Here the buffer lives on the heap and a key's value points to it: the key's
+// destructor gets the pointer itself as its argument. nullptr when no holder can be had.
+inline PackBuffer *this_thread_pack() {
+  static const pthread_key_t key = [] {
+    pthread_key_t k;
+    pthread_key_create(&k, [](void *b) { delete static_cast<PackBuffer *>(b); });
+    return k;
+  }();
+  PackBuffer *b = static_cast<PackBuffer *>(pthread_getspecific(key));
+  if (!b) {
+    b = new (std::nothrow) PackBuffer;
+    if (b && pthread_setspecific(key, b) != 0) {
+      delete b;
+      b = nullptr;
+    }
   }
-  return buf.p;
+  return b;
+}
+#else
+inline PackBuffer *this_thread_pack() {
+  thread_local PackBuffer buf;
+  return &buf;
+}
+#endif
+inline void *pack_buffer(size_t bytes) {
+  if (bytes > pack_limit) return nullptr;
+  PackBuffer *buf = this_thread_pack();
+  if (!buf) return nullptr;
+  if (bytes > buf->n) {
+    ::operator delete(buf->p, std::align_val_t(64));
+    buf->p = ::operator new(bytes, std::align_val_t(64), std::nothrow);
+    buf->n = buf->p ? bytes : 0;
+  }
+  return buf->p;
 }
 
 // Pack tokens [t, t + G) of X into pack (nb × G entries, [b·G + i]).
