@@ -92,6 +92,7 @@ class Sampler {
   std::vector<float> x_, kth_;             // the adjusted logits; top_k's selection
   std::vector<std::pair<int, int>> seen_;  // (id, count) of the penalty window
   std::vector<std::pair<double, int>> cand_;
+  std::vector<uint64_t> ckeys_;  // the candidates' radix sort
 };
 
 int argmax(const float *x, int n);

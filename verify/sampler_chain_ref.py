@@ -146,6 +146,8 @@ def fixed_logits():
     x = (rng.standard_normal(VOCAB) * 2.0).astype(np.float32)
     x[0] = F(x.max() + 1)  # a clear favourite for the ban and the greedy cases
     x[9] = x[10]  # a tie: the lower id first
+    x[20], x[21] = F(-0.0), F(0.0)  # -0 and +0 compare equal: a tie too (the radix sort's keys)
+    x[23] = x[22] = -abs(x[22])  # a tie among negative values
     return x
 
 
