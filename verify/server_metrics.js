@@ -8,36 +8,17 @@
 //   node verify/server_metrics.js     (environment: ML_SERVER, ML_MODELS, ML_SHARED, ML_SOURCE)
 // Exit status: 0 passed, 1 failed, 77 skipped (the package is not installed: tools/setup.sh).
 'use strict';
-const fs = require('fs');
 const http = require('http');
 const path = require('path');
-const {createRequire} = require('module');
 const spawned = require('./server_spawn.js');
 
 const env = process.env;
 const SOURCE = env.ML_SOURCE || path.join(__dirname, '..');
 const TOK512 = path.join(env.ML_SHARED || '', 'models', 'stories260K', 'tok512.bin');
 const STORIES = path.join(env.ML_MODELS || '', 'stories260K_q8_0.mlb');
-let parse;
-try {
-  parse = createRequire(path.join(SOURCE, 'tools', 'npm', 'package.json'))('parse-prometheus-text-format');
-  parse = parse.default || parse;
-} catch (e) {
-  console.log('*** SKIPPED: parse-prometheus-text-format is not installed in tools/npm (tools/setup.sh): ' + e.message);
-  process.exit(77);
-}
-for (const f of [env.ML_SERVER, TOK512, STORIES]) {
-  if (!f || !fs.existsSync(f)) {
-    console.log('*** SKIPPED: missing ' + f);
-    process.exit(77);
-  }
-}
-
-let failures = 0;
-function check(ok, what, detail) {
-  console.log((ok ? 'ok   ' : 'FAIL ') + what + (ok ? '' : '\n     ' + detail));
-  if (!ok) failures++;
-}
+const [parse] = spawned.npmPackages(['parse-prometheus-text-format']);
+spawned.needFiles([env.ML_SERVER, TOK512, STORIES]);
+const {check, done} = spawned.checks();
 const eq = (got, want, what) => check(got === want, what + ' = ' + want, 'got ' + got);
 
 function request(port, method, p, body) {
@@ -79,6 +60,7 @@ const kFamilies = {
 };
 
 async function main() {
+  const t0 = Date.now();
   const srv = await spawned.startServer(env.ML_SERVER, [STORIES, '-z', TOK512, '--parallel', '2', '-t', '1']);
   try {
     const port = srv.port;
@@ -155,8 +137,7 @@ async function main() {
     const rc = await spawned.stopServer(srv);
     eq(rc, 0, 'ml_server exit status');
   }
-  console.log(failures ? failures + ' FAILED' : 'all passed');
-  process.exit(failures ? 1 : 0);
+  done(t0);
 }
 main().catch((e) => {
   console.log('FAIL ' + (e.stack || e));

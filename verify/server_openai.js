@@ -10,7 +10,6 @@ const {execFileSync} = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const {createRequire} = require('module');
 const spawned = require('./server_spawn.js');
 
 const env = process.env;
@@ -19,26 +18,9 @@ const TOK512 = path.join(env.ML_SHARED || '', 'models', 'stories260K', 'tok512.b
 const STORIES = path.join(env.ML_MODELS || '', 'stories260K_q8_0.mlb');
 const MLTK = path.join(SOURCE, 'fuzz', 'data', 'encode_tokenizer.mltk');
 
-let OpenAI;
-try {
-  OpenAI = createRequire(path.join(SOURCE, 'tools', 'npm', 'package.json'))('openai');
-  OpenAI = OpenAI.OpenAI || OpenAI.default || OpenAI;
-} catch (e) {
-  console.log('*** SKIPPED: the openai package is not installed in tools/npm (tools/setup.sh runs npm ci): ' + e.message);
-  process.exit(77);
-}
-for (const f of [env.ML_SERVER, env.ML_RUN, env.ML_TOKENIZE, TOK512, STORIES]) {
-  if (!f || !fs.existsSync(f)) {
-    console.log('*** SKIPPED: missing ' + f);
-    process.exit(77);
-  }
-}
-
-let failures = 0;
-function check(ok, what, detail) {
-  console.log((ok ? 'ok   ' : 'FAIL ') + what + (ok ? '' : '\n     ' + detail));
-  if (!ok) failures++;
-}
+const [OpenAI] = spawned.npmPackages(['openai']);
+spawned.needFiles([env.ML_SERVER, env.ML_RUN, env.ML_TOKENIZE, TOK512, STORIES]);
+const {check, done} = spawned.checks();
 
 const startServer = (args) => spawned.startServer(env.ML_SERVER, args);
 
@@ -142,6 +124,5 @@ async function chat() {
   } catch (e) {
     check(false, 'no exception', e.stack || String(e));
   }
-  console.log(`${failures ? 'FAILED' : 'passed'} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
-  process.exit(failures ? 1 : 0);
+  done(t0);
 })();

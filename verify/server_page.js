@@ -24,11 +24,7 @@ const CHROMIUM = env.ML_CHROMIUM || '/usr/bin/chromium';
 const KEY = 'page-key';
 const playwright = require(path.join(process.argv[2], 'node_modules', 'playwright-core'));
 
-let failures = 0;
-function check(ok, what, detail) {
-  console.log((ok ? 'ok   ' : 'FAIL ') + what + (ok ? '' : '\n     ' + detail));
-  if (!ok) failures++;
-}
+const {check, done} = spawned.checks();
 
 // A static server on a free loopback port for the cross-origin page (its fetch target in the query).
 function pageServer() {
@@ -62,6 +58,7 @@ function post(port, body) {
 }
 
 async function main() {
+  const t0 = Date.now();
   fs.mkdirSync(OUT, {recursive: true});
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ml_page_'));
   const model = path.join(tmp, 'slow_q8_0.mlb');  // slow enough that a long reply lasts seconds
@@ -182,8 +179,7 @@ async function main() {
     check(rc === 0, 'ml_server exit status 0', rc);
     fs.rmSync(tmp, {recursive: true, force: true});
   }
-  console.log(failures ? failures + ' FAILED' : 'all passed');
-  process.exit(failures ? 1 : 0);
+  done(t0);
 }
 main().catch((e) => {
   console.log('FAIL ' + (e.stack || e));

@@ -14,33 +14,14 @@ const {execFileSync} = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const {createRequire} = require('module');
 const spawned = require('./server_spawn.js');
 
 const env = process.env;
 const SOURCE = env.ML_SOURCE || path.join(__dirname, '..');
 const MLTK = path.join(SOURCE, 'fuzz', 'data', 'encode_tokenizer.mltk');
-let OpenAI, Ajv;
-try {
-  const req = createRequire(path.join(SOURCE, 'tools', 'npm', 'package.json'));
-  OpenAI = req('openai');
-  OpenAI = OpenAI.OpenAI || OpenAI.default || OpenAI;
-  Ajv = req('ajv');
-  Ajv = Ajv.default || Ajv;
-} catch (e) {
-  console.log('*** SKIPPED: openai or ajv is not installed in tools/npm (tools/setup.sh runs npm ci): ' + e.message);
-  process.exit(77);
-}
-if (!env.ML_SERVER || !fs.existsSync(env.ML_SERVER)) {
-  console.log('*** SKIPPED: ML_SERVER is not a built ml_server');
-  process.exit(77);
-}
-
-let failures = 0, passes = 0;
-function check(ok, what, detail) {
-  console.log((ok ? 'ok   ' : 'FAIL ') + what + (ok ? '' : '\n     ' + detail));
-  if (ok) passes++; else failures++;
-}
+const [OpenAI, Ajv] = spawned.npmPackages(['openai', 'ajv']);
+spawned.needFiles([env.ML_SERVER]);
+const {check, done} = spawned.checks();
 
 const WEATHER = {type: 'object', properties: {city: {type: 'string', minLength: 1, maxLength: 12},
                                               unit: {enum: ['celsius', 'fahrenheit']}},
@@ -156,6 +137,5 @@ const MAX_TOKENS = 160;
     check(rc === 0, 'ml_server stops cleanly on SIGTERM', String(rc));
     fs.rmSync(tmp, {recursive: true, force: true});
   }
-  console.log(`${failures ? 'FAILED' : 'passed'}: ${passes} checks, ${failures} failures (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
-  process.exit(failures ? 1 : 0);
+  done(t0);
 })();
