@@ -60,7 +60,7 @@ function npmPackages(names) {
 
 function needFiles(files) {
   for (const f of files)
-    if (!f || !fs.existsSync(f)) skip('missing ' + f);
+    if (!f || !fs.existsSync(f)) skip(f ? 'missing ' + f : 'an input path is unset (ML_SERVER, ML_MODELS, ML_SHARED: cmake/Tests.cmake sets them)');
 }
 
 // quiet: print only the failures (every check with VERBOSE set in the environment).
