@@ -4,8 +4,7 @@
 # VARIANT is this build's module (simd128 or scalar). Needs node, npm, python3, /usr/bin/chromium
 # (tools/setup.sh --all), and ML_PYTHON (set by CTest: Python 3 with numpy; default python3).
 # What it prepares, each only when missing:
-#   - playwright-core: wasm/package.json and package-lock.json copied to BUILD_DIR/npm, `npm ci`
-#     there (never into the source tree, never `npx playwright install`: Debian's Chromium is used);
+#   - playwright-core in BUILD_DIR/npm (wasm/playwright_npm.sh);
 #   - the native scalar ml_run the demo's text is compared with (NATIVE_SCALAR_DIR, normally
 #     build/scalar, which CI builds first): configured and built with the `scalar` preset if absent;
 #   - for the simd128 build, the scalar module (WASM_SCALAR_DIR, normally build/wasm-scalar, built
@@ -20,16 +19,8 @@ say() { echo "browser_test.sh: $*"; }
 for tool in node npm python3; do
   command -v "$tool" >/dev/null || { say "$tool is missing (tools/setup.sh --all)"; exit 1; }
 done
-[ -x "${ML_CHROMIUM:-/usr/bin/chromium}" ] || { say "${ML_CHROMIUM:-/usr/bin/chromium} is missing (tools/setup.sh --all)"; exit 1; }
-
+sh "$src/wasm/playwright_npm.sh" "$src" "$build"
 npm_dir="$build/npm"
-if ! cmp -s "$src/wasm/package-lock.json" "$npm_dir/package-lock.json" ||
-   [ ! -f "$npm_dir/node_modules/playwright-core/package.json" ]; then
-  say "installing playwright-core into $npm_dir (npm ci)"
-  mkdir -p "$npm_dir"
-  cp "$src/wasm/package.json" "$src/wasm/package-lock.json" "$npm_dir/"
-  (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error)
-fi
 
 # Builds one target of a sibling preset's folder, configuring it first if it never was.
 build_sibling() {  # preset dir target

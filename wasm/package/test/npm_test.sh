@@ -9,7 +9,7 @@
 # 5. Chromium: browser_test.mjs serves the folder and opens page.html, which imports the installed
 #    package (the engine in its Worker); then again from wasm/serve.mjs (COOP/COEP): the threaded build.
 # Needs node, npm, python3 with numpy (ML_PYTHON), /usr/bin/chromium and playwright-core (installed
-# into BUILD_DIR/npm by wasm/browser_test.sh's recipe when missing), and NATIVE_SCALAR_DIR/ml_run
+# into BUILD_DIR/npm by wasm/playwright_npm.sh when missing), and NATIVE_SCALAR_DIR/ml_run
 # (built with the scalar preset when missing, as wasm.browser does).
 set -eu
 src=$1 build=$2 shared=$3 native=$4
@@ -22,14 +22,8 @@ if [ ! -x "$native/ml_run" ]; then
   [ -f "$native/build.ninja" ] || (cd "$src" && cmake --preset scalar >/dev/null)
   cmake --build "$native" --target ml_run -j 2 >/dev/null
 fi
+sh "$src/wasm/playwright_npm.sh" "$src" "$build"
 npm_dir="$build/npm"
-if ! cmp -s "$src/wasm/package-lock.json" "$npm_dir/package-lock.json" ||
-   [ ! -f "$npm_dir/node_modules/playwright-core/package.json" ]; then
-  say "installing playwright-core into $npm_dir (npm ci)"
-  mkdir -p "$npm_dir"
-  cp "$src/wasm/package.json" "$src/wasm/package-lock.json" "$npm_dir/"
-  (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error)
-fi
 
 say "npm pack (target npm_package)"
 cmake --build "$build" --target npm_package >/dev/null
