@@ -224,17 +224,22 @@ void bench_matvec_f32(const Opts &o, const char *impl, Fn *fn) {
                 2.0 * rows * cols / ms / 1e6});
 }
 
+// f(impl, fn) for every compiled variant of kernel Kn with --all-variants, else for the bound one.
+template <class Kn, class F>
+void each_impl(const Opts &o, F f) {
+  if (o.all_variants)
+    ml::for_each_variant<Kn>(f);
+  else
+    f(ml::impl_name(ml::BuildKernels::template impl_of<Kn>()), ml::BuildKernels::template fn_of<Kn>());
+}
+
 // Vector kernels at the sizes a decode step uses them.
 template <class Kn, class Call>
 void bench_vec(const Opts &o, const char *shape, double bytes, double ops, Call call) {
-  auto one = [&](const char *impl, typename Kn::fn *fn) {
+  each_impl<Kn>(o, [&](const char *impl, typename Kn::fn *fn) {
     const double ms = time_per_call_ms(o.seconds, [&] { call(fn); });
     print_row(o, {Kn::name, impl, shape, "-", "cache", ms, bytes / ms / 1e6, ops / ms / 1e6});
-  };
-  if (o.all_variants)
-    ml::for_each_variant<Kn>(one);
-  else
-    one(ml::impl_name(ml::BuildKernels::template impl_of<Kn>()), ml::BuildKernels::template fn_of<Kn>());
+  });
 }
 
 int run_kernels(const Opts &o) {
@@ -246,18 +251,11 @@ int run_kernels(const Opts &o) {
   }
   auto mv = [&](auto kn, ml_type t) {
     using Kn = decltype(kn);
-    if (o.all_variants)
-      ml::for_each_variant<Kn>([&](const char *impl, typename Kn::fn *fn) { bench_qmatvec(o, Kn::name, impl, fn, t); });
-    else
-      bench_qmatvec(o, Kn::name, ml::impl_name(ml::BuildKernels::impl_of<Kn>()), ml::BuildKernels::fn_of<Kn>(), t);
+    each_impl<Kn>(o, [&](const char *impl, typename Kn::fn *fn) { bench_qmatvec(o, Kn::name, impl, fn, t); });
   };
   mv(ml::kn_matvec_q8{}, ML_TYPE_Q8_0);
   mv(ml::kn_matvec_q4{}, ML_TYPE_Q4_0);
-  if (o.all_variants)
-    ml::for_each_variant<ml::kn_matvec_f32>([&](const char *impl, ml::kn_matvec_f32::fn *fn) { bench_matvec_f32(o, impl, fn); });
-  else
-    bench_matvec_f32(o, ml::impl_name(ml::BuildKernels::impl_of<ml::kn_matvec_f32>()),
-                     ml::BuildKernels::fn_of<ml::kn_matvec_f32>());
+  each_impl<ml::kn_matvec_f32>(o, [&](const char *impl, ml::kn_matvec_f32::fn *fn) { bench_matvec_f32(o, impl, fn); });
 
   const int H = 5632, D = 2048, HD = 64;
   std::vector<float> a(static_cast<size_t>(H)), b(static_cast<size_t>(H)), c(static_cast<size_t>(H)), vocab(32000);
@@ -302,8 +300,9 @@ int run_kernels(const Opts &o) {
 
 // ---------------------------------------------------------------- bandwidth
 
-// DRAM read GB/s with `threads` threads (median of 5 passes over 1 GiB, each thread its own part).
-double measure_bandwidth(int threads, double seconds) {
+// DRAM read GB/s with `threads` threads (median of 5 passes over 1 GiB, each thread its own part),
+// printed as the bandwidth mode's line.
+double measure_bandwidth(const Opts &o, int threads) {
   static uint8_t *buf = nullptr;
   const size_t n = size_t(1) << 30;
   if (!buf) {
@@ -313,25 +312,24 @@ double measure_bandwidth(int threads, double seconds) {
   ml::ThreadPool pool;
   start_pool(&pool, threads);
   volatile uint64_t sink = 0;
-  const double ms = time_per_call_ms(seconds, [&] {
+  const double ms = time_per_call_ms(std::max(o.seconds, 0.5), [&] {
     pool.run([&](int tid, int nth) {
       const size_t part = (n / size_t(nth)) & ~size_t(63);
       sink = sink + ml::stream_read_sum(buf + part * size_t(tid), part);
     });
   });
-  return double(n) / ms / 1e6;
+  const double gbs = double(n) / ms / 1e6;
+  if (o.tsv)
+    std::printf("bandwidth\t%d\t%.2f\n", threads, gbs);
+  else
+    std::printf("DRAM read bandwidth, %d thread%s: %.1f GB/s\n", threads, threads == 1 ? "" : "s", gbs);
+  std::fflush(stdout);
+  return gbs;
 }
 
 int run_bandwidth(const Opts &o) {
   const int max_t = o.threads.empty() ? ml::online_cpus() : o.threads.back();
-  for (int t = 1; t <= max_t; ++t) {
-    const double gbs = measure_bandwidth(t, std::max(o.seconds, 0.5));
-    if (o.tsv)
-      std::printf("bandwidth\t%d\t%.2f\n", t, gbs);
-    else
-      std::printf("DRAM read bandwidth, %d thread%s: %.1f GB/s\n", t, t == 1 ? "" : "s", gbs);
-    std::fflush(stdout);
-  }
+  for (int t = 1; t <= max_t; ++t) measure_bandwidth(o, t);
   return 0;
 }
 
@@ -420,7 +418,6 @@ struct Decode {
   double tok_s;
   double jobs, wait_us, stolen;  // per step, with --profile
   double step_us, job_us, busy_us;  // per step: mean step time, caller inside jobs, other threads in units
-  uint64_t weight_bytes;
   ml_model_info info;
 };
 
@@ -453,7 +450,6 @@ bool measure_decode(const std::string &path, int threads, int tokens, int depth,
     ml_close(ctx);
     return false;
   }
-  out->weight_bytes = out->info.weight_bytes;
   const float *logits = nullptr;
   std::vector<int> fill(static_cast<size_t>(std::max(start, 1)));
   for (int p = 0; p < start; ++p) fill[size_t(p)] = p == 0 ? 1 : (p * 7919) % out->info.vocab;
@@ -534,7 +530,6 @@ class Load {
 bool measure_prefill(const std::string &path, int threads, int tokens, Decode *out) {
   ml_ctx *ctx = open_model(path, threads, tokens, tokens, &out->info);
   if (!ctx) return false;
-  out->weight_bytes = out->info.weight_bytes;
   std::vector<int> prompt(static_cast<size_t>(tokens));
   for (int t = 0; t < tokens; ++t) prompt[size_t(t)] = t == 0 ? 1 : (t * 7919) % out->info.vocab;
   double runs[3];
@@ -599,7 +594,7 @@ int run_prefill(const Opts &o) {
       const std::string shape = shape_of(d.info);
       const double gmacs = prompt_macs(d.info, o.tokens) / (o.tokens / d.tok_s) / 1e9;
       const double pk = 100.0 * gmacs / peaks[ti].best(), ps = 100.0 * gmacs / peaks[ti].step;
-      const double mb = double(d.weight_bytes) / 1e6;
+      const double mb = double(d.info.weight_bytes) / 1e6;
       if (o.tsv)
         std::printf("prefill\t%s\t%s\t%s\t%d\t%d\t%.2f\t%.2f\t%.1f\t%.1f\t%.3f\n", m.c_str(), shape.c_str(),
                     type_name(d.info.wtype), t, o.tokens, d.tok_s, gmacs, pk, ps, mb);
@@ -620,7 +615,7 @@ int run_prefill(const Opts &o) {
 // top_p 0.95, min_p 0.05, temperature 0.8, repeat_penalty 1.1 over the last 64 tokens), and
 // ml_logprobs with 5 top entries, on each step's logits. Medians over the steps.
 struct SampleCost {
-  double step_ms, topp_ms, mult_ms, zipf_ms, flat_ms, chain_ms, logprobs_ms;
+  double step_ms, ms[6];  // ms: top-p, multinomial, zipf, flat, chain, logprobs (the table's order)
   ml_model_info info;
 };
 
@@ -690,12 +685,8 @@ bool measure_sample(const std::string &path, int threads, int tokens, SampleCost
     return v[v.size() / 2];
   };
   out->step_ms = median(step);
-  out->topp_ms = median(topp);
-  out->mult_ms = median(mult);
-  out->zipf_ms = median(zipf);
-  out->flat_ms = median(flat);
-  out->chain_ms = median(chain);
-  out->logprobs_ms = median(lp);
+  int k = 0;
+  for (const std::vector<double> *v : {&topp, &mult, &zipf, &flat, &chain, &lp}) out->ms[k++] = median(*v);
   ml_close(ctx);
   return true;
 }
@@ -703,11 +694,12 @@ bool measure_sample(const std::string &path, int threads, int tokens, SampleCost
 int run_sample(const Opts &o) {
   std::vector<int> threads;
   if (!model_mode(o, false, &threads)) return ML_E_ARG;
-  if (!o.tsv)
-    std::printf("%-28s %-5s %7s %3s %9s %10s %7s %10s %7s %10s %7s %10s %7s %10s %7s %10s %7s\n",
-                "model (dim/hidden/layers/heads/kv)", "type", "vocab", "thr", "step ms", "top-p ms", "% step",
-                "multi ms", "% step", "zipf ms", "% step", "flat ms", "% step", "chain ms", "% step", "logprob ms",
-                "% step");
+  if (!o.tsv) {
+    std::printf("%-28s %-5s %7s %3s %9s", "model (dim/hidden/layers/heads/kv)", "type", "vocab", "thr", "step ms");
+    for (const char *h : {"top-p ms", "multi ms", "zipf ms", "flat ms", "chain ms", "logprob ms"})
+      std::printf(" %10s %7s", h, "% step");
+    std::printf("\n");
+  }
   for (const std::string &m : o.models)
     for (int t : threads) {
       SampleCost c;
@@ -715,15 +707,16 @@ int run_sample(const Opts &o) {
       const std::string shape = shape_of(c.info);
       const double s = c.step_ms;
       if (o.tsv)
-        std::printf("sample\t%s\t%s\t%s\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\n", m.c_str(), shape.c_str(),
-                    type_name(c.info.wtype), c.info.vocab, t, s, c.topp_ms, c.mult_ms, c.zipf_ms, c.flat_ms,
-                    c.chain_ms, c.logprobs_ms);
+        std::printf("sample\t%s\t%s\t%s\t%d\t%d\t%.4f", m.c_str(), shape.c_str(), type_name(c.info.wtype), c.info.vocab, t,
+                    s);
       else
-        std::printf("%-28s %-5s %7d %3d %9.2f %10.3f %6.1f%% %10.3f %6.1f%% %10.3f %6.1f%% %10.3f %6.1f%% %10.3f %6.1f%% "
-                    "%10.3f %6.1f%%\n", shape.c_str(), type_name(c.info.wtype), c.info.vocab, t, s, c.topp_ms,
-                    100.0 * c.topp_ms / s, c.mult_ms, 100.0 * c.mult_ms / s, c.zipf_ms, 100.0 * c.zipf_ms / s,
-                    c.flat_ms, 100.0 * c.flat_ms / s, c.chain_ms, 100.0 * c.chain_ms / s, c.logprobs_ms,
-                    100.0 * c.logprobs_ms / s);
+        std::printf("%-28s %-5s %7d %3d %9.2f", shape.c_str(), type_name(c.info.wtype), c.info.vocab, t, s);
+      for (double ms : c.ms)
+        if (o.tsv)
+          std::printf("\t%.4f", ms);
+        else
+          std::printf(" %10.3f %6.1f%%", ms, 100.0 * ms / s);
+      std::printf("\n");
       std::fflush(stdout);
     }
   return 0;
@@ -733,24 +726,16 @@ int run_decode(const Opts &o, bool roofline) {
   std::vector<int> threads;
   if (!model_mode(o, true, &threads)) return ML_E_ARG;
   std::vector<double> bw(static_cast<size_t>(threads.back()) + 1, 0.0);
-  if (roofline) {
-    for (int t : threads) {
-      bw[size_t(t)] = measure_bandwidth(t, std::max(o.seconds, 0.5));
-      if (o.tsv)
-        std::printf("bandwidth\t%d\t%.2f\n", t, bw[size_t(t)]);
-      else
-        std::printf("DRAM read bandwidth, %d thread%s: %.1f GB/s\n", t, t == 1 ? "" : "s", bw[size_t(t)]);
-    }
-    if (!o.tsv)
-      std::printf("\n%-28s %-5s %3s %12s %10s %10s %8s\n", "model (dim/hidden/layers/heads/kv)", "type", "thr",
-                  "MB/token", "tok/s", "ceiling", "% roof");
-  } else if (!o.tsv && !o.depths.empty()) {
-    std::printf("%-28s %-5s %3s %6s %12s %10s\n", "model (dim/hidden/layers/heads/kv)", "type", "thr", "depth",
-                "MB/token", "tok/s");
-  } else if (!o.tsv) {
-    std::printf("%-28s %-5s %3s %12s %10s\n", "model (dim/hidden/layers/heads/kv)", "type", "thr", "MB/token", "tok/s");
-  }
+  if (roofline)
+    for (int t : threads) bw[size_t(t)] = measure_bandwidth(o, t);
   const bool by_depth = !o.depths.empty() && !roofline;
+  if (!o.tsv) {
+    std::printf("%s%-28s %-5s %3s", roofline ? "\n" : "", "model (dim/hidden/layers/heads/kv)", "type", "thr");
+    if (by_depth) std::printf(" %6s", "depth");
+    std::printf(" %12s %10s", "MB/token", "tok/s");
+    if (roofline) std::printf(" %10s %8s", "ceiling", "% roof");
+    std::printf("\n");
+  }
   const std::vector<int> depths = by_depth ? o.depths : std::vector<int>{-1};
   for (const std::string &m : o.models) {
     for (int depth : depths)
@@ -758,21 +743,17 @@ int run_decode(const Opts &o, bool roofline) {
       Decode d;
       if (!measure_decode(m, t, o.tokens, depth, o.kv_type, &d)) return ML_E_IO;
       const std::string shape = shape_of(d.info);
-      const double mb = double(d.weight_bytes) / 1e6;
+      const double mb = double(d.info.weight_bytes) / 1e6;
       const double ceiling = roofline ? bw[size_t(t)] * 1e3 / mb : 0.0;
-      if (o.tsv && by_depth)
-        std::printf("decode\t%s\t%s\t%s\t%d\t%.3f\t%.2f\t%.2f\t%.1f\t%d\n", m.c_str(), shape.c_str(), type_name(d.info.wtype), t,
-                    mb, d.tok_s, 0.0, 0.0, depth);
-      else if (o.tsv)
-        std::printf("decode\t%s\t%s\t%s\t%d\t%.3f\t%.2f\t%.2f\t%.1f\n", m.c_str(), shape.c_str(), type_name(d.info.wtype), t, mb,
-                    d.tok_s, ceiling, roofline ? 100.0 * d.tok_s / ceiling : 0.0);
-      else if (by_depth)
-        std::printf("%-28s %-5s %3d %6d %12.1f %10.1f\n", shape.c_str(), type_name(d.info.wtype), t, depth, mb, d.tok_s);
-      else if (roofline)
-        std::printf("%-28s %-5s %3d %12.1f %10.1f %10.1f %7.0f%%\n", shape.c_str(), type_name(d.info.wtype), t, mb, d.tok_s,
-                    ceiling, 100.0 * d.tok_s / ceiling);
+      if (o.tsv)  // ceiling and % roof 0 but in roofline; --depth: a last field
+        std::printf("decode\t%s\t%s\t%s\t%d\t%.3f\t%.2f\t%.2f\t%.1f", m.c_str(), shape.c_str(), type_name(d.info.wtype), t,
+                    mb, d.tok_s, ceiling, roofline ? 100.0 * d.tok_s / ceiling : 0.0);
       else
-        std::printf("%-28s %-5s %3d %12.1f %10.1f\n", shape.c_str(), type_name(d.info.wtype), t, mb, d.tok_s);
+        std::printf("%-28s %-5s %3d", shape.c_str(), type_name(d.info.wtype), t);
+      if (by_depth) std::printf(o.tsv ? "\t%d" : " %6d", depth);
+      if (!o.tsv) std::printf(" %12.1f %10.1f", mb, d.tok_s);
+      if (!o.tsv && roofline) std::printf(" %10.1f %7.0f%%", ceiling, 100.0 * d.tok_s / ceiling);
+      std::printf("\n");
       if (o.profile) {
         std::printf("%sprofile: %.0f jobs/step, caller waits %.1f us/step (%.1f %% of the step), %.1f chunks moved/step\n",
                     o.tsv ? "# " : "  ", d.jobs, d.wait_us, d.wait_us * d.tok_s / 1e4, d.stolen);

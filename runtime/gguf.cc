@@ -239,10 +239,10 @@ ml_status GgufFile::parse(const uint8_t *data, uint64_t size, const char *path) 
   }
   uint64_t alignment = 32;
   if (const Kv *a = find("general.alignment")) {
-    if (!is_int_type(a->type) || read_int(data + a->off, a->type) < 1 || read_int(data + a->off, a->type) > (1 << 20) ||
-        (read_int(data + a->off, a->type) & (read_int(data + a->off, a->type) - 1)) != 0)
+    const int64_t v = is_int_type(a->type) ? read_int(data + a->off, a->type) : 0;
+    if (v < 1 || v > (1 << 20) || (v & (v - 1)) != 0)
       return fail(ML_E_FORMAT, "%s: metadata general.alignment must be a power of two in [1, 2^20]", path_);
-    alignment = uint64_t(read_int(data + a->off, a->type));
+    alignment = uint64_t(v);
   }
   tensors_.clear();
   tensors_.reserve(size_t(n_tensors));

@@ -109,10 +109,10 @@ struct Mapper {
 
   // The tensor `name` as a matrix (rows, cols) or vector (n = rows·cols, any shape with that many
   // elements); ML_E_FORMAT naming it when absent, of another shape or an unsupported type.
-  ml_status find(const std::string &name, int rows, int cols, bool matrix, const GgufFile::Tensor **out, bool optional = false) {
+  ml_status find(const std::string &name, int rows, int cols, bool matrix, const GgufFile::Tensor **out) {
     const GgufFile::Tensor *t = g.tensor(name);
     *out = t;
-    if (!t) return optional ? ML_OK : fail(ML_E_FORMAT, "%s: missing tensor %s", path, name.c_str());
+    if (!t) return fail(ML_E_FORMAT, "%s: missing tensor %s", path, name.c_str());
     used[name] = 1;
     const GgmlType *ty = ggml_type(t->type);
     const bool ok_type = is_float_type(t->type) || (matrix && kind_of(t->type));
@@ -141,18 +141,11 @@ struct Mapper {
   ml_status matrix(const std::string &name, int rows, int cols, ml_qtensor *out, int perm_hd = 0) {
     const GgufFile::Tensor *t;
     if (const ml_status s = find(name, rows, cols, true, &t)) return s;
-    Job j;
-    j.src = t;
-    j.data = g.tensor_data(*t);
-    j.rows = rows;
-    j.cols = cols;
-    j.perm_hd = perm_hd;
-    j.mat = out;
+    Job j{t, g.tensor_data(*t), rows, cols, perm_hd, out};
     out->rows = rows;
     out->cols = cols;
     out->dh = nullptr;
-    out->d = nullptr;
-    out->m = out->d2 = nullptr;
+    out->d = out->m = out->d2 = nullptr;
     if (const Kind *k = kind_of(t->type)) {
       out->type = k->as;
       out->layout = ML_LAYOUT_PANEL16;
@@ -175,15 +168,7 @@ struct Mapper {
   ml_status vector(const std::string &name, int n, const float **slot, int perm_hd = 0) {
     const GgufFile::Tensor *t;
     if (const ml_status s = find(name, 1, n, false, &t)) return s;
-    Job j;
-    j.src = t;
-    j.data = g.tensor_data(*t);
-    j.rows = 1;
-    j.cols = n;
-    j.perm_hd = perm_hd;
-    j.vec = slot;
-    j.q_off = reserve(uint64_t(n) * 4);
-    jobs.push_back(j);
+    jobs.push_back(Job{t, g.tensor_data(*t), 1, n, perm_hd, nullptr, slot, reserve(uint64_t(n) * 4)});
     return ML_OK;
   }
 };

@@ -103,13 +103,9 @@ class Cursor {
   ml_status array(const char *tensor, int layer, const char *part, uint64_t bytes, const void **out) {
     off_ = (off_ + kAlign - 1) & ~(kAlign - 1);
     if (off_ > size_ || bytes > size_ - off_) {
-      char where[64];
-      if (layer >= 0)
-        std::snprintf(where, sizeof where, "%s (layer %d)", tensor, layer);
-      else
-        std::snprintf(where, sizeof where, "%s", tensor);
+      const std::string where = layer >= 0 ? std::string(tensor) + " (layer " + std::to_string(layer) + ")" : tensor;
       return fail(ML_E_FORMAT,
-                  "tensor %s: %s array [%llu, %llu) runs past the end of the file (%llu bytes)", where,
+                  "tensor %s: %s array [%llu, %llu) runs past the end of the file (%llu bytes)", where.c_str(),
                   part, static_cast<unsigned long long>(off_),
                   static_cast<unsigned long long>(off_ + bytes), static_cast<unsigned long long>(size_));
     }
@@ -126,9 +122,8 @@ class Cursor {
     out->cols = cols;
     out->type = static_cast<uint8_t>(t);
     out->layout = static_cast<uint8_t>(t == ML_TYPE_F32 ? uint32_t(ML_LAYOUT_ROWS) : layout_);
-    out->d = nullptr;
     out->dh = nullptr;
-    out->m = out->d2 = nullptr;
+    out->d = out->m = out->d2 = nullptr;
     // Layouts 1 and 2 store whole panels: rows rounded up to a multiple of 16 (padding rows are zero).
     const uint64_t stored = out->layout != ML_LAYOUT_ROWS ? (uint64_t(rows) + 15) / 16 * 16 : uint64_t(rows);
     ml_status s = array(name, layer, t == ML_TYPE_F32 ? "data" : "q", tensor_q_bytes(t, stored, cols), &out->q);

@@ -350,11 +350,9 @@ int Server::run(const Args &a) {
   StopSignal stop;
   stop.block();
   if (const int rc = sched_.open(a.model, a.tokenizer, o, int(a.parallel), size_t(a.queue))) return rc;
-  if (a.api_key)
-    api_key_ = a.api_key;
-  else if (const char *e = std::getenv("ML_API_KEY"))
-    api_key_ = e;
-  if ((a.api_key || std::getenv("ML_API_KEY")) && api_key_.empty()) {  // "" would mean no key: never silently
+  const char *key = a.api_key ? a.api_key : std::getenv("ML_API_KEY");
+  if (key) api_key_ = key;
+  if (key && api_key_.empty()) {  // "" would mean no key: never silently
     std::fprintf(stderr, "ml_server: %s is empty: give a key, or leave it out to serve without one\n",
                  a.api_key ? "--api-key" : "ML_API_KEY");
     return int(ML_E_ARG);

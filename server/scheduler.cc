@@ -10,6 +10,14 @@
 
 namespace ml::server {
 
+// Ends a job that gets nothing more from a slot (call with the scheduler's mu held).
+static void end_job(Job &j, const char *finish, const std::string &error = "") {
+  j.done = true;
+  j.finish = finish;
+  j.error = error;
+  j.cv.notify_all();
+}
+
 Scheduler::~Scheduler() {
   stop();
   for (Slot &s : slots_) ml_session_free(s.session);
@@ -193,9 +201,7 @@ void Scheduler::run() {
       // Cancelled jobs leave their slot (its KV cache stays, for prefix reuse) or the queue.
       for (Slot &s : slots_)
         if (s.job && s.job->cancelled) {
-          s.job->done = true;
-          s.job->finish = "cancelled";
-          s.job->cv.notify_all();
+          end_job(*s.job, "cancelled");
           s.job.reset();
           s.last_used = ++tick_;
         }
@@ -208,15 +214,9 @@ void Scheduler::run() {
         return !queue_.empty();
       });
       if (stopping_) {
-        auto stop = [](Job &j) {
-          j.done = true;
-          j.finish = "error";
-          j.error = "the server is stopping";
-          j.cv.notify_all();
-        };
         for (Slot &s : slots_)
-          if (s.job) stop(*s.job);
-        for (auto &j : queue_) stop(*j);
+          if (s.job) end_job(*s.job, "error", "the server is stopping");
+        for (auto &j : queue_) end_job(*j, "error", "the server is stopping");
         queue_.clear();
         return;
       }
@@ -264,10 +264,7 @@ void Scheduler::run() {
         o.n_stop_strings = int(stops.size());
         if (ml_session_set_options(best->session, &o) != ML_OK ||
             ml_session_set_prompt(best->session, j->prompt.data(), int(j->prompt.size()), &j->n_cached) != ML_OK) {
-          j->done = true;
-          j->finish = "error";
-          j->error = ml_last_error();
-          j->cv.notify_all();
+          end_job(*j, "error", ml_last_error());
           best->job.reset();
           continue;
         }

@@ -70,7 +70,6 @@ class BpeTokenizer {
   void merge(int i, int *left, int *right, int *result) const {
     *left = merge_left_[size_t(i)], *right = merge_right_[size_t(i)], *result = merge_result_[size_t(i)];
   }
-  int byte_token(int b) const { return byte_id_[b]; }
   int lookup_normal(const char *s, size_t n) const;   // kind-0 id with these bytes, or -1
   int merge_rank(int left, int right, int *result) const;  // rank of the rule, or -1
 
