@@ -16,9 +16,9 @@
 # (the Linux presets set ML_PORTABLE, cmake/Portable.cmake; ml_server on the header-only httplib.h
 # of tools/setup.sh --all), so they start on any Linux of their architecture (CentOS 7's glibc 2.17
 # and older); --hf runs the system's curl program. The Windows folders have ml_server.exe
-# (docs/windows.md). The Linux archives carry the Python wheel (python/, built offline by pip from
-# the archive's libml_<isa>.so + libml_probe.so, which load on glibc 2.17, RISC-V 2.27:
-# cmake/glibc_compat.c); Windows has python-wheel-missing.txt instead (wheel_note below).
+# (docs/windows.md). Every archive carries the Python wheel (python/, built offline by pip from the
+# archive's libml_<isa>.so + libml_probe.so, which load on glibc 2.17, RISC-V 2.27:
+# cmake/glibc_compat.c; Windows: ml_<isa>.dll + ml_probe.dll, tagged win_amd64).
 # Each archive also has README.txt and SHA256SUMS (every other file of the archive); DIR/SHA256SUMS
 # lists the archives.
 #
@@ -71,7 +71,7 @@ ready() {
     cmake --preset "$1" >/dev/null
   fi
   case $1 in win-*) want="$programs" ;; *) want="$programs ml_launcher" ;; esac
-  [ "$with_wheel" = no ] || want="$want ml_python"
+  want="$want ml_python"
   # shellcheck disable=SC2086
   cmake --build "$bdir" -j "$jobs" --target $want >"$bdir/package-build.log" 2>&1 || {
     tail -n 30 "$bdir/package-build.log" >&2; echo "package.sh: building $bdir failed ($bdir/package-build.log)" >&2; exit 1; }
@@ -89,9 +89,9 @@ ready() {
 
 # The Python wheel: pip wheel ./python offline (as ctest python.package installs it) from the
 # archive's libml_<isa>.so and libml_probe.so (LEGACY_ML_LIBS), tagged for the archive's
-# architecture (ARMv7: linux_armv7l, what pip on a Raspberry Pi asks for). Linux only:
-# cmake/glibc_compat.c brings the libraries under the archive's glibc line; Windows gets a note
-# saying why not. 0, or 1 when pip fails.
+# architecture (ARMv7: linux_armv7l, what pip on a Raspberry Pi asks for; cmake/glibc_compat.c
+# brings the libraries under the archive's glibc line). Windows: the win-* builds' ml_<isa>.dll and
+# ml_probe.dll, tagged win_amd64 (arch). 0, or 1 when pip fails.
 wheel() {  # dir arch libdirs...
   wd=$1 warch=$2; shift 2
   wlibs=$(echo "$@" | tr ' ' ':')
@@ -110,14 +110,6 @@ wheel() {  # dir arch libdirs...
     rm -rf "$wtmp"
     exit 1
   fi
-}
-wheel_note() {  # dir (Windows)
-  cat >"$1/python-wheel-missing.txt" <<NOTE
-No Python wheel in this archive: the binding's libraries are POSIX shared libraries
-(cmake/Python.cmake): none is built for Windows.
-Build it where it runs, from a source checkout: see the README's Python section (pip install
-./python, or tools/install.sh PREFIX --python).
-NOTE
 }
 
 readme() {  # target dir isas
@@ -142,6 +134,13 @@ readme() {  # target dir isas
         else
           echo "ml_server.exe is the OpenAI-compatible HTTP server (sse2\\ml_server.exe model.gguf, then"
           echo "http://127.0.0.1:8080/); Ctrl-C stops it."
+        fi
+        if ls "$d"/python/*.whl >/dev/null 2>&1; then
+          echo
+          echo "python\\ holds the Python package (llama-cpp-python's Llama API; 64-bit Python 3.6 or"
+          echo "later): pip install python\\legacy_ml-*.whl. It loads lib\\ml_<isa>.dll for the CPU as"
+          echo "the folders above are chosen. Tested under Wine from C (the same DLL calls as the"
+          echo "package); the Python side itself was not run on Windows (docs/windows.md)."
         fi ;;
       *)
         echo "Linux on ${rt#linux-}, any distribution: the programs are static (no glibc"
@@ -188,10 +187,9 @@ for t in $targets; do
     linux-aarch64) presets="neon neon-dotprod sve" arch=aarch64 ;;
     linux-armv7) presets="neon-v7" arch=armv7l ;;
     linux-riscv64) presets="rv64 rvv" arch=riscv64 ;;
-    windows-x86_64) presets="win-sse2 win-avx2 win-avx512vnni" arch=x86_64 ;;
+    windows-x86_64) presets="win-sse2 win-avx2 win-avx512vnni" arch=win_amd64 ;;
   esac
   isas="" dirs="" first="" no_server=no
-  case $t in linux-*) with_wheel=yes ;; *) with_wheel=no ;; esac
   for p in $presets; do
     ready "$p" || continue
     dir="build/$p"
@@ -221,7 +219,7 @@ for t in $targets; do
        for prog in $lprogs; do install -m 755 "$first/ml_launcher" "$work/bin/$prog"; done ;;
   esac
   # shellcheck disable=SC2086
-  if [ "$with_wheel" = yes ]; then wheel "$work" "$arch" $dirs; else wheel_note "$work"; fi
+  wheel "$work" "$arch" $dirs
   readme "$t" "$work" "$isas"
   sums "$work"
   case $t in

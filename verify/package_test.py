@@ -27,10 +27,19 @@ For each archive DIR/SHA256SUMS lists (the list itself checked with sha256sum -c
             (ctest python.glibc_compat runs the same link's probe under qemu in those presets)
   win7      Windows: every .exe imports only DLLs Windows 7 SP1 has and none of the functions in
             NEWER (introduced after Windows 7), and its PE header asks for an OS <= 6.1
+  winwheel  Windows: one python/legacy_ml-*-py3-none-win_amd64.whl carrying the probe and one ISA DLL
+            per build folder, named as the wheel's own _native.py (LIBRARY_NAMES["nt"]) loads them;
+            each DLL passes `win7`; ml_<isa>.dll exports every function _native.py binds and nothing
+            that runtime/ml.h or structured/ml_structured.h does not declare, ml_probe.dll exactly
+            the probe functions _native.py binds. verify/dll_smoke.c, compiled here by
+            x86_64-w64-mingw32-gcc, loads the wheel's DLLs under Wine as _native.py would (the
+            probe's choice; then ML_ISA=sse2) and prints llama2.c's golden text through the session
+            API (no Windows Python here: the Python half itself is not run on Windows)
 Exit status: 0 when every check passed, 1 otherwise, 77 when DIR has no SHA256SUMS or the model is
 missing (the skip is listed in verify/allowed_skips.txt only if it may happen in CI).
 """
 import hashlib
+import importlib.util
 import os
 import re
 import shutil
@@ -315,7 +324,7 @@ def check_wheel(label, root, qemu):
 
 
 def win_problems(p):
-    """(problems, dlls, functions) of one .exe from `objdump -p`'s text, against Windows 7 SP1."""
+    """(problems, dlls, functions) of one .exe or .dll from `objdump -p`'s text, against Windows 7 SP1."""
     problems = []
     for field in ("MajorOSystemVersion", "MajorSubsystemVersion"):
         major = re.search(field + r"\s+(\d+)", p)
@@ -354,12 +363,88 @@ def check_windows(label, root):
         if not rel.endswith(".exe"):
             continue
         n += 1
-        p = subprocess.run(["x86_64-w64-mingw32-objdump", "-p", os.path.join(root, rel)],
-                           capture_output=True, text=True, check=True).stdout
-        problems, dlls, funcs = win_problems(p)
+        problems, dlls, funcs = win_problems(objdump_p(os.path.join(root, rel)))
         check("%s win7 %s" % (label, rel), bool(not problems and dlls and funcs),
               "; ".join(problems) or "%d functions from %s" % (len(funcs), " ".join(sorted(set(dlls)))))
     check(label + " exe count", n > 0, "%d .exe files" % n)
+
+
+def objdump_p(path):
+    return subprocess.run(["x86_64-w64-mingw32-objdump", "-p", path], capture_output=True, text=True, check=True).stdout
+
+
+def win_exports(p):
+    """The names of a DLL's export table, from `objdump -p`'s text."""
+    table = re.search(r"^\[Ordinal/Name Pointer\] Table.*?(?=^\S|\Z)", p, re.M | re.S)
+    return set(re.findall(r"^\s+\[\s*\d+\]\s+(\S+)$", table.group(0) if table else "", re.M))
+
+
+def c_api_names():
+    """Every ml_* name the C API's headers mention: what a DLL may export."""
+    names = set()
+    for h in ("runtime/ml.h", "structured/ml_structured.h"):
+        with open(os.path.join(SRC, h), encoding="utf-8") as f:
+            names |= set(re.findall(r"\b(ml_\w+)\s*\(", f.read()))
+    return names
+
+
+def check_windows_wheel(label, root):
+    """The zip's Python wheel: its DLLs against _native.py's names, Windows 7 and the C API; then
+    verify/dll_smoke.c runs them under Wine."""
+    pydir = os.path.join(root, "python")
+    wheels = sorted(f for f in os.listdir(pydir) if f.endswith(".whl")) if os.path.isdir(pydir) else []
+    ok = len(wheels) == 1 and wheels[0].startswith("legacy_ml-") and wheels[0].endswith("-py3-none-win_amd64.whl")
+    check("%s wheel present" % label, ok, " ".join(wheels) or "no python/*.whl")
+    if not ok:
+        return
+    site = os.path.join(root, "..", "win-wheel")
+    with zipfile.ZipFile(os.path.join(pydir, wheels[0])) as z:
+        z.extractall(site)
+    spec = importlib.util.spec_from_file_location("wheel_native", os.path.join(site, "legacy_ml", "_native.py"))
+    native = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(native)  # its tables only (ctypes loads nothing at import)
+    isa_library, probe_library = native.LIBRARY_NAMES["nt"]
+    builds = sorted(d for d in os.listdir(root) if os.path.exists(os.path.join(root, d, "ml_run.exe")))
+    lib = os.path.join(site, "legacy_ml", "lib")
+    have = sorted(os.listdir(lib)) if os.path.isdir(lib) else []
+    want = sorted([probe_library] + [isa_library % b for b in builds])
+    check("%s wheel libraries" % label, have == want and native.installed_isas(have, isa_library, probe_library) == builds,
+          "%s (want %s; _native.py reads builds %s)" % (" ".join(have), " ".join(want),
+                                                          " ".join(native.installed_isas(have, isa_library, probe_library))))
+    api = c_api_names()
+    for name in have:
+        p = objdump_p(os.path.join(lib, name))
+        problems, dlls, funcs = win_problems(p)
+        check("%s win7 (wheel) %s" % (label, name), bool(not problems and dlls and funcs),
+              "; ".join(problems) or "%d functions from %s" % (len(funcs), " ".join(sorted(set(dlls)))))
+        exports = win_exports(p)
+        if name == probe_library:
+            bound, allowed = set(native._PROBE_PROTOTYPES), set(native._PROBE_PROTOTYPES)
+        else:
+            bound, allowed = set(native._PROTOTYPES), api
+        missing, extra = sorted(bound - exports), sorted(exports - allowed)
+        check("%s exports %s" % (label, name), bool(exports) and not missing and not extra,
+              "%d exported%s%s" % (len(exports), "; not exported: " + " ".join(missing) if missing else "",
+                                   "; unexpected: " + " ".join(extra[:20]) if extra else ""))
+    gcc = shutil.which("x86_64-w64-mingw32-gcc")
+    if not gcc:
+        check("%s dll_smoke" % label, False, "no x86_64-w64-mingw32-gcc here to compile verify/dll_smoke.c")
+        return
+    exe = os.path.join(root, "..", "dll_smoke.exe")
+    r = subprocess.run([gcc, "-O1", "-std=gnu11", "-Wall", "-Werror", "-static", "-I", SRC,
+                        os.path.join(SRC, "verify", "dll_smoke.c"), "-o", exe], capture_output=True, text=True)
+    check("%s dll_smoke compiles" % label, r.returncode == 0, r.stderr[-300:] or exe)
+    if r.returncode != 0:
+        return
+    wine = {"WINEPREFIX": os.environ.get("WINEPREFIX", os.path.join(SRC, "build", "wineprefix")), "WINEDEBUG": "-all"}
+    for forced in (None, "sse2"):
+        env = dict(wine, ML_ISA=forced) if forced else wine
+        r = run([os.path.join(SRC, "cmake", "toolchains", "wine_run.sh"), exe, lib, MODEL, GOLDEN], root, env, 300)
+        err = r.stderr.decode("utf-8", "replace")
+        chosen = re.search(r"^build (\S+)", err, re.M)
+        ok = r.returncode == 0 and chosen is not None and (forced is None or chosen.group(1) == forced)
+        check("%s dll_smoke golden%s" % (label, " ML_ISA=" + forced if forced else ""), ok,
+              "exit %d; %s" % (r.returncode, " | ".join(err.strip().splitlines()[-3:])))
 
 
 def main():
@@ -391,6 +476,7 @@ def main():
                 check_wheel(target, root, qemu)
             elif target.startswith("windows-"):
                 check_windows(target, root)
+                check_windows_wheel(target, root)
             else:
                 check(target, False, "unknown target")
     print("package test: %d/%d checks passed" % (sum(results), len(results)))

@@ -68,3 +68,16 @@ if(ML_HAVE_SERVER AND ML_ISA STREQUAL "sse2")
                          SKIP_RETURN_CODE 77 TIMEOUT 300)
   endif()
 endif()
+
+# python.dll: the Python wheel's Windows half (cmake/Python.cmake: ml_<isa>.dll, ml_probe.dll). No
+# Windows Python here, so verify/dll_smoke.c does under Wine what python/legacy_ml/_native.py and
+# Llama do: the probe's choice over this build's DLL, LoadLibrary, the session API, llama2.c's
+# stories260K text byte for byte. Every win-* preset: each proves its own ISA's DLL (~2 s).
+if(TARGET ml_python_isa)
+  add_executable(ml_dll_smoke verify/dll_smoke.c)
+  target_include_directories(ml_dll_smoke PRIVATE "${ML_ROOT_runtime}")
+  add_dependencies(ml_dll_smoke ml_python)
+  add_test(NAME python.dll COMMAND ml_dll_smoke ${CMAKE_BINARY_DIR} ${ML_SHARED_DIR}/models/stories260K/stories260K.gguf
+           ${ML_SHARED_DIR}/golden/once_upon_a_time.txt)
+  set_tests_properties(python.dll PROPERTIES FIXTURES_REQUIRED wine SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()

@@ -1,9 +1,10 @@
 """The C API (runtime/ml.h, structured/ml_structured.h) through ctypes, and the choice of the build.
 
 The package carries one shared library per ISA build of its architecture (``lib/libml_<isa>.so``,
-cmake/Python.cmake) and ``lib/libml_probe.so``, compiled without ISA flags: the launcher's own
-choice (simd/cpu_select.h ``isa_choose``, launcher/ml_probe.cc) picks the best library this CPU runs,
-or the one ``ML_ISA`` names. Nothing is compiled at import.
+on Windows ``lib/ml_<isa>.dll``: cmake/Python.cmake) and the probe (``lib/libml_probe.so``,
+``lib/ml_probe.dll``), compiled without ISA flags: the launcher's own choice (simd/cpu_select.h
+``isa_choose``, launcher/ml_probe.cc) picks the best library this CPU runs, or the one ``ML_ISA``
+names. Nothing is compiled at import.
 """
 
 import ctypes
@@ -13,6 +14,10 @@ from ctypes import (POINTER, Structure, c_char_p, c_float, c_int, c_size_t, c_ui
 from typing import List, Optional
 
 LIB_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
+# The libraries' file names per platform (os.name): (an ISA build's, with %s for the ISA; the probe's).
+# python/setup.py packs by this table; verify/package_test.py checks the Windows wheel against it.
+LIBRARY_NAMES = {"posix": ("libml_%s.so", "libml_probe.so"), "nt": ("ml_%s.dll", "ml_probe.dll")}
+ISA_LIBRARY, PROBE_LIBRARY = LIBRARY_NAMES["nt" if os.name == "nt" else "posix"]
 
 STATUS_NAMES = {0: "ML_OK", 1: "ML_E_IO", 2: "ML_E_FORMAT", 3: "ML_E_SHAPE", 4: "ML_E_NOMEM", 5: "ML_E_ISA",
                 6: "ML_E_ARG"}
@@ -117,12 +122,33 @@ _PROTOTYPES = {
 }
 
 
+# The probe's functions (launcher/ml_probe.cc), bound as _PROTOTYPES are.
+_PROBE_PROTOTYPES = {
+    "ml_probe_choose": (c_int, [c_char_p, c_char_p, c_char_p, c_size_t, c_char_p, c_size_t]),
+    "ml_probe_arch": (c_char_p, []),
+}
+
+
+def installed_isas(names: List[str], isa_library: str = ISA_LIBRARY, probe_library: str = PROBE_LIBRARY) -> List[str]:
+    """The ISA builds among the file names (``libml_avx2.so`` -> ``avx2``), sorted; the probe left out."""
+    head, tail = isa_library.split("%s")
+    return sorted(n[len(head):-len(tail)] for n in names
+                  if n.startswith(head) and n.endswith(tail) and len(n) > len(head) + len(tail) and n != probe_library)
+
+
 def _installed() -> List[str]:
     """The ISA builds this package carries, from its lib/ folder."""
-    if not os.path.isdir(LIB_DIR):
-        return []
-    return sorted(n[len("libml_"):-len(".so")] for n in os.listdir(LIB_DIR)
-                  if n.startswith("libml_") and n.endswith(".so") and n != "libml_probe.so")
+    return installed_isas(os.listdir(LIB_DIR)) if os.path.isdir(LIB_DIR) else []
+
+
+def _bind(lib: ctypes.CDLL, prototypes: dict) -> ctypes.CDLL:
+    for name, (res, args) in prototypes.items():
+        f = getattr(lib, name)
+        f.restype, f.argtypes = res, args
+    return lib
+
+
+_dll_dir = None  # Windows: os.add_dll_directory's handle, kept while the process runs
 
 
 class _Loaded:
@@ -136,18 +162,18 @@ _loaded: Optional[_Loaded] = None
 
 def load() -> _Loaded:
     """Loads (once per process) the library of the launcher's choice; MLError if none runs here."""
-    global _loaded
+    global _loaded, _dll_dir
     with _lock:
         if _loaded is not None:
             return _loaded
         installed = _installed()
-        probe_path = os.path.join(LIB_DIR, "libml_probe.so")
+        probe_path = os.path.join(LIB_DIR, PROBE_LIBRARY)
         if not os.path.exists(probe_path):
             raise MLError(1, "legacy_ml: %s is missing: the package was built without its libraries "
                              "(python/README.md)" % probe_path)
-        probe = ctypes.CDLL(probe_path)
-        probe.ml_probe_choose.restype = c_int
-        probe.ml_probe_choose.argtypes = [c_char_p, c_char_p, c_char_p, c_size_t, c_char_p, c_size_t]
+        if os.name == "nt" and hasattr(os, "add_dll_directory") and _dll_dir is None:  # Python >= 3.8
+            _dll_dir = os.add_dll_directory(LIB_DIR)  # (the DLLs import only Windows' own DLLs today)
+        probe = _bind(ctypes.CDLL(probe_path), _PROBE_PROTOTYPES)
         isa = ctypes.create_string_buffer(64)
         why = ctypes.create_string_buffer(1024)
         forced = os.environ.get("ML_ISA") or None
@@ -155,11 +181,8 @@ def load() -> _Loaded:
                                    isa, 64, why, 1024)
         if st != 0:
             raise MLError(st, "legacy_ml: " + why.value.decode())
-        path = os.path.join(LIB_DIR, "libml_%s.so" % isa.value.decode())
-        lib = ctypes.CDLL(path)
-        for name, (res, args) in _PROTOTYPES.items():
-            f = getattr(lib, name)
-            f.restype, f.argtypes = res, args
+        path = os.path.join(LIB_DIR, ISA_LIBRARY % isa.value.decode())
+        lib = _bind(ctypes.CDLL(path), _PROTOTYPES)
         _loaded = _Loaded(lib, isa.value.decode(), why.value.decode(), path)
         return _loaded
 
@@ -174,7 +197,6 @@ def info() -> dict:
     """Which build this process runs and why: {"isa", "why", "library", "installed", "arch",
     "hwy_target"}; "why" is the launcher's text (ML_LAUNCHER_CHOICE)."""
     ld = load()
-    probe = ctypes.CDLL(os.path.join(LIB_DIR, "libml_probe.so"))
-    probe.ml_probe_arch.restype = c_char_p
+    probe = _bind(ctypes.CDLL(os.path.join(LIB_DIR, PROBE_LIBRARY)), _PROBE_PROTOTYPES)
     return {"isa": ld.isa, "why": ld.why, "library": ld.path, "installed": _installed(),
             "arch": probe.ml_probe_arch().decode(), "hwy_target": (ld.lib.ml_hwy_target() or b"").decode()}

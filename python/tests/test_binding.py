@@ -13,7 +13,9 @@
   - a stream left unfinished refuses to go on once a newer generation started on its Llama;
   - garbage collection frees the model: RSS (/proc/self/statm) back down after the last reference
     (a reference cycle) is collected;
-  - the build choice: info() names the preset's ISA and the launcher's reason; ML_ISA=nosuch refuses.
+  - the build choice: info() names the preset's ISA and the launcher's reason; ML_ISA=nosuch refuses;
+  - the library names per platform (_native.LIBRARY_NAMES): Windows' names (ml_<isa>.dll, the zip's wheel: verify/package_test.py) read as ISAs with
+    the probe, mingw's import libraries and other platforms' files left out.
 """
 import gc
 import json
@@ -290,6 +292,15 @@ def test_info_names_the_build_and_why():
     assert i["why"].startswith(i["isa"] + " (")
     assert i["isa"] in i["installed"] and i["arch"] in ("x86_64", "aarch64", "armv7", "riscv64")
     assert os.path.basename(i["library"]) == "libml_%s.so" % i["isa"]
+
+
+def test_library_names_per_platform():
+    from legacy_ml import _native as N
+    assert (N.ISA_LIBRARY, N.PROBE_LIBRARY) == N.LIBRARY_NAMES["posix"]  # the table in effect here
+    files = ["ml_avx512vnni.dll", "ml_probe.dll", "ml_sse2.dll", "ml_avx2.dll", "libml_sse2.dll.a", "ml_.dll",
+             "libml_avx2.so", "libml_probe.so", "ml_sse2.def"]
+    assert N.installed_isas(files, *N.LIBRARY_NAMES["nt"]) == ["avx2", "avx512vnni", "sse2"]
+    assert N.installed_isas(files, *N.LIBRARY_NAMES["posix"]) == ["avx2"]
 
 
 def test_ml_isa_is_honoured():
