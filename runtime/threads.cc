@@ -122,7 +122,7 @@ void ThreadPool::share(int units) {
 // then LDAR as a plain store and a plain load, which x86 reorders (the store waits in the store
 // buffer as the load reads): the caller slept with remaining_ at 0, the worker slept too, and
 // ml_tests "batched prefill*" hung under qemu-aarch64. A read-modify-write is a locked instruction
-// there, and a full barrier on every target. (ctest threads.pool crosses the end 24000 times.)
+// there, and a full barrier on every target. (ctest threads.pool crosses the end 12000 times.)
 void ThreadPool::done(int units) {
   if (remaining_.fetch_sub(units) == units && caller_sleeps_.load()) {
     std::lock_guard<std::mutex> lock(mu_);
