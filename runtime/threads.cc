@@ -110,8 +110,19 @@ void ThreadPool::share(int units) {
   }
 }
 
-// The last unit (or worker) done wakes the caller if it went to sleep (dispatch): its fetch_sub
-// and the caller's flag are seq_cst, so either this sees the flag or the caller sees zero.
+// The protocol has two handshakes of the store-buffering shape (each side writes its variable,
+// then reads the other's; at least one must see the other's write):
+//   the end: the last done() decrements remaining_, then reads caller_sleeps_; the caller, going
+//     to sleep, sets caller_sleeps_, then reads remaining_. Both missing: nobody wakes the caller.
+//   the close: a worker joining counts itself in active_, then reads open_; the caller closes
+//     open_, then reads active_. Both missing: a worker runs a job after its caller returned.
+// Each write is a read-modify-write (the workers' fetch_add/fetch_sub, the caller's exchange), not
+// a seq_cst store. C++ promises the pair with seq_cst stores, and so do x86 (XCHG) and AArch64
+// hardware (STLR then LDAR stay in order), but qemu-user 7.2 on an x86 host runs AArch64's STLR
+// then LDAR as a plain store and a plain load, which x86 reorders (the store waits in the store
+// buffer as the load reads): the caller slept with remaining_ at 0, the worker slept too, and
+// ml_tests "batched prefill*" hung under qemu-aarch64. A read-modify-write is a locked instruction
+// there, and a full barrier on every target. (ctest threads.pool crosses the end 12000 times.)
 void ThreadPool::done(int units) {
   if (remaining_.fetch_sub(units) == units && caller_sleeps_.load()) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -125,8 +136,8 @@ void ThreadPool::stolen(uint64_t chunks) {
 // units < 0: every thread runs the job (run); else the job claims units (run_units) and the
 // caller returns once all are done, whether or not every worker has joined. A worker joins by
 // counting itself in active_ and then checking the job is still open; the caller closes the job
-// and then waits for active_ to drain (both seq_cst: one of them sees the other), so no worker
-// touches a job's context after run_units returns.
+// and then waits for active_ to drain (the close, above done()), so no worker touches a job's
+// context after run_units returns.
 void ThreadPool::dispatch(Job job, void *ctx, int units) {
   const bool prof = g_profiling.load(std::memory_order_relaxed);
   const uint64_t start = prof ? now_ns() : 0;
@@ -157,12 +168,12 @@ void ThreadPool::dispatch(Job job, void *ctx, int units) {
       continue;
     }
     std::unique_lock<std::mutex> lock(mu_);
-    caller_sleeps_.store(true);
+    caller_sleeps_.exchange(true);  // not a store: the end, above done()
     done_cv_.wait(lock, [&] { return remaining_.load() <= 0; });
     caller_sleeps_.store(false);
     break;
   }
-  open_.store(0);
+  open_.exchange(0);  // not a store: the close, above done()
   wait_until([&] { return active_.load() == 0; });
   if (prof) {
     const uint64_t end = now_ns();

@@ -110,8 +110,8 @@ SANITIZERS = {
                         "sanitize-avx2)",
          "cacheVariables": {"ML_ISA": "scalar", "ML_SANITIZE": "address,undefined", "ML_FUZZ": "ON"}},
         {"name": "tsan", "inherits": "sanitize-base",
-         "displayName": "CI: TSan, AVX2 build (clang): the thread pool's users (e2e.threads, e2e.batch, e2e.random, "
-                        "e2e.panels, bench.decode at 2 threads, cli) and ml_server (server, server.load, server.openai)",
+         "displayName": "CI: TSan, AVX2 build (clang): the thread pool (threads.pool) and its users (e2e.threads, e2e.batch, "
+                        "e2e.random, e2e.panels, bench.decode at 2 threads, cli) and ml_server (server, server.load, server.openai)",
          "cacheVariables": {"ML_ISA": "avx2", "ML_SANITIZE": "thread"}},
     ],
     "buildPresets": [
@@ -133,7 +133,7 @@ SANITIZERS = {
         {"name": "tsan", "inherits": "sanitize-test-base", "configurePreset": "tsan",
          "environment": {"TSAN_OPTIONS": "halt_on_error=1:abort_on_error=0:exitcode=66:second_deadlock_stack=1:"
                                          "history_size=4"},
-         "filter": {"include": {"name": "^(e2e\\.(threads|batch|random|panels)|bench\\.decode|cli|server(\\..*)?)$"}}},
+         "filter": {"include": {"name": "^(e2e\\.(threads|batch|random|panels)|threads\\.pool|bench\\.decode|cli|server(\\..*)?)$"}}},
     ],
     "workflow": ["sanitize-avx2", "fuzz", "tsan"],
 }
