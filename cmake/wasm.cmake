@@ -108,9 +108,15 @@ function(ml_wasm_targets)
     target_link_options(ml_web PRIVATE "-sPTHREAD_POOL_SIZE=Math.max(4,Math.min(self.navigator.hardwareConcurrency||1,16))")
   endif()
   set_target_properties(ml_web PROPERTIES OUTPUT_NAME ml_web_${_variant} SUFFIX ".mjs")
+  # Memory grows to what malloc asks for plus 20 % of the memory (Emscripten's geometric step), at
+  # most 2 MiB past the request. Wasm memory never shrinks, and the default cap (96 MiB past each
+  # request) put a TinyLlama-shape page 96 MiB over issue 35's bound (file + KV cache + 64 MiB): the
+  # tokenizer's small buffer after the 656 MiB model buffer, then the context's arena, each grew it
+  # 96 MiB past the need (docs/bench.md). Loading grows memory three or four times whatever the cap
+  # (the model buffer, the tokenizer, the arena: one allocation each), so the small cap costs no time.
   target_link_options(ml_web PRIVATE
     -O2 --no-entry -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=${_env} -sEXPORT_NAME=createMlModule
-    -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sFILESYSTEM=1
+    -sALLOW_MEMORY_GROWTH=1 -sMEMORY_GROWTH_GEOMETRIC_CAP=2MB -sMAXIMUM_MEMORY=4GB -sFILESYSTEM=1
     "-sEXPORTED_FUNCTIONS=${ML_WEB_EXPORTS}"
     "-sEXPORTED_RUNTIME_METHODS=FS,UTF8ToString,stringToUTF8,lengthBytesUTF8")
 

@@ -48,13 +48,20 @@ endif()
 # the plain sampler, logit_bias bans and forces, logprobs <= 0 with the chosen token the top entry at
 # temperature 0, JSON-schema outputs that JSON.parse and validate (ajv from tools/npm when installed,
 # by hand always), json_object, and the runtime's one-line errors (a schema's "pattern", bad chain
-# values). Runs the module the pages load, on stories260K.gguf with its own tokenizer.
+# values). Runs the module the pages load, on stories260K.gguf with its own tokenizer. Then issue 35's
+# memory bound on the npm engine's loading path (wasm/loader.js): wasm memory <= file + KV cache +
+# 64 MiB for a random model with a 14 MB file and a 512 MiB cache (fixture.wasm_memory: 16 layers,
+# 32768 positions), and a second load after ml_close and freeModel grows nothing.
 set(_gguf "${ML_SHARED_DIR}/models/stories260K/stories260K.gguf")
 if(ML_NODE_EXE)
+  set(_memory_model "${CMAKE_BINARY_DIR}/random_longctx_q8_0.mlb")
+  add_test(NAME fixture.wasm_memory COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/tools/gen_random.py ${_memory_model}
+                                            --layers 16 --seq 32768 --wtype q8_0 -q)
+  set_tests_properties(fixture.wasm_memory PROPERTIES FIXTURES_SETUP wasm_memory ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
   add_test(NAME wasm.api
            COMMAND ${ML_NODE_EXE} --no-warnings ${PROJECT_SOURCE_DIR}/wasm/api_test.mjs $<TARGET_FILE:ml_web> ${_gguf}
-                   ${PROJECT_SOURCE_DIR}/tools/npm/node_modules)
-  set_tests_properties(wasm.api PROPERTIES TIMEOUT 600)
+                   ${_memory_model} ${ML_SHARED_DIR}/models/stories260K/tok512.bin ${PROJECT_SOURCE_DIR}/tools/npm/node_modules)
+  set_tests_properties(wasm.api PROPERTIES TIMEOUT 600 FIXTURES_REQUIRED wasm_memory)
   if(NOT EXISTS "${_gguf}")
     set_tests_properties(wasm.api PROPERTIES DISABLED TRUE)  # as wasm.browser: CI has ../shared
   endif()
