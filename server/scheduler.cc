@@ -321,21 +321,12 @@ std::shared_ptr<Job> Scheduler::make_job(Request r) {
     }
   }
 
-  // Tokens: a prompt as ml_run (BOS first; byte-level without BOS and an empty prompt starts
-  // from EOS), a chat as ml_chat_encode (BOS only where the template writes it).
-  {
+  {  // Tokens: as ml_run's (native/cli.h encode_prompt).
     std::lock_guard<std::mutex> lk(tok_mu_);
-    j->prompt.resize(ml_encode_bound(base_, text.size()) + 1);
-    int n = 0;
-    const ml_status s = j->req.chat ? ml_chat_encode(base_, text.c_str(), j->prompt.data(), int(j->prompt.size()), &n)
-                             : ml_encode(base_, text.c_str(), 1, j->prompt.data(), int(j->prompt.size()), &n);
-    if (s != ML_OK) throw bad(std::string("cannot tokenize the prompt: ") + ml_last_error());
-    j->prompt.resize(size_t(n));
+    if (ml::cli::encode_prompt(base_, text, j->req.chat, tok_.eos_id, &j->prompt) != ML_OK)
+      throw bad(std::string("cannot tokenize the prompt: ") + ml_last_error());
   }
-  if (j->prompt.empty()) {
-    if (tok_.eos_id < 0) throw bad("the prompt is empty and the tokenizer has neither BOS nor EOS to start from");
-    j->prompt.push_back(tok_.eos_id);
-  }
+  if (j->prompt.empty()) throw bad("the prompt is empty and the tokenizer has neither BOS nor EOS to start from");
   const long n_prompt = long(j->prompt.size());
   if (n_prompt >= info.max_seq)
     throw bad("the prompt is " + std::to_string(n_prompt) + " tokens but the context holds " +
