@@ -100,6 +100,15 @@ inline ml_status encode_prompt(ml_ctx *ctx, const std::string &text, bool chat, 
   return s;
 }
 
+// A chat format: `name` (--chat-template) when given, else the tokenizer's template's; then its
+// end-of-turn and stop ids (ml_chat_stop_ids). On failure *format tells which step failed: still
+// ML_CHAT_UNKNOWN, naming or detecting the format; else the stop ids.
+inline ml_status chat_format(const ml_ctx *ctx, const char *name, ml_chat_format *format, const int **ids, int *n) {
+  *format = ML_CHAT_UNKNOWN;
+  if (const ml_status s = name ? ml_chat_parse_name(name, format) : ml_chat_detect(ctx, format)) return s;
+  return ml_chat_stop_ids(ctx, *format, ids, n);
+}
+
 inline double now_ms() {
   using namespace std::chrono;
   return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();

@@ -325,11 +325,9 @@ void show(const char *text) {
 // writes it), -n tokens, or the end of the context.
 int run_chat(ml_ctx *ctx, Args &a, const ml_model_info &info, const ml_tokenizer_info &tok, double load_ms) {
   ml_chat_format fmt = ML_CHAT_UNKNOWN;
-  if (const ml_status s = a.chat_template ? ml_chat_parse_name(a.chat_template, &fmt) : ml_chat_detect(ctx, &fmt))
-    return fail_status(s);
   const int *stop_ids = nullptr;
   int n_stop = 0;
-  if (const ml_status s = ml_chat_stop_ids(ctx, fmt, &stop_ids, &n_stop)) return fail_status(s);
+  if (const ml_status s = ml::cli::chat_format(ctx, a.chat_template, &fmt, &stop_ids, &n_stop)) return fail_status(s);
   ml_status st = ML_OK;  // a reply ends at the format's end of turn, the tokenizer's stop ids, BOS (as one-shot)
   const Session session = new_session(ctx, a, tok.bos_id, stop_ids, n_stop, a.steps_given ? a.steps : 0, &st);
   if (st) return fail_status(st);

@@ -85,30 +85,22 @@ int Scheduler::open(const char *model, const char *tokenizer, const ml_options &
 }
 
 int Scheduler::open_chat(const char *chat_template) {
-  // Chat template: named, else detected; without one, chat requests get a clear 400.
+  // Chat template: named, else detected (native/cli.h); without one, chat requests get a clear 400.
   ml_chat_format f = ML_CHAT_UNKNOWN;
-  if (chat_template) {
-    if (ml_chat_parse_name(chat_template, &f) != ML_OK) {
-      std::fprintf(stderr, "ml_server: --chat-template %s: %s\n", chat_template, ml_last_error());
-      return int(ML_E_ARG);
-    }
-  } else if (ml_chat_detect(base_, &f) != ML_OK) {
+  const int *ids = nullptr;
+  int n = 0;
+  if (ml::cli::chat_format(base_, chat_template, &f, &ids, &n) == ML_OK) {
+    chat_stop_.assign(ids, ids + n);
+    chat_format_ = int(f);
+    return 0;
+  }
+  if (f != ML_CHAT_UNKNOWN)  // a named or detected format without its stop ids: a detected one leaves completions only
+    std::fprintf(stderr, "ml_server: chat format %s: %s\n", ml_chat_format_name(f), ml_last_error());
+  else if (chat_template)
+    std::fprintf(stderr, "ml_server: --chat-template %s: %s\n", chat_template, ml_last_error());
+  else
     std::fprintf(stderr, "ml_server: %s; /v1/chat/completions is unavailable\n", ml_last_error());
-    f = ML_CHAT_UNKNOWN;
-  }
-  if (f != ML_CHAT_UNKNOWN) {
-    const int *ids = nullptr;
-    int n = 0;
-    if (ml_chat_stop_ids(base_, f, &ids, &n) != ML_OK) {
-      std::fprintf(stderr, "ml_server: chat format %s: %s\n", ml_chat_format_name(f), ml_last_error());
-      if (chat_template) return int(ML_E_ARG);
-      f = ML_CHAT_UNKNOWN;  // detected but unusable: completions only
-    } else {
-      chat_stop_.assign(ids, ids + n);
-    }
-  }
-  chat_format_ = int(f);
-  return 0;
+  return chat_template ? int(ML_E_ARG) : 0;
 }
 
 void Scheduler::finish(Slot &s, const char *reason, const std::string &error) {
