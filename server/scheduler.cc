@@ -231,21 +231,7 @@ void Scheduler::run() {
         for (const std::string &st : j->req.stop) stops.push_back(st.c_str());
         ml_session_options o;
         ml_session_options_init(&o);
-        ml_sampling sp;
-        ml_sampling_default(&sp);
-        sp.temperature = j->req.temperature;
-        sp.top_p = j->req.top_p;
-        sp.seed = j->seed;
-        sp.top_k = j->req.top_k;
-        sp.min_p = j->req.min_p;
-        sp.repeat_penalty = j->req.repeat_penalty;
-        sp.repeat_last_n = j->req.repeat_last_n;
-        sp.presence_penalty = j->req.presence_penalty;
-        sp.frequency_penalty = j->req.frequency_penalty;
-        sp.n_logit_bias = int(j->bias_ids.size());
-        sp.logit_bias_ids = j->bias_ids.data();
-        sp.logit_bias = j->bias.data();
-        o.sampling = &sp;
+        o.sampling = &j->req.sampling;
         o.constraint = j->constraint ? ml_json_constraint_get(j->constraint.get()) : nullptr;
         o.logprobs = j->req.logprobs ? 1 : 0;
         o.top_logprobs = j->req.top_logprobs;
@@ -275,8 +261,9 @@ std::shared_ptr<Job> Scheduler::make_job(Request r) {
   auto bad = [](const std::string &m) { return HttpError{400, m, "invalid_request_error"}; };
   auto j = std::make_shared<Job>();
   j->req = std::move(r);
-  j->seed = j->req.has_seed ? j->req.seed : uint64_t(std::time(nullptr)) * 0x9E3779B97F4A7C15ull + ids_.fetch_add(1);
-  if (j->seed == 0) j->seed = 1;  // the xorshift state must not be 0
+  ml_sampling &sp = j->req.sampling;  // the request's chain, with its seed and logit bias set here
+  if (!j->req.has_seed) sp.seed = uint64_t(std::time(nullptr)) * 0x9E3779B97F4A7C15ull + ids_.fetch_add(1);
+  if (sp.seed == 0) sp.seed = 1;  // the xorshift state must not be 0
   for (const auto &b : j->req.logit_bias) {
     if (b.first >= info.vocab)
       throw bad("'logit_bias[\"" + std::to_string(b.first) + "\"]': token " + std::to_string(b.first) +
@@ -284,6 +271,9 @@ std::shared_ptr<Job> Scheduler::make_job(Request r) {
     j->bias_ids.push_back(int(b.first));
     j->bias.push_back(b.second);
   }
+  sp.n_logit_bias = int(j->bias_ids.size());
+  sp.logit_bias_ids = j->bias_ids.data();
+  sp.logit_bias = j->bias.data();
   std::string text = j->req.prompt;
   if (j->req.chat) {
     if (chat_format_ == 0)

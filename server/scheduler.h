@@ -50,8 +50,7 @@ struct Job {
   std::vector<int> prompt;
   std::vector<int> end_ids;  // tokens that end generation (BOS, EOS, EOT, the template's)
   int max_tokens = 0;
-  uint64_t seed = 1;
-  std::vector<int> bias_ids;  // the request's logit_bias, as ml_sampling takes it
+  std::vector<int> bias_ids;  // the request's logit_bias, as ml_sampling takes it (req.sampling points here)
   std::vector<float> bias;
   std::unique_ptr<ml_json_constraint, void (*)(ml_json_constraint *)> constraint{nullptr, ml_json_constraint_free};
   int tool_format = 0;       // ml_chat_format whose tool calls the reply is parsed for (0: no tools offered)
