@@ -431,10 +431,11 @@ int Server::run(const Args &a) {
       res.set_content(json{{"object", "list"}, {"data", json::array({m})}}.dump(), "application/json");
     });
   svr.Get("/health", [this](const httplib::Request &, httplib::Response &res) {
-    int busy = 0, idle = 0;
     size_t queued = 0;
-    sched_.load(&busy, &idle, &queued);
-    const json h = {{"status", "ok"}, {"slots_idle", idle}, {"slots_processing", busy},
+    int busy = 0;
+    const std::vector<Scheduler::SlotView> slots = sched_.slot_views(&queued);
+    for (const Scheduler::SlotView &s : slots) busy += s.busy ? 1 : 0;
+    const json h = {{"status", "ok"}, {"slots_idle", int(slots.size()) - busy}, {"slots_processing", busy},
                     {"requests_queued", queued}};
     res.set_content(h.dump(), "application/json");
   });

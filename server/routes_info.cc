@@ -64,10 +64,9 @@ void add_info_routes(httplib::Server &svr, const InfoRoutes &r) {
     res.set_content(reinterpret_cast<const char *>(kPage), sizeof kPage, "text/html; charset=utf-8");
   });
   svr.Get("/metrics", [&sched, &metrics](const httplib::Request &, httplib::Response &res) {
-    int busy = 0, idle = 0;
     size_t queued = 0;
-    sched.load(&busy, &idle, &queued);
-    res.set_content(metrics.render(sched.slot_views(), queued, sched.info.max_seq), "text/plain; version=0.0.4");
+    const std::vector<Scheduler::SlotView> slots = sched.slot_views(&queued);
+    res.set_content(metrics.render(slots, queued, sched.info.max_seq), "text/plain; version=0.0.4");
   });
   svr.Get("/slots", [&sched](const httplib::Request &, httplib::Response &res) {
     json a = json::array();

@@ -54,14 +54,6 @@ bool Scheduler::submit(const std::shared_ptr<Job> &j, size_t *busy) {
   return true;
 }
 
-void Scheduler::load(int *busy, int *idle, size_t *queued) {
-  std::lock_guard<std::mutex> lk(mu);
-  *busy = 0;
-  for (const Slot &s : slots_) *busy += s.job ? 1 : 0;
-  *idle = int(slots_.size()) - *busy;
-  *queued = queue_.size();
-}
-
 int Scheduler::open(const char *model, const char *tokenizer, const ml_options &o, int parallel, size_t queue_cap) {
   if (const ml_status s = ml_open(&base_, model, tokenizer, &o)) {
     std::fprintf(stderr, "ml_server: %s\n", ml_last_error());
@@ -104,17 +96,11 @@ int Scheduler::open_chat(const char *chat_template) {
 }
 
 void Scheduler::finish(Slot &s, const char *reason, const std::string &error) {
-  const std::shared_ptr<Job> j = s.job;  // alive until notified
-  {
-    std::lock_guard<std::mutex> lk(mu);  // s.job is read under mu (load(), slot_views())
-    j->done = true;
-    j->finish = reason;
-    j->error = error;
-    j->t_done = ml::cli::now_ms();
-    s.job.reset();
-    s.last_used = ++tick_;
-  }
-  j->cv.notify_all();
+  std::lock_guard<std::mutex> lk(mu);  // s.job is read under mu (slot_views())
+  s.job->t_done = ml::cli::now_ms();
+  end_job(*s.job, reason, error);
+  s.job.reset();
+  s.last_used = ++tick_;
 }
 
 // The prompt of one slot, a batch (at most the context's batch size) at a time: the slot queued
