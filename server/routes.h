@@ -40,12 +40,7 @@ class Metrics {
 // An OpenAI-style error: {"error": {"message", "type", "code"}}; type from the status when null.
 void send_error(httplib::Response &res, int status, const std::string &message, const char *type = nullptr);
 
-struct InfoRoutes {
-  Scheduler &sched;
-  Metrics &metrics;
-  std::string model_name, model_path;
-  int n_slots = 1;
-};
-void add_info_routes(httplib::Server &svr, const InfoRoutes &r);
+void add_info_routes(httplib::Server &svr, Scheduler &sched, Metrics &metrics, const std::string &model_name,
+                     const std::string &model_path, int n_slots);
 
 }  // namespace ml::server

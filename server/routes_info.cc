@@ -56,9 +56,8 @@ void send_error(httplib::Response &res, int status, const std::string &message, 
   res.set_content(dump(json{{"error", {{"message", message}, {"type", type}, {"code", status}}}}), "application/json");
 }
 
-void add_info_routes(httplib::Server &svr, const InfoRoutes &r) {
-  Scheduler &sched = r.sched;
-  Metrics &metrics = r.metrics;
+void add_info_routes(httplib::Server &svr, Scheduler &sched, Metrics &metrics, const std::string &model_name,
+                     const std::string &model_path, int n_slots) {
   svr.Get("/", [](const httplib::Request &, httplib::Response &res) {
     res.set_header("Content-Security-Policy", "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'");
     res.set_content(reinterpret_cast<const char *>(kPage), sizeof kPage, "text/html; charset=utf-8");
@@ -75,13 +74,13 @@ void add_info_routes(httplib::Server &svr, const InfoRoutes &r) {
                    {"n_prompt_tokens", s.n_prompt}, {"n_decoded", s.n_decoded}});
     res.set_content(dump(a), "application/json");
   });
-  svr.Get("/props", [r](const httplib::Request &, httplib::Response &res) {
-    const ml_model_info &i = r.sched.info;
-    const int f = r.sched.chat_format();
+  svr.Get("/props", [&sched, model_name, model_path, n_slots](const httplib::Request &, httplib::Response &res) {
+    const ml_model_info &i = sched.info;
+    const int f = sched.chat_format();
     const json p = {
-        {"model_path", r.model_path},
-        {"model", r.model_name},
-        {"total_slots", r.n_slots},
+        {"model_path", model_path},
+        {"model", model_name},
+        {"total_slots", n_slots},
         {"n_ctx", i.max_seq},
         {"n_vocab", i.vocab},
         {"arch", i.arch},
