@@ -25,7 +25,6 @@
 #include "native/cli.h"
 #include "native/options.h"
 #include "runtime/ml.h"
-#include "runtime/text/unicode.h"
 #include "http_policy.h"
 #include "request.h"
 #include "routes.h"
@@ -210,18 +209,9 @@ json reply_message(const Job &j, const std::string &id, std::string *finish) {
 }
 
 void Server::handle_completion(const httplib::Request &req, httplib::Response &res, bool chat) {
-  size_t bad_at = 0;
-  if (!ml::unicode::valid_utf8(req.body.data(), req.body.size(), &bad_at))
-    return send_error(res, 400, "the request body is not valid UTF-8 (byte " + std::to_string(bad_at) + ")");
-  nlohmann::ordered_json body;  // key order kept: tools are written into the prompt as sent
-  try {
-    body = nlohmann::ordered_json::parse(req.body);
-  } catch (const json::exception &e) {
-    return send_error(res, 400, std::string("malformed JSON: ") + e.what());
-  }
   std::shared_ptr<Job> job;
-  try {
-    job = sched_.make_job(parse_request(body, chat));
+  try {  // the body's key order kept (object_body): tools are written into the prompt as sent
+    job = sched_.make_job(parse_request(object_body(req), chat));
   } catch (const HttpError &e) {
     return send_error(res, e.status, e.message, e.type.c_str());
   } catch (const json::exception &e) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 
 #include "scheduler.h"
 
@@ -36,6 +37,10 @@ class Metrics {
   uint64_t jobs_ = 0, prompt_tokens_ = 0, cached_tokens_ = 0, generated_tokens_ = 0;
   double prompt_ms_ = 0, generation_ms_ = 0;
 };
+
+// A POST body as a JSON object, its key order kept; HttpError 400 when it is not UTF-8, not JSON or
+// not an object.
+nlohmann::ordered_json object_body(const httplib::Request &req);
 
 // An OpenAI-style error: {"error": {"message", "type", "code"}}; type from the status when null.
 void send_error(httplib::Response &res, int status, const std::string &message, const char *type = nullptr);
