@@ -17,7 +17,10 @@
 import {createEngine} from './node_modules/legacy-ml/index.js';
 import {Wllama} from './wllama/esm/index.js';
 
-const log = (s) => { document.getElementById('log').textContent += s + '\n'; };
+const log = (s) => {
+  document.getElementById('log').textContent += s + '\n';
+  console.log(s);  // the driver prints the page's console lines as progress
+};
 const BAN = {};
 for (let id = 0; id <= 258; id++) BAN[id] = -1000;
 

@@ -1,17 +1,19 @@
 // wasm/bench: legacy-ml's npm package against @wllama/wllama (llama.cpp in WebAssembly) in headless
 // Chromium, side by side on the same GGUF files. Run by hand through side_by_side.sh, which
 // prepares WWW; not a test.
-//   NODE_PATH=<playwright-core's node_modules> node side_by_side.mjs --www WWW --models NAME=FILE,...
+//   NODE_PATH=<playwright-core's node_modules> node side_by_side.mjs --www WWW --models NAME=FILE=CTX,...
 //       [--threads 1,2] [--engines legacy-ml,wllama] [--rounds 3] [--tokens 64] [--prompt-tokens 64]
 //       [--ctx 0] [--json OUT.jsonl]
 // WWW holds bench.html, bench.js, memhook.js, node_modules/legacy-ml (the installed package),
-// wllama/ (@wllama/wllama) and the FILEs (paths relative to WWW). It is served cross-origin isolated
-// by wasm/serve.mjs (COOP/COEP), so both engines may run threads. For each model x thread count,
-// each engine gets a fresh browser context and page (bench.js: load, warm-up, then --rounds
-// requests of a --prompt-tokens prompt and --tokens greedy tokens); afterwards the driver reads the
-// bytes of every WebAssembly.Memory the engine's Worker made (memhook.js): the same method for
-// both. Prints one markdown row per cell: median prompt and decode tok/s of each engine over the
-// rounds, the wasm memory, and ours / wllama; --json writes every round's raw figures.
+// wllama/ (@wllama/wllama) and the FILEs (paths relative to WWW); CTX: the model's context, which
+// both engines open (legacy-ml max_seq, wllama n_ctx) unless --ctx N sets another. WWW is served
+// cross-origin isolated by wasm/serve.mjs (COOP/COEP), so both engines may run threads. For each
+// model x thread count, each engine gets a fresh browser context and page (bench.js: load,
+// warm-up, then --rounds requests of a --prompt-tokens prompt and --tokens greedy tokens);
+// afterwards the driver reads the bytes of every WebAssembly.Memory the engine's Worker made
+// (memhook.js): the same method for both. Prints one markdown row per cell: median prompt and
+// decode tok/s of each engine over the rounds, the wasm memory, and ours / wllama; the log
+// (stderr) has each round, wllama's own timings and any note; --json writes the raw figures.
 import {spawn} from 'node:child_process';
 import fs from 'node:fs';
 import {createRequire} from 'node:module';
@@ -76,20 +78,28 @@ const median = (xs) => {
   return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
 };
 
-async function cell(browser, base, engine, file, threads) {
+async function cell(browser, base, engine, file, threads, ctx) {
   const context = await browser.newContext();
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+    say(`  [${engine}${m.type() === 'log' ? '' : ' ' + m.type()}] ${m.text()}`);
+  });
+  page.on('worker', (w) => w.on('console', (m) => say(`  [${engine} worker ${m.type()}] ${m.text()}`)));
   try {
     await page.goto(`${base}bench.html`);
     await page.waitForFunction(() => window.ready === true, null, {timeout: 60000});
-    const r = await page.evaluate((o) => window.bench.run(o), {engine, model: file, threads, ctx: ctxOpt || undefined,
+    const r = await page.evaluate((o) => window.bench.run(o), {engine, model: file, threads, ctx,
                                                             prompts, maxTokens: tokens});
+    // Every Worker the page started holds memhook.js's list; the pthreads' own workers (started by
+    // those) do not, and one blocked in Atomics.wait never answers: 5 s each, then skipped.
     const mems = [];
     for (const w of page.workers()) {
-      const m = await w.evaluate(() => (self.__wasmMemories ? self.__wasmMemories.map((x) => x.buffer.byteLength) : null)).catch(() => null);
+      const m = await Promise.race([
+        w.evaluate(() => (self.__wasmMemories ? self.__wasmMemories.map((x) => x.buffer.byteLength) : null)).catch(() => null),
+        new Promise((r) => setTimeout(r, 5000, null))]);
       if (m) mems.push(...m);
     }
     r.wasm_bytes = mems.reduce((s, x) => s + x, 0);
@@ -133,16 +143,18 @@ const ratio = (x, y) => (Number.isFinite(x) && Number.isFinite(y) && y > 0 ? `${
 const mib = (b) => (b ? (b / 1048576).toFixed(1) : '—');
 const rows = [];
 try {
-  console.log(`\n${tokens} greedy tokens after a ${promptTokens}-token prompt, median of ${rounds} rounds; tok/s by wall time in the page ` +
+  console.log(`\n${tokens} greedy tokens after a ${promptTokens}-token prompt${ctxOpt ? `, context ${ctxOpt}` : ''}, median of ${rounds} rounds; tok/s by wall time in the page ` +
               `(prompt: request to first token; decode: first to last token); wasm MiB: every WebAssembly.Memory of the engine's Worker after the run\n`);
   console.log('| model | threads | legacy-ml prompt tok/s | wllama prompt tok/s | ours/wllama | legacy-ml decode tok/s | wllama decode tok/s | ours/wllama | legacy-ml wasm MiB | wllama wasm MiB | ours/wllama |');
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
-  for (const [name, file] of models) {
+  for (const [name, file, modelCtx] of models) {
+    const ctx = ctxOpt || Number(modelCtx);
+    if (!(ctx > 0)) throw new Error(`--models ${name}: no context length (NAME=FILE=CTX)`);
     for (const threads of threadList) {
       const res = {};
       for (const engine of engines) {
         const c0 = Date.now();
-        res[engine] = await cell(browser, server.base, engine, file, threads);
+        res[engine] = await cell(browser, server.base, engine, file, threads, ctx);
         const r = res[engine];
         say(`${name} ${threads} thread(s) ${engine}: ${((Date.now() - c0) / 1000).toFixed(0)} s` +
             (r.error ? `: FAILED ${r.error}` : `: ${JSON.stringify(r.info)}, load ${r.load_ms.toFixed(0)} ms, prompt tokens evaluated ${r.prompt_evaluated}, ` +

@@ -65,7 +65,8 @@ for m in $(echo "$models" | tr ',' ' '); do
     "$py" "$src/tools/export.py" "random:${m%_q*}" "$work/models/$m.gguf" --format gguf --dtype "${m#*_}" \
       --tokenizer "$src/../shared/models/llama2-tokenizer/tokenizer.bin" >&2
   fi
-  list="$list${list:+,}$m=models/$m.gguf"
+  case $m in stories110m_*) ctx=1024 ;; *) ctx=2048 ;; esac  # the presets' context (gen_random.py)
+  list="$list${list:+,}$m=models/$m.gguf=$ctx"
 done
 
 # The package, installed as a user installs it.
