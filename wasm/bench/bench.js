@@ -1,10 +1,15 @@
 // wasm/bench's page script (bench.html): one engine, one model, one thread count per page load,
 // driven by side_by_side.mjs through window.bench.run(opts):
-//   opts: {engine: 'legacy-ml'|'wllama', model: URL, threads, ctx, prompts: [text, ...], maxTokens}
-// Both engines get the same File (fetched once), the same greedy requests and the same clock:
-//   - load: createEngine / new Wllama + loadModel, then one warm-up completion ('Hello', 8 tokens);
-//   - per prompt (each ~64 tokens, a different first word so that no engine reuses more than BOS
-//     from the previous request): a streamed completion of maxTokens tokens, temperature 0, with
+//   opts: {engine: 'legacy-ml'|'wllama', model: URL, source: 'url'|'file', threads, ctx,
+//          prompts: [text, ...], maxTokens}
+// Both engines get the same model, the same greedy requests and the same clock:
+//   - load: source 'url' (the default): the URL as each engine's users give it
+//     (createEngine({model: url, cache: false}): streamed from fetch into wasm memory;
+//     Wllama.loadModelFromUrl(url, {useCache: false}): downloaded into its OPFS store, then read
+//     from there); 'file': a File fetched once by the page, given to createEngine / loadModel([file]);
+//     then one warm-up completion ('Hello', 8 tokens);
+//   - per prompt (each exactly --prompt-tokens tokens after BOS, starting with another word so
+//     that no engine reuses more than BOS from the previous request): a streamed completion of maxTokens tokens, temperature 0, with
 //     the ids 0..258 (<unk>, <s>, </s> and the 256 byte tokens of the llama2 vocabulary) banned by
 //     logit_bias, so that a random-weight model neither stops early nor emits a partial UTF-8 piece
 //     and every token is one streamed chunk;
@@ -24,8 +29,8 @@ const log = (s) => {
 const BAN = {};
 for (let id = 0; id <= 258; id++) BAN[id] = -1000;
 
-async function openOurs(file, threads, ctx) {
-  const engine = await createEngine({model: file, threads, max_seq: ctx, cache: false});
+async function openOurs(model, threads, ctx) {
+  const engine = await createEngine({model, threads, max_seq: ctx, cache: false});
   return {
     info: {build: engine.info.build, threads: engine.info.threads, note: engine.info.threads_note},
     async *stream(prompt, maxTokens) {
@@ -38,16 +43,17 @@ async function openOurs(file, threads, ctx) {
       }
     },
     memory: async () => (await engine.memory()).wasm_memory_bytes,
-    unload: () => engine.unload(),
   };
 }
 
-async function openWllama(file, threads, ctx) {
+async function openWllama(model, threads, ctx) {
   const quiet = {debug: () => {}, log: () => {}, warn: (...a) => console.warn(...a), error: (...a) => console.error(...a)};
   const w = new Wllama({default: new URL('./wllama/esm/wasm/wllama.wasm', location.href).href},
                        {suppressNativeLog: true, logger: quiet});
   // n_gpu_layers 0: the CPU (wasm) backend only; otherwise wllama offloads to WebGPU where it finds it
-  await w.loadModel([file], {n_threads: threads, n_ctx: ctx, n_gpu_layers: 0});
+  const params = {n_threads: threads, n_ctx: ctx, n_gpu_layers: 0};
+  if (typeof model === 'string') await w.loadModelFromUrl(model, {...params, useCache: false});
+  else await w.loadModel([model], params);
   return {
     info: {build: w.isMultithread() ? 'multi-thread' : 'single-thread', threads: w.getNumThreads(), note: ''},
     async *stream(prompt, maxTokens) {
@@ -64,7 +70,6 @@ async function openWllama(file, threads, ctx) {
                               prompt_n: timings.prompt_n, cache_n: timings.cache_n, predicted_n: timings.predicted_n}};
     },
     memory: async () => null,
-    unload: () => w.exit(),
   };
 }
 
@@ -85,10 +90,11 @@ async function request(e, prompt, maxTokens) {
 }
 
 window.bench = {
-  async run({engine, model, threads, ctx, prompts, maxTokens}) {
-    const file = new File([await (await fetch(model)).blob()], model.split('/').pop());
+  async run({engine, model, source, threads, ctx, prompts, maxTokens}) {
+    const url = new URL(model, location.href).href;
+    const m = source === 'file' ? new File([await (await fetch(url)).blob()], url.split('/').pop()) : url;
     const t0 = performance.now();
-    const e = await (engine === 'wllama' ? openWllama : openOurs)(file, threads, ctx);
+    const e = await (engine === 'wllama' ? openWllama : openOurs)(m, threads, ctx);
     const warm = await request(e, 'Hello', 8);
     const load_ms = performance.now() - t0;
     log(`${engine} ${model} ${threads}: loaded in ${load_ms.toFixed(0)} ms (with the warm-up), ${JSON.stringify(e.info)}`);

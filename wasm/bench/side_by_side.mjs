@@ -3,7 +3,7 @@
 // prepares WWW; not a test.
 //   NODE_PATH=<playwright-core's node_modules> node side_by_side.mjs --www WWW --models NAME=FILE=CTX,...
 //       [--threads 1,2] [--engines legacy-ml,wllama] [--rounds 3] [--tokens 64] [--prompt-tokens 64]
-//       [--ctx 0] [--json OUT.jsonl]
+//       [--ctx 0] [--source url|file] [--json OUT.jsonl]
 // WWW holds bench.html, bench.js, memhook.js, node_modules/legacy-ml (the installed package),
 // wllama/ (@wllama/wllama) and the FILEs (paths relative to WWW); CTX: the model's context, which
 // both engines open (legacy-ml max_seq, wllama n_ctx) unless --ctx N sets another. WWW is served
@@ -22,7 +22,7 @@ import {fileURLToPath, pathToFileURL} from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
-const a = {threads: '1,2', engines: 'legacy-ml,wllama', rounds: '3', tokens: '64', 'prompt-tokens': '64', ctx: '0'};
+const a = {threads: '1,2', engines: 'legacy-ml,wllama', rounds: '3', tokens: '64', 'prompt-tokens': '64', ctx: '0', source: 'url'};
 for (let i = 2; i < process.argv.length; i += 2) {
   const k = process.argv[i].replace(/^--/, '');
   if (!(k in a) && !['www', 'models', 'json'].includes(k) || process.argv[i + 1] === undefined) {
@@ -36,6 +36,7 @@ const models = a.models.split(',').map((m) => m.split('='));
 const threadList = a.threads.split(',').map(Number);
 const engines = a.engines.split(',');
 const rounds = Number(a.rounds), tokens = Number(a.tokens), promptTokens = Number(a['prompt-tokens']), ctxOpt = Number(a.ctx);
+if (!['url', 'file'].includes(a.source)) throw new Error(`--source: ${a.source}: url or file`);
 for (const e of engines) if (!['legacy-ml', 'wllama'].includes(e)) throw new Error(`--engines: ${e}: legacy-ml or wllama`);
 const say = (s) => process.stderr.write(`side_by_side: ${s}\n`);
 
@@ -91,7 +92,7 @@ async function cell(browser, base, engine, file, threads, ctx) {
   try {
     await page.goto(`${base}bench.html`);
     await page.waitForFunction(() => window.ready === true, null, {timeout: 60000});
-    const r = await page.evaluate((o) => window.bench.run(o), {engine, model: file, threads, ctx,
+    const r = await page.evaluate((o) => window.bench.run(o), {engine, model: file, source: a.source, threads, ctx,
                                                             prompts, maxTokens: tokens});
     // Every Worker the page started holds memhook.js's list; the pthreads' own workers (started by
     // those) do not, and one blocked in Atomics.wait never answers: 5 s each, then skipped.
