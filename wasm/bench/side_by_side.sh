@@ -34,11 +34,17 @@ while [ $# -gt 0 ]; do
     --work) work=$2; shift 2 ;;
     --threads|--engines|--rounds|--tokens|--prompt-tokens|--ctx|--source|--json) [ $# -ge 2 ] || { echo "side_by_side.sh: $1 needs a value"; exit 2; }
       pass="$pass $1 $2"; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "side_by_side.sh: unknown option $1 (--help)"; exit 2 ;;
   esac
 done
 [ -n "$models" ] || { [ $quick = 1 ] && models=stories110m_q8_0,stories110m_q4_0 || models=stories110m_q8_0,stories110m_q4_0,tinyllama_q8_0,tinyllama_q4_0; }
+for m in $(echo "$models" | tr ',' ' '); do
+  case $m in
+    stories110m_q8_0|stories110m_q4_0|tinyllama_q8_0|tinyllama_q4_0) ;;
+    *) echo "side_by_side.sh: --models: $m is not one of stories110m_q8_0, stories110m_q4_0, tinyllama_q8_0, tinyllama_q4_0"; exit 2 ;;
+  esac
+done
 py=${ML_PYTHON:-/usr/bin/python3}
 t0=$(date +%s)
 say() { echo "side_by_side.sh: [$(($(date +%s) - t0)) s] $*" >&2; }
@@ -58,10 +64,6 @@ fi
 # The GGUF files.
 list=
 for m in $(echo "$models" | tr ',' ' '); do
-  case $m in
-    stories110m_q8_0|stories110m_q4_0|tinyllama_q8_0|tinyllama_q4_0) ;;
-    *) echo "side_by_side.sh: --models: $m is not one of stories110m_q8_0, stories110m_q4_0, tinyllama_q8_0, tinyllama_q4_0"; exit 2 ;;
-  esac
   if [ ! -f "$work/models/$m.gguf" ]; then
     say "writing $work/models/$m.gguf (tools/export.py random:${m%_q*} --dtype ${m#*_})"
     "$py" "$src/tools/export.py" "random:${m%_q*}" "$work/models/$m.gguf" --format gguf --dtype "${m#*_}" \
