@@ -18,7 +18,7 @@
 #   npm_package of BUILD (default build/wasm-simd128, which needs the wasm-scalar and
 #   wasm-simd128-threads builds' ml_web: docs/bench.md says the commands).
 # WORK (default build/bench-wllama) gets: npm/ (playwright-core, wasm/playwright_npm.sh),
-# npm-wllama/ (`npm ci` of this folder's lock file), models/, www/ (the served folder).
+# npm-wllama/ (`npm ci` of this folder's lock file, by the same script), models/, www/ (the served folder).
 # Needs node, npm (registry only for the first npm ci), /usr/bin/chromium, /usr/bin/python3 with numpy.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -53,13 +53,7 @@ work=$(cd "$work" && pwd)
 
 # playwright-core, as the Chromium tests get it; @wllama/wllama from this folder's lock file.
 sh "$src/wasm/playwright_npm.sh" "$src" "$work" >&2
-if ! cmp -s "$here/package-lock.json" "$work/npm-wllama/package-lock.json" ||
-   [ ! -f "$work/npm-wllama/node_modules/@wllama/wllama/package.json" ]; then
-  say "installing @wllama/wllama into $work/npm-wllama (npm ci)"
-  rm -rf "$work/npm-wllama" && mkdir -p "$work/npm-wllama"
-  cp "$here/package.json" "$here/package-lock.json" "$work/npm-wllama/"
-  (cd "$work/npm-wllama" && npm ci --no-audit --no-fund --loglevel=error) >&2
-fi
+sh "$src/wasm/playwright_npm.sh" "$src" "$work" "$here" npm-wllama @wllama/wllama >&2
 
 # The GGUF files.
 list=
