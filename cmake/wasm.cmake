@@ -56,7 +56,8 @@ set(ML_WEB_EXPORTS
     _mlw_config_new _mlw_config_free _mlw_config_sampling _mlw_config_logprobs _mlw_config_json
     _mlw_config_options _mlw_config_stops _mlw_logprobs_json)
 # The model loader's (wasm/loader_api.cc, wasm/loader.js).
-list(APPEND ML_WEB_EXPORTS _ml_open_memory _mlw_model_alloc _mlw_model_free _mlw_open_memory _mlw_plan_mlb _mlw_threads _mlw_max_threads)
+list(APPEND ML_WEB_EXPORTS _ml_open_memory _mlw_model_alloc _mlw_model_free _mlw_open_memory _mlw_plan_mlb _mlw_threads _mlw_max_threads
+     _mlw_gguf_begin _mlw_gguf_weight_bytes _mlw_gguf_kv_bytes _mlw_gguf_feed _mlw_gguf_open _mlw_gguf_free)
 string(REPLACE ";" "," ML_WEB_EXPORTS "${ML_WEB_EXPORTS}")
 
 # Node programs link at -O1: their code is compiled at -O3 already, and binaryen's -O3 pass over

@@ -14,7 +14,11 @@
 // with a small file and a large KV cache (MEMORY_MODEL: 16 layers x 32768 positions, a 512 MiB F32
 // cache) leaves the wasm memory at most file + KV cache + 64 MiB (Emscripten's default growth step,
 // 20 % capped at 96 MiB past each request, put it ~40 MiB over), and after ml_close and freeModel a
-// second load of it reuses that memory (no growth).
+// second load of it reuses that memory (no growth). The same model as a GGUF (MEMORY_MODEL with
+// .gguf for .mlb, its own tokenizer) streams into its conversion (a stream handle, no file buffer)
+// and generates the greedy tokens of the GGUF opened whole; the module's memory grows by at most the
+// converted weights + the KV cache + 4 MiB (the header, one chunk, the context's working arrays): a
+// GGUF held whole before its conversion, as the loader did, would add its 13 MiB.
 import fs from 'fs';
 import path from 'path';
 import {createRequire} from 'module';
@@ -231,6 +235,37 @@ model.close();
         `a second load after ml_close and freeModel reuses the memory: ${MiB(W.HEAPU8.length)} (first ${MiB(mem)})`);
   again.m.close();
   freeModel(W, again.h);
+
+  // The same model as a GGUF: opened whole from a MEMFS file (load_gguf) for the reference tokens,
+  // then in a fresh module converted as it streams in.
+  const ggufPath = memoryModel.replace(/\.mlb$/, '.gguf'), ggufFile = fs.statSync(ggufPath).size;
+  const greedy8 = (mm) => {
+    mm.configure({temperature: 0});
+    mm.start(mm.encode('Once upon a time'), {maxTokens: 8});
+    while (mm.prefill() > 0) { /* the prompt */ }
+    const ids = [];
+    let r;
+    do { r = mm.next(); ids.push(r.token); } while (r.finish === 0);
+    return ids.join(' ');
+  };
+  writeFile(W, '/models/memory.gguf', fs.readFileSync(ggufPath));
+  const whole = new Model(W, '/models/memory.gguf', null);
+  const wholeTokens = greedy8(whole);
+  whole.close();
+  const G = await newModule();
+  const base = G.HEAPU8.length;
+  const gh = await loadModel(G, ggufPath);
+  const weights = gh.stream ? G._mlw_gguf_weight_bytes(gh.stream) : 0;
+  check(gh.format === 'gguf' && gh.stream && !gh.ptr && gh.bytes === ggufFile && weights > ggufFile,
+        `GGUF ${MiB(ggufFile)} streamed into its conversion (${MiB(weights)}), no file buffer`);
+  const gm = new Model(G, openModel(G, gh, {threads: 1}), null);
+  check(!gh.stream, 'the stream is let go at open');
+  const gt = greedy8(gm);
+  check(gt === wholeTokens && gt.split(' ').length === 8, `GGUF streamed: the greedy tokens of the GGUF opened whole (${gt})`);
+  const grew = G.HEAPU8.length - base, gbound = weights + kv + 4 * 1048576;
+  check(grew <= gbound, `GGUF: wasm memory grew ${MiB(grew)} <= converted weights ${MiB(weights)} + KV cache ${MiB(kv)} + 4 MiB = ${MiB(gbound)} ` +
+        `(held whole first, the file would add ${MiB(ggufFile)}); total ${MiB(G.HEAPU8.length)}`);
+  gm.close();
 }
 console.log(failures ? `${failures} check(s) FAILED` : 'all checks passed');
 process.exit(failures ? 1 : 0);

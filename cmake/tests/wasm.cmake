@@ -51,12 +51,17 @@ endif()
 # values). Runs the module the pages load, on stories260K.gguf with its own tokenizer. Then issue 35's
 # memory bound on the npm engine's loading path (wasm/loader.js): wasm memory <= file + KV cache +
 # 64 MiB for a random model with a 14 MB file and a 512 MiB cache (fixture.wasm_memory: 16 layers,
-# 32768 positions), and a second load after ml_close and freeModel grows nothing.
+# 32768 positions), and a second load after ml_close and freeModel grows nothing; the same model as a
+# GGUF converted as it streams in: the tokens of load_gguf's conversion, memory growth <= converted
+# weights + KV cache + 4 MiB (the file held whole first would add its 13 MiB).
 set(_gguf "${ML_SHARED_DIR}/models/stories260K/stories260K.gguf")
 if(ML_NODE_EXE)
   set(_memory_model "${CMAKE_BINARY_DIR}/random_longctx_q8_0.mlb")
-  add_test(NAME fixture.wasm_memory COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/tools/gen_random.py ${_memory_model}
-                                            --layers 16 --seq 32768 --wtype q8_0 -q)
+  # (and the same model as a GGUF with tok512 in its metadata: the streamed conversion's memory)
+  add_test(NAME fixture.wasm_memory
+           COMMAND sh -c "\"$0\" \"$1/tools/gen_random.py\" \"$2\" --layers 16 --seq 32768 --wtype q8_0 -q && \"$0\" \"$1/tools/export.py\" \"$2\" \"$3\" --format gguf --dtype q8_0 --tokenizer \"$4\""
+                   ${ML_PYTHON} ${PROJECT_SOURCE_DIR} ${_memory_model} ${CMAKE_BINARY_DIR}/random_longctx_q8_0.gguf
+                   ${ML_SHARED_DIR}/models/stories260K/tok512.bin)
   set_tests_properties(fixture.wasm_memory PROPERTIES FIXTURES_SETUP wasm_memory ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
   add_test(NAME wasm.api
            COMMAND ${ML_NODE_EXE} --no-warnings ${PROJECT_SOURCE_DIR}/wasm/api_test.mjs $<TARGET_FILE:ml_web> ${_gguf}
