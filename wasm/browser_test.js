@@ -449,7 +449,7 @@ async function threadedChecks(browser, server, turns, replies, pageErrors) {
     // The isolated page picks the threaded build by itself (wasm/loader.js pickVariant).
     const v = await runVerify(page, iso.base, '');
     checkVerifyPassed(v, 'simd128_threads', 'verify.html, cross-origin isolated');
-    await page.screenshot({path: path.join(args.out, 'screenshot_verify_threads.png'), fullPage: true});
+    await page.screenshot({path: path.join(args.out, 'screenshot_verify_threads.png')});
     // A browser reporting 32 cores: the module starts Workers for 16 threads, and the e2e checks'
     // contexts (one thread per core) must not ask for more (they would wait for the blocked page).
     const many = await browser.newContext();

@@ -14,10 +14,12 @@
 # equals ml_run's. Then the same folder from wasm/serve.mjs (COOP/COEP; the wasm-simd128-threads build's
 # module, which this build's www/ also serves): verify.html picks the threaded build there and passes
 # every check as above, plus logits at 2..4 threads bit-identical to 1 thread's on models that wake the
-# pool; demo.html's chat shows `threads: N` (N >= 2) and its greedy replies are byte for byte the
-# single-thread page's (Q8_0 and F32). Here rather than in wasm.threads: one www/ holds the three
-# modules, so the single-thread page's replies come from the same run to compare with, and Chromium,
-# the servers and the models are already there (it adds about 30 s). Registered in wasm-simd128 only:
+# pool, also for a browser reporting 32 cores (16 threads); ?module=simd128_threads on the plain
+# server is refused in one line; demo.html's chat shows `threads: N` (N >= 2) and its greedy replies
+# are byte for byte the single-thread page's (Q8_0 and F32). Here rather than in wasm.threads: one
+# www/ holds the three modules, so the single-thread page's replies come from the same run to compare
+# with, and Chromium, the servers and the models are already there (it adds 19-25 s on 2 busy
+# cores: 30 s → 58 s for the whole test at load average 5). Registered in wasm-simd128 only:
 # a run in wasm-scalar would load the same scalar module into the same pages again (and took 229 s of
 # Chromium under the matrix's load). Screenshots: build/<preset>/screenshot_*.png.
 if(ML_THREADS)
