@@ -11,16 +11,25 @@
 # with a byte-level BPE tokenizer (MLTK) and a multi-byte prompt (ML_PYTHON writes its model); the
 # scalar module (the wasm-scalar build's, which the simd128 build's www/ serves) is also forced —
 # verify.html passes every check on it — and auto-selected for a browser without SIMD, whose demo text
-# equals ml_run's. Registered in wasm-simd128 only: a run in wasm-scalar would load the same scalar
-# module into the same pages again (and took 229 s of Chromium under the matrix's load).
-# Screenshots: build/<preset>/screenshot_*.png.
+# equals ml_run's. Then the same folder from wasm/serve.mjs (COOP/COEP; the wasm-simd128-threads build's
+# module, which this build's www/ also serves): verify.html picks the threaded build there and passes
+# every check as above, plus logits at 2..4 threads bit-identical to 1 thread's on models that wake the
+# pool, also for a browser reporting 32 cores (16 threads); ?module=simd128_threads on the plain
+# server is refused in one line; demo.html's chat shows `threads: N` (N >= 2) and its greedy replies
+# are byte for byte the single-thread page's (Q8_0 and F32). Here rather than in wasm.threads: one
+# www/ holds the three modules, so the single-thread page's replies come from the same run to compare
+# with, and Chromium, the servers and the models are already there (it adds 19-25 s on 2 busy
+# cores: 30 s → 58 s for the whole test at load average 5). Registered in wasm-simd128 only:
+# a run in wasm-scalar would load the same scalar module into the same pages again (and took 229 s of
+# Chromium under the matrix's load). Screenshots: build/<preset>/screenshot_*.png.
 if(ML_THREADS)
   # The pthreads build (preset wasm-simd128-threads): its module and the model loader in Chromium
   # (wasm/threads_test.sh → wasm/threads_test.js): bit-identical logits at 1-4 threads, streamed
   # loading with progress, the Cache API (requests counted by wasm/serve.mjs), GGUF from a URL, a
   # 5 GiB file refused from its headers, one copy of the weights, the single-thread choice on a
-  # page without COOP/COEP. The pages' tests (wasm.browser, wasm.api) are the single-thread
-  # builds'; the threaded module is also served by the wasm-simd128 build (ML_WASM_THREADS_DIR).
+  # page without COOP/COEP. The pages with this module (verify.html, the demo's chat on a
+  # cross-origin-isolated page) are tested by wasm-simd128's wasm.browser, whose www/ also serves it
+  # (ML_WASM_THREADS_DIR).
   set(_gguf "${ML_SHARED_DIR}/models/stories260K/stories260K.gguf")
   add_test(NAME wasm.threads COMMAND sh ${PROJECT_SOURCE_DIR}/wasm/threads_test.sh ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR} ${_gguf})
   set_tests_properties(wasm.threads PROPERTIES TIMEOUT 600)
@@ -32,7 +41,7 @@ endif()
 if(ML_ISA STREQUAL "wasm_simd128")
   add_test(NAME wasm.browser
            COMMAND sh ${PROJECT_SOURCE_DIR}/wasm/browser_test.sh ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR} simd128
-                   ${ML_NATIVE_SCALAR_DIR} ${ML_WASM_SCALAR_DIR})
+                   ${ML_NATIVE_SCALAR_DIR} "${ML_WASM_SCALAR_DIR}" "${ML_WASM_THREADS_DIR}")
   # (RESOURCE_LOCK: wasm.browser and wasm.npm install playwright-core into the same build/<preset>/npm.)
   set_tests_properties(wasm.browser PROPERTIES TIMEOUT 1800 RESOURCE_LOCK ml_wasm_npm_dir
                        ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;ML_PYTHON=${ML_PYTHON}")
