@@ -147,12 +147,6 @@ async function main() {
   mod.dataset.variant = m.variant;
   mod.dataset.isa = m.build.isa;
   mod.dataset.threads = String(info.threads);
-  // The e2e checks open the build's context with one thread per core (ml_options n_threads 0: the
-  // runtime reads navigator.hardwareConcurrency), but the threaded module started Workers for at most
-  // 16 threads, and a thread beyond them would wait for this page's event loop, which the checks
-  // block: above 16 cores the page reports the module's thread count (info.threads) instead.
-  if (info.maxThreads > 1 && navigator.hardwareConcurrency > info.threads)
-    Object.defineProperty(navigator, 'hardwareConcurrency', {value: info.threads, configurable: true});
   for (const [k, impl] of m.build.kernels) {
     const s = document.createElement('span');
     s.textContent = `${k}: ${impl}`;
