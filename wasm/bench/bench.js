@@ -1,6 +1,6 @@
 // wasm/bench's page script (bench.html): one engine, one model, one thread count per page load,
 // driven by side_by_side.mjs through window.bench.run(opts):
-//   opts: {engine: 'legacy-ml'|'wllama', model: URL, source: 'url'|'file', threads, ctx,
+//   opts: {engine: 'legacy-ml'|'wllama', model: URL, source: 'url'|'file', threads, ctx, kv (ours),
 //          prompts: [text, ...], maxTokens}
 // Both engines get the same model, the same greedy requests and the same clock:
 //   - load: source 'url' (the default): the URL as each engine's users give it
@@ -29,8 +29,8 @@ const log = (s) => {
 const BAN = {};
 for (let id = 0; id <= 258; id++) BAN[id] = -1000;
 
-async function openOurs(model, threads, ctx) {
-  const engine = await createEngine({model, threads, max_seq: ctx, cache: false});
+async function openOurs(model, threads, ctx, kv) {
+  const engine = await createEngine({model, threads, max_seq: ctx, cache: false, kv_cache: kv || 'f32'});
   return {
     info: {build: engine.info.build, threads: engine.info.threads, note: engine.info.threads_note},
     async *stream(prompt, maxTokens) {
@@ -90,11 +90,11 @@ async function request(e, prompt, maxTokens) {
 }
 
 window.bench = {
-  async run({engine, model, source, threads, ctx, prompts, maxTokens}) {
+  async run({engine, model, source, threads, ctx, kv, prompts, maxTokens}) {
     const url = new URL(model, location.href).href;
     const m = source === 'file' ? new File([await (await fetch(url)).blob()], url.split('/').pop()) : url;
     const t0 = performance.now();
-    const e = await (engine === 'wllama' ? openWllama : openOurs)(m, threads, ctx);
+    const e = await (engine === 'wllama' ? openWllama : openOurs)(m, threads, ctx, kv);
     const warm = await request(e, 'Hello', 8);
     const load_ms = performance.now() - t0;
     log(`${engine} ${model} ${threads}: loaded in ${load_ms.toFixed(0)} ms (with the warm-up), ${JSON.stringify(e.info)}`);

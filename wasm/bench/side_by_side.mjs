@@ -3,10 +3,11 @@
 // prepares WWW; not a test.
 //   NODE_PATH=<playwright-core's node_modules> node side_by_side.mjs --www WWW --models NAME=FILE=CTX,...
 //       [--threads 1,2] [--engines legacy-ml,wllama] [--rounds 3] [--tokens 64] [--prompt-tokens 64]
-//       [--ctx 0] [--source url|file] [--json OUT.jsonl]
+//       [--ctx 0] [--kv f32|f16|q8_0] [--source url|file] [--json OUT.jsonl]
 // WWW holds bench.html, bench.js, memhook.js, node_modules/legacy-ml (the installed package),
 // wllama/ (@wllama/wllama) and the FILEs (paths relative to WWW); CTX: the model's context, which
-// both engines open (legacy-ml max_seq, wllama n_ctx) unless --ctx N sets another. WWW is served
+// both engines open (legacy-ml max_seq, wllama n_ctx) unless --ctx N sets another; --kv: legacy-ml's
+// KV cache (createEngine kv_cache; default f32; wllama keeps its default, F16). WWW is served
 // cross-origin isolated by wasm/serve.mjs (COOP/COEP), so both engines may run threads. For each
 // model x thread count, each engine gets a fresh browser context and page (bench.js: load,
 // warm-up, then --rounds requests of a --prompt-tokens prompt and --tokens greedy tokens);
@@ -22,7 +23,7 @@ import {fileURLToPath, pathToFileURL} from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
-const a = {threads: '1,2', engines: 'legacy-ml,wllama', rounds: '3', tokens: '64', 'prompt-tokens': '64', ctx: '0', source: 'url'};
+const a = {threads: '1,2', engines: 'legacy-ml,wllama', rounds: '3', tokens: '64', 'prompt-tokens': '64', ctx: '0', kv: 'f32', source: 'url'};
 for (let i = 2; i < process.argv.length; i += 2) {
   const k = process.argv[i].replace(/^--/, '');
   if (!(k in a) && !['www', 'models', 'json'].includes(k) || process.argv[i + 1] === undefined) {
@@ -92,7 +93,7 @@ async function cell(browser, base, engine, file, threads, ctx) {
   try {
     await page.goto(`${base}bench.html`);
     await page.waitForFunction(() => window.ready === true, null, {timeout: 60000});
-    const r = await page.evaluate((o) => window.bench.run(o), {engine, model: file, source: a.source, threads, ctx,
+    const r = await page.evaluate((o) => window.bench.run(o), {engine, model: file, source: a.source, threads, ctx, kv: a.kv,
                                                             prompts, maxTokens: tokens});
     // Every Worker the page started holds memhook.js's list; the pthreads' own workers (started by
     // those) do not, and one blocked in Atomics.wait never answers: 5 s each, then skipped.

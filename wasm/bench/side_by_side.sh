@@ -4,7 +4,7 @@
 # random-weight GGUF files, 1 and 2 threads: 64-token prompt tok/s, decode tok/s and wasm memory,
 # one markdown row per cell with ours / wllama (docs/bench.md, "legacy-ml against wllama").
 #   sh wasm/bench/side_by_side.sh [--quick] [--models LIST] [--threads 1,2] [--engines legacy-ml,wllama]
-#        [--rounds 3] [--tokens 64] [--prompt-tokens 64] [--ctx N] [--source url|file]
+#        [--rounds 3] [--tokens 64] [--prompt-tokens 64] [--ctx N] [--kv f32|f16|q8_0] [--source url|file]
 #        [--package TGZ] [--build DIR] [--work DIR] [--json OUT.jsonl]
 # --models: a comma list of stories110m_q8_0, stories110m_q4_0, tinyllama_q8_0, tinyllama_q4_0 (the
 #   default: all four; --quick: the two stories110m ones). Each is made once into WORK/models by
@@ -12,6 +12,8 @@
 #   GGUF 'llama' metadata, which llama.cpp reads).
 # --ctx: the context both engines open (legacy-ml max_seq, wllama n_ctx); default: the model's
 #   (1024 for stories110M, 2048 for TinyLlama).
+# --kv: legacy-ml's KV cache elements (createEngine kv_cache; default f32, the reference's bits;
+#   wllama runs llama.cpp's default, F16).
 # --source: how each engine gets the file: url (default; createEngine({model: url}),
 #   Wllama.loadModelFromUrl) or file (a File the page fetched, to createEngine / Wllama.loadModel).
 # --package: the npm package tarball; default BUILD/package/legacy-ml-*.tgz, made by the target
@@ -32,7 +34,7 @@ while [ $# -gt 0 ]; do
     --package) pkg=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
-    --threads|--engines|--rounds|--tokens|--prompt-tokens|--ctx|--source|--json) [ $# -ge 2 ] || { echo "side_by_side.sh: $1 needs a value"; exit 2; }
+    --threads|--engines|--rounds|--tokens|--prompt-tokens|--ctx|--kv|--source|--json) [ $# -ge 2 ] || { echo "side_by_side.sh: $1 needs a value"; exit 2; }
       pass="$pass $1 $2"; shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "side_by_side.sh: unknown option $1 (--help)"; exit 2 ;;
