@@ -12,8 +12,8 @@
 //   - the second load (cache: true) reads the Cache API entry: one HEAD, no new GET; cache 'prefer'
 //     makes no request at all; the file changed (new mtime: new ETag/Last-Modified) is downloaded
 //     again and its older entry deleted;
-//   - a File (Blob) streams in and gives the same logits; a GGUF from a URL opens and its download
-//     buffer is freed at open;
+//   - a File (Blob) streams in and gives the same logits; a GGUF from a URL is converted as it
+//     streams in (a stream handle, no file buffer) and opens, the stream let go at open;
 //   - /__huge.mlb (5 GiB claimed) is refused with one line naming the 4 GiB limit, with no body
 //     byte sent;
 //   - wasm memory after loading a model = one copy: memory grows by less than file + KV + 64 MiB.
@@ -246,9 +246,10 @@ async function main() {
     await page.evaluate('T.free()');
 
     const g = await page.evaluate(`T.load('/models/stories260K.gguf', false)`);
-    check(g.h.format === 'gguf', `GGUF from a URL: format ${g.h.format}, ${g.h.bytes} bytes`);
-    const gr = await page.evaluate('(() => { const r = T.run(2, 8); return {...r, freed: T.h.ptr === 0}; })()');
-    check(!gr.error && gr.toks.split(' ').length === 8 && gr.freed, `GGUF opened (${gr.toks}), its download buffer freed at open`);
+    check(g.h.format === 'gguf' && g.h.stream > 0 && g.h.ptr === 0,
+          `GGUF from a URL: format ${g.h.format}, ${g.h.bytes} bytes converted as they streamed in (no file buffer)`);
+    const gr = await page.evaluate('(() => { const r = T.run(2, 8); return {...r, freed: T.h.ptr === 0 && T.h.stream === 0}; })()');
+    check(!gr.error && gr.toks.split(' ').length === 8 && gr.freed, `GGUF opened (${gr.toks}), its stream let go at open`);
 
     const huge = await page.evaluate(`T.fail('/__huge.mlb')`);
     const ch = await counts();
