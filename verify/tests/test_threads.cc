@@ -2,8 +2,9 @@
 // thousands of times: run() jobs whose worker finishes just as the caller, done with its own part
 // at once, stops spinning and goes to sleep, so the worker's done() must wake it. A lost wake-up
 // leaves both asleep; the watchdog then names the job and aborts (the old protocol hung here under
-// qemu-aarch64). Each job's work is counted too: every thread once, before run() returns. Run as
-// ctest threads.pool.
+// qemu-aarch64). Each job's work is counted too: every thread once, before run() returns. And the
+// solo policy (run_units on the caller alone while no parallelism is measured), its measurement
+// replaced by a hook. Run as ctest threads.pool.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
