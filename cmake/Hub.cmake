@@ -53,9 +53,12 @@ else()
 endif()
 
 # ml_hub_tests(): the CTest entries of --hf (cmake/Tests.cmake and, under Wine, cmake/tests/windows.cmake).
-# hub: verify/tests/test_hub.py, every program run through the preset's emulator; hub.no_downloader:
-# a build without a transport says so in one line instead; hub.curl_program: the cross presets' one
-# request through the curl program.
+# hub: verify/tests/test_hub.py, every program run through the preset's emulator, in one build per
+# transport: scalar (the curl program), the sanitizer build (libcurl, under ASan/UBSan) and win-sse2
+# (WinHTTP). hub/ and the programs' own sources are compiled without ISA flags (CMakeLists.txt:
+# ml_program), so the other x86 builds would run the same objects again: they and the cross presets
+# check one request through the curl program (hub.curl_program), win-avx2 and win-avx512vnni none.
+# hub.no_downloader: a build without a transport says so in one line instead.
 function(ml_hub_tests)
   if(ML_HUB_TRANSPORT STREQUAL "none")
     add_test(NAME hub.no_downloader COMMAND ml_run --hf org/repo:Q4_0 --hf-endpoint http://127.0.0.1:9)
@@ -64,10 +67,13 @@ function(ml_hub_tests)
       PASS_REGULAR_EXPRESSION "^ml_run: --hf org/repo: this build has no downloader: [^\n]+\n$")
     return()
   endif()
-  if(ML_PORTABLE AND CMAKE_CROSSCOMPILING)
-    # Cross presets (qemu-user): the transport is the same C++ as the native presets' (their `hub`
-    # runs the whole suite); here one request proves that the emulated program starts the host's
-    # curl and maps its failure to one line (hub/http_curl_program.cc), in seconds, not minutes.
+  if(WIN32 AND NOT ML_ISA STREQUAL "sse2")
+    return()
+  endif()
+  if(ML_PORTABLE AND NOT (ML_ISA STREQUAL "scalar" AND NOT CMAKE_CROSSCOMPILING))
+    # The transport is the same C++ as the scalar preset's (its `hub` runs the whole suite); here
+    # one request proves that the program (emulated in the cross presets) starts the host's curl
+    # and maps its failure to one line (hub/http_curl_program.cc), in seconds, not minutes.
     add_test(NAME hub.curl_program COMMAND ml_run --hf org/repo:Q4_0 --hf-endpoint http://127.0.0.1:9)
     set_tests_properties(hub.curl_program PROPERTIES
       ENVIRONMENT "ML_CACHE=${CMAKE_BINARY_DIR}/hub-curl-program-cache"

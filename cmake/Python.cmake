@@ -1,6 +1,6 @@
 # The Python binding's native half (python/, issue 37): the C API of runtime/ml.h and
 # structured/ml_structured.h as one shared library per build, and the launcher's choice as a probe.
-#   libml_<isa>.so    ml_runtime + ml_structured, ISA-compiled; exports only the C API's ml_* (the
+#   libml_<isa>.so    ml_runtime (ISA-compiled) + ml_structured; exports only the C API's ml_* (the
 #   (ml_<isa>.dll)    version script cmake/ml_shared.map; the kernels' ml_k_* stay local: --exclude-libs;
 #                     Windows: a .def of the two layers' ml_* C symbols, cmake/ml_def.cmake)
 #   libml_probe.so    simd/cpu_select.cc + simd/cpu_guard.cc + launcher/ml_probe.cc WITHOUT ISA flags:

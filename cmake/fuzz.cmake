@@ -11,7 +11,7 @@
 #                            fails on any crash, leak, timeout or out-of-memory, printing execs/cov/ft
 enable_testing()
 
-set(ML_FUZZ_SECONDS 60 CACHE STRING "seconds each fuzz.run.<target> test runs libFuzzer")
+set(ML_FUZZ_SECONDS 30 CACHE STRING "seconds each fuzz.run.<target> test runs libFuzzer (CI: 7 targets at 2 a time; longer by hand: -DML_FUZZ_SECONDS=600)")
 set(ML_FUZZ_TARGETS mlb eval tokenizer encode chat gguf request)
 # Seed corpus folder (fuzz/corpus/<folder>) and libFuzzer -max_len of each target.
 set(_ml_fuzz_corpus_mlb mlb)

@@ -17,7 +17,8 @@
 #   - the served folder build/<preset>/www (target `www`, wasm/assemble_www.cmake): the pages and
 #     glue from wasm/, this build's module, the wasm-scalar build's module when this is the
 #     simd128 build (ML_WASM_SCALAR_DIR), modules.json naming what is there, and stories260K
-#     converted to .mlb (F32, Q8_0, Q4_0) with its tokenizer under www/models/.
+#     converted to .mlb (F32, Q8_0, Q4_0) with its tokenizer under www/models/ (and, but in
+#     wasm-scalar, random_threads_{q8_0,q4_0}.mlb for verify.html's thread check).
 # Tests: cmake/tests/wasm.cmake.
 set(ML_WASM_THREADS_DIR "" CACHE PATH
     "wasm-simd128 only: the wasm-simd128-threads build folder whose ml_web_simd128_threads module www/ also serves")
@@ -51,12 +52,13 @@ set(ML_WEB_EXPORTS
     _ml_encode_bound _ml_chat_detect _ml_chat_parse_name _ml_chat_format_name _ml_chat_render _ml_chat_encode
     _ml_chat_stop_ids
     _ml_build_isa _ml_kernel_count _ml_kernel_name _ml_kernel_impl _ml_hwy_target
-    _mlw_verify_kernels _mlw_verify_quant _mlw_verify_selftest _mlw_verify_e2e
+    _mlw_verify_kernels _mlw_verify_quant _mlw_verify_selftest _mlw_verify_e2e _mlw_verify_threads
     _mlw_build_json _mlw_info_json _mlw_sizeof_options _mlw_sizeof_text_stream _mlw_session_options
     _mlw_config_new _mlw_config_free _mlw_config_sampling _mlw_config_logprobs _mlw_config_json
     _mlw_config_options _mlw_config_stops _mlw_logprobs_json)
 # The model loader's (wasm/loader_api.cc, wasm/loader.js).
-list(APPEND ML_WEB_EXPORTS _ml_open_memory _mlw_model_alloc _mlw_model_free _mlw_open_memory _mlw_plan_mlb _mlw_threads _mlw_max_threads)
+list(APPEND ML_WEB_EXPORTS _ml_open_memory _mlw_model_alloc _mlw_model_free _mlw_open_memory _mlw_plan_mlb _mlw_threads _mlw_max_threads
+     _mlw_gguf_begin _mlw_gguf_weight_bytes _mlw_gguf_kv_bytes _mlw_gguf_feed _mlw_gguf_open _mlw_gguf_free)
 string(REPLACE ";" "," ML_WEB_EXPORTS "${ML_WEB_EXPORTS}")
 
 # Node programs link at -O1: their code is compiled at -O3 already, and binaryen's -O3 pass over
@@ -108,9 +110,15 @@ function(ml_wasm_targets)
     target_link_options(ml_web PRIVATE "-sPTHREAD_POOL_SIZE=Math.max(4,Math.min(self.navigator.hardwareConcurrency||1,16))")
   endif()
   set_target_properties(ml_web PROPERTIES OUTPUT_NAME ml_web_${_variant} SUFFIX ".mjs")
+  # Memory grows to what malloc asks for plus 20 % of the memory (Emscripten's geometric step), at
+  # most 2 MiB past the request. Wasm memory never shrinks, and the default cap (96 MiB past each
+  # request) put a TinyLlama-shape page 96 MiB over issue 35's bound (file + KV cache + 64 MiB): the
+  # tokenizer's small buffer after the 656 MiB model buffer, then the context's arena, each grew it
+  # 96 MiB past the need (docs/bench.md). Loading grows memory three or four times whatever the cap
+  # (the model buffer, the tokenizer, the arena: one allocation each), so the small cap costs no time.
   target_link_options(ml_web PRIVATE
     -O2 --no-entry -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=${_env} -sEXPORT_NAME=createMlModule
-    -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sFILESYSTEM=1
+    -sALLOW_MEMORY_GROWTH=1 -sMEMORY_GROWTH_GEOMETRIC_CAP=2MB -sMAXIMUM_MEMORY=4GB -sFILESYSTEM=1
     "-sEXPORTED_FUNCTIONS=${ML_WEB_EXPORTS}"
     "-sEXPORTED_RUNTIME_METHODS=FS,UTF8ToString,stringToUTF8,lengthBytesUTF8")
 
@@ -130,6 +138,24 @@ function(ml_wasm_targets)
   else()
     message(WARNING "${_src} has no stories260K.bin/tok512.bin: the pages will have no served model")
   endif()
+  # verify.html's thread check (the threaded module, which the simd128 and threads folders serve):
+  # random models whose every matrix product reads more than the 64 KiB of weights the forward pass
+  # needs before it wakes the pool (stories260K's quantized ones stay on the calling thread), Q8_0
+  # and Q4_0 (no tokenizer: the check feeds ids).
+  set(_threads_shape --dim 384 --hidden 1024 --layers 2 --heads 6 --kv-heads 2 --vocab 512 --seq 64 --seed 35 -q)
+  set(_threads_models q8_0 q4_0)
+  if(_variant STREQUAL "scalar")
+    set(_threads_models "")
+  endif()
+  foreach(w IN LISTS _threads_models)
+    set(_m "${_www}/models/random_threads_${w}.mlb")
+    add_custom_command(OUTPUT ${_m}
+      COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/tools/gen_random.py ${_m} ${_threads_shape} --wtype ${w}
+      DEPENDS ${PROJECT_SOURCE_DIR}/tools/gen_random.py ${PROJECT_SOURCE_DIR}/tools/mlb.py
+              ${PROJECT_SOURCE_DIR}/tools/convert.py
+      COMMENT "Writing www/models/random_threads_${w}.mlb (verify.html's thread check)" VERBATIM)
+    list(APPEND _models ${_m})
+  endforeach()
   add_custom_target(www ALL
     COMMAND ${CMAKE_COMMAND} -DSRC=${PROJECT_SOURCE_DIR}/wasm -DWWW=${_www} -DMODULE=$<TARGET_FILE:ml_web>
             -DVARIANT=${_variant} -DSCALAR_DIR=${ML_WASM_SCALAR_DIR} -DTHREADS_DIR=${ML_WASM_THREADS_DIR} -P ${PROJECT_SOURCE_DIR}/wasm/assemble_www.cmake

@@ -9,6 +9,12 @@
 // layout and shape imply and the shapes the config gives; the tokenizer image built from metadata
 // that was accepted loads (Tokenizer::load, with the vocabulary ml_open and ml_tokenize pass);
 // gguf_tokenizer_image gives the same image; without an image, the reason is one line.
+// The same bytes through GgufStream (the browser's conversion as a download arrives), in chunks of
+// 1 to 4096 bytes each in an exactly-sized buffer of its own: accepted exactly when load_gguf
+// accepts (the header asked for again, doubled, while begin() says it runs past what it was
+// given), with the same converted bytes, config and tokenizer image (a classifier of the
+// embedding's shape: load_gguf keeps it last in its buffer, the stream in its own; the stream may
+// share one whose source differs but converts to the same bytes); a refusal is one line.
 //
 // Allocation bound (kOwnedPerByte): model.owned.n <= 48 x the input size. Each tensor is
 // converted at most once (names are unique; a shared classifier is stored once). The worst
@@ -27,6 +33,7 @@
 // peak) no more than kTotalPerByte x size + kSlack (the seeds and a fuzzed corpus of 3800 inputs
 // stay under 10x).
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -168,8 +175,11 @@ void check_model(const ml::Model &m, uint64_t size) {
   ML_FUZZ_CHECK(m.owned.n <= kOwnedPerByte * size, "owned buffer within 48x the input");
   std::vector<std::pair<const uint8_t *, const uint8_t *>> ranges;
   unsigned sum = 0;
+  const uint8_t *cls = m.classifier.p, *cls_end = cls + m.classifier.n;  // a streamed classifier of its own
   for (const Span &sp : spans) {
-    ML_FUZZ_CHECK(sp.n > 0 && sp.p >= begin && sp.p < end && sp.n <= uint64_t(end - sp.p), sp.what);
+    ML_FUZZ_CHECK(sp.n > 0 && ((sp.p >= begin && sp.p < end && sp.n <= uint64_t(end - sp.p)) ||
+                               (cls && sp.p >= cls && sp.p < cls_end && sp.n <= uint64_t(cls_end - sp.p))),
+                  sp.what);
     ML_FUZZ_CHECK(reinterpret_cast<uintptr_t>(sp.p) % 64 == 0, sp.what);
     sum += mlfuzz::touch(sp.p, sp.n);
     ranges.emplace_back(sp.p, sp.p + sp.n);
@@ -191,6 +201,62 @@ void check_image(const std::vector<uint8_t> &img, int vocab_mltk, int vocab_llam
 
 void check_missing(const std::string &missing) {
   ML_FUZZ_CHECK(!missing.empty() && missing.find('\n') == std::string::npos, missing.c_str());
+}
+
+// The input streamed into a GgufStream (see the top); want: load_gguf's model when it accepted.
+void check_stream(const uint8_t *data, size_t size, ml_status load_status, const ml::Model &want) {
+  uint32_t rng = uint32_t(size) * 2654435761u + 1;
+  const auto next_chunk = [&]() {
+    rng = rng * 1103515245u + 12345u;
+    return size_t(1 + (rng >> 8) % ((rng >> 28) < 4 ? 16 : 4096));
+  };
+  ml::GgufStream st;
+  ml::clear_error();
+  ml_status s = ML_E_FORMAT;
+  bool more = true;
+  for (size_t n = 64; more;) {
+    n = std::min(n, size);
+    const std::vector<uint8_t> head(data, data + n);
+    s = st.begin(head.data(), n, size, "fuzz.gguf", &more);
+    ML_FUZZ_CHECK(!more || (s != ML_OK && n < size), "begin() asks for more only when it had less than the file");
+    if (!more) break;
+    n *= 2;
+  }
+  for (size_t at = 0; s == ML_OK && at < size;) {
+    const size_t n = std::min(next_chunk(), size - at);
+    const std::vector<uint8_t> chunk(data + at, data + at + n);
+    s = st.feed(chunk.data(), n);
+    at += n;
+  }
+  ml::Model got;
+  if (s == ML_OK) s = st.finish(&got);
+  if (s != ML_OK) {
+    if (g_show) std::fprintf(stderr, "GgufStream: %s\n", ml_last_error());
+    mlfuzz::check_error_line(s);
+    ML_FUZZ_CHECK(s == ML_E_FORMAT || s == ML_E_SHAPE, ml_last_error());
+    ML_FUZZ_CHECK(load_status != ML_OK, "GgufStream refused what load_gguf accepts");
+    return;
+  }
+  ML_FUZZ_CHECK(load_status == ML_OK, "GgufStream accepted what load_gguf refuses");
+  check_model(got, size);
+  const ml::Config &a = got.cfg, &b = want.cfg;
+  ML_FUZZ_CHECK(a.dim == b.dim && a.n_layers == b.n_layers && a.vocab == b.vocab && a.n_tokens == b.n_tokens &&
+                    a.max_seq == b.max_seq && a.wtype == b.wtype && a.rope_scaling == b.rope_scaling &&
+                    a.rope_factor == b.rope_factor && a.norm_eps == b.norm_eps && a.rope_theta == b.rope_theta,
+                "the streamed config is load_gguf's");
+  ML_FUZZ_CHECK(got.tokenizer_image == want.tokenizer_image, "the streamed tokenizer image is load_gguf's");
+  ML_FUZZ_CHECK(got.owned.n <= want.owned.n && std::memcmp(got.owned.p, want.owned.p, size_t(got.owned.n)) == 0,
+                "the streamed weights are load_gguf's");
+  if (got.classifier.p) {
+    ML_FUZZ_CHECK(!a.shared_classifier && !b.shared_classifier && got.wcls.q == got.classifier.p, "a classifier of its own");
+    const size_t at = size_t(static_cast<const uint8_t *>(want.wcls.q) - want.owned.p);
+    ML_FUZZ_CHECK(at + got.classifier.n == want.owned.n &&
+                      std::memcmp(got.classifier.p, want.owned.p + at, size_t(got.classifier.n)) == 0,
+                  "the streamed classifier is load_gguf's");
+  } else {
+    ML_FUZZ_CHECK(got.owned.n == want.owned.n || (a.shared_classifier && !b.shared_classifier),
+                  "the streamed buffer is load_gguf's whole");
+  }
 }
 
 }  // namespace
@@ -224,6 +290,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       else
         check_missing(m.tokenizer_missing);
     }
+    check_stream(buf.data(), buf.size(), s, m);
 
     // ml_tokenize's path: the tokenizer alone, loaded with vocab 0.
     std::vector<uint8_t> image;

@@ -39,12 +39,13 @@ using ml::server::Request;
 bool in(double x, double lo, double hi) { return x >= lo && x <= hi; }
 
 void check_request(const Request &r, bool chat) {
-  ML_FUZZ_CHECK(in(r.temperature, 0, 100), "temperature");
-  ML_FUZZ_CHECK(r.top_p > 0 && r.top_p <= 1, "top_p");
+  const ml_sampling &sp = r.sampling;
+  ML_FUZZ_CHECK(in(sp.temperature, 0, 100), "temperature");
+  ML_FUZZ_CHECK(sp.top_p > 0 && sp.top_p <= 1, "top_p");
   ML_FUZZ_CHECK(r.max_tokens == -1 || in(double(r.max_tokens), 1, double(1L << 30)), "max_tokens");
-  ML_FUZZ_CHECK(r.top_k >= 0 && r.min_p >= 0 && r.min_p < 1 && r.repeat_penalty > 0 && r.repeat_penalty <= 100,
+  ML_FUZZ_CHECK(sp.top_k >= 0 && sp.min_p >= 0 && sp.min_p < 1 && sp.repeat_penalty > 0 && sp.repeat_penalty <= 100,
                 "sampler fields");
-  ML_FUZZ_CHECK(r.repeat_last_n >= -1 && in(r.presence_penalty, -2, 2) && in(r.frequency_penalty, -2, 2),
+  ML_FUZZ_CHECK(sp.repeat_last_n >= -1 && in(sp.presence_penalty, -2, 2) && in(sp.frequency_penalty, -2, 2),
                 "penalties");
   for (const auto &b : r.logit_bias) ML_FUZZ_CHECK(b.first >= 0 && in(b.second, -100, 100), "logit_bias");
   ML_FUZZ_CHECK(in(r.top_logprobs, 0, 20), "top_logprobs");

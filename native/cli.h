@@ -86,6 +86,29 @@ inline bool parse_token_ids(const char *what, const char *s, const char *end, co
   return true;
 }
 
+// A prompt's tokens, as ml_run and ml_server build them: rendered chat text (chat) as ml_chat_encode
+// (BOS only where the template writes it), else the text as ml_encode with BOS (run.c's); when that
+// gives none (a byte-level tokenizer without BOS, an empty text), eos_id if it is >= 0. Empty after
+// ML_OK: neither BOS nor EOS to start from.
+inline ml_status encode_prompt(ml_ctx *ctx, const std::string &text, bool chat, int eos_id, std::vector<int> *ids) {
+  ids->resize(ml_encode_bound(ctx, text.size()));
+  int n = 0;
+  const ml_status s = chat ? ml_chat_encode(ctx, text.c_str(), ids->data(), int(ids->size()), &n)
+                           : ml_encode(ctx, text.c_str(), 1, ids->data(), int(ids->size()), &n);
+  ids->resize(s ? 0 : size_t(n));
+  if (!s && ids->empty() && eos_id >= 0) ids->push_back(eos_id);
+  return s;
+}
+
+// A chat format: `name` (--chat-template) when given, else the tokenizer's template's; then its
+// end-of-turn and stop ids (ml_chat_stop_ids). On failure *format tells which step failed: still
+// ML_CHAT_UNKNOWN, naming or detecting the format; else the stop ids.
+inline ml_status chat_format(const ml_ctx *ctx, const char *name, ml_chat_format *format, const int **ids, int *n) {
+  *format = ML_CHAT_UNKNOWN;
+  if (const ml_status s = name ? ml_chat_parse_name(name, format) : ml_chat_detect(ctx, format)) return s;
+  return ml_chat_stop_ids(ctx, *format, ids, n);
+}
+
 inline double now_ms() {
   using namespace std::chrono;
   return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();

@@ -325,11 +325,9 @@ void show(const char *text) {
 // writes it), -n tokens, or the end of the context.
 int run_chat(ml_ctx *ctx, Args &a, const ml_model_info &info, const ml_tokenizer_info &tok, double load_ms) {
   ml_chat_format fmt = ML_CHAT_UNKNOWN;
-  if (const ml_status s = a.chat_template ? ml_chat_parse_name(a.chat_template, &fmt) : ml_chat_detect(ctx, &fmt))
-    return fail_status(s);
   const int *stop_ids = nullptr;
   int n_stop = 0;
-  if (const ml_status s = ml_chat_stop_ids(ctx, fmt, &stop_ids, &n_stop)) return fail_status(s);
+  if (const ml_status s = ml::cli::chat_format(ctx, a.chat_template, &fmt, &stop_ids, &n_stop)) return fail_status(s);
   ml_status st = ML_OK;  // a reply ends at the format's end of turn, the tokenizer's stop ids, BOS (as one-shot)
   const Session session = new_session(ctx, a, tok.bos_id, stop_ids, n_stop, a.steps_given ? a.steps : 0, &st);
   if (st) return fail_status(st);
@@ -374,11 +372,8 @@ int run_chat(ml_ctx *ctx, Args &a, const ml_model_info &info, const ml_tokenizer
       --turn;
       continue;
     }
-    full.resize(ml_encode_bound(ctx, text.size()));
-    int n_full = 0;
-    if (const ml_status s = ml_chat_encode(ctx, text.c_str(), full.data(), int(full.size()), &n_full))
-      return fail_status(s);
-    full.resize(size_t(n_full));
+    if (const ml_status s = ml::cli::encode_prompt(ctx, text, true, -1, &full)) return fail_status(s);
+    const int n_full = int(full.size());
     if (n_full >= max_seq) {  // the prompt takes n_full positions, the reply at least one more
       std::fprintf(stderr, "ml_run: the context is full: turn %d's prompt is %d tokens, the context holds %d "
                    "positions; the chat ends\n", turn, n_full, max_seq);
@@ -455,24 +450,13 @@ extern "C" int ml_main(int argc, char **argv) {
     if (!ml::cli::parse_token_ids("ml_run: --token-ids", a.token_ids, a.token_ids + std::strlen(a.token_ids),
                                   " ,\t\n", info.vocab, &prompt))
       return ML_E_ARG;
-    if (prompt.empty()) {
-      std::fprintf(stderr, "ml_run: --token-ids has no token ids\n");
-      return ML_E_ARG;
-    }
-  } else {
-    const char *text = a.prompt ? a.prompt : "";
-    prompt.resize(ml_encode_bound(ctx, std::strlen(text)));
-    int n = 0;
-    if (const ml_status s = ml_encode(ctx, text, 1, prompt.data(), static_cast<int>(prompt.size()), &n))
-      return fail_status(s);
-    prompt.resize(static_cast<size_t>(n));
-    if (prompt.empty()) {  // byte-level without BOS: start from the end-of-text token
-      if (tok.eos_id < 0) {
-        std::fprintf(stderr, "ml_run: the prompt is empty and the tokenizer has neither BOS nor EOS to start from\n");
-        return ML_E_ARG;
-      }
-      prompt.push_back(tok.eos_id);
-    }
+  } else if (const ml_status s = ml::cli::encode_prompt(ctx, a.prompt ? a.prompt : "", false, tok.eos_id, &prompt)) {
+    return fail_status(s);
+  }
+  if (prompt.empty()) {
+    std::fprintf(stderr, "ml_run: %s\n", a.token_ids ? "--token-ids has no token ids"
+                 : "the prompt is empty and the tokenizer has neither BOS nor EOS to start from");
+    return ML_E_ARG;
   }
   if (static_cast<long>(prompt.size()) > info.max_seq) {
     std::fprintf(stderr, "ml_run: the prompt is %zu tokens but the context holds %d positions\n", prompt.size(),

@@ -9,6 +9,7 @@
 #include "kernels/mutants.h"
 #include "runtime/context.h"
 #include "runtime/error.h"
+#include "runtime/gguf.h"
 #include "runtime/ml.h"
 #include "runtime/text/unicode.h"
 
@@ -130,6 +131,13 @@ extern "C" ml_status ml_open_memory(ml_ctx **out, const void *data, uint64_t siz
   return open_ctx(out, label, tokenizer_path, opts, [&](Model *m, ThreadPool *pool, const ml_options &) {
     return load_model_from_memory(m, static_cast<const uint8_t *>(data), size, label, pool);
   });
+}
+
+ml_status ml::ml_open_streamed(ml_ctx **out, GgufStream *stream, const char *name, const char *tokenizer_path,
+                               const ml_options *opts) {
+  clear_error();
+  return open_ctx(out, name && name[0] ? name : "GGUF", tokenizer_path, opts,
+                  [&](Model *m, ThreadPool *, const ml_options &) { return stream->finish(m); });
 }
 
 extern "C" void ml_close(ml_ctx *ctx) { delete ctx; }

@@ -41,11 +41,18 @@ struct Cursor {
   const uint8_t *p;
   uint64_t size, pos;
   const char *path;
+  uint64_t avail;       // bytes present (a streamed file's first bytes), <= size
+  bool *short_header;   // set when the header runs past them
   std::string what = "the header";
   ml_status need(uint64_t n) const {
     if (n > size - pos)
       return fail(ML_E_FORMAT, "%s: truncated GGUF: %s runs past the end of the file (%llu bytes)", path, what.c_str(),
                   static_cast<unsigned long long>(size));
+    if (n > avail - pos) {
+      *short_header = true;
+      return fail(ML_E_FORMAT, "%s: %s runs past the first %llu bytes given", path, what.c_str(),
+                  static_cast<unsigned long long>(avail));
+    }
     return ML_OK;
   }
   ml_status u(int n, uint64_t *v) {
@@ -151,6 +158,7 @@ ml_status skip_value(Cursor &c, uint32_t t, int depth) {
                 c.path, c.what.c_str(), static_cast<unsigned long long>(count), value_type_name(uint32_t(item)),
                 static_cast<unsigned long long>(c.size - c.pos));
   if (scalar_bytes(uint32_t(item))) {
+    if (const ml_status s = c.need(count * min_item)) return s;  // (within the file: only a short header fails)
     c.pos += count * min_item;
     return ML_OK;
   }
@@ -181,13 +189,15 @@ std::string gguf_printable(const std::string &s) {
 
 bool is_gguf(const uint8_t *data, uint64_t size) { return size >= 4 && std::memcmp(data, "GGUF", 4) == 0; }
 
-ml_status GgufFile::parse(const uint8_t *data, uint64_t size, const char *path) {
+ml_status GgufFile::parse(const uint8_t *data, uint64_t size, const char *path, uint64_t avail) {
   data_ = data;
   size_ = size;
   path_ = path ? path : "GGUF";
-  Cursor c{data, size, 0, path_};
+  header_short_ = false;
+  Cursor c{data, size, 0, path_, std::min(avail, size), &header_short_};
   if (size < 24)
     return fail(ML_E_FORMAT, "%s: %llu bytes, too short for a GGUF header (24)", path_, static_cast<unsigned long long>(size));
+  if (c.avail < 24) return c.need(24);
   if (!is_gguf(data, size)) return fail(ML_E_FORMAT, "%s: not a GGUF file (no \"GGUF\" magic)", path_);
   c.pos = 4;
   uint64_t version, n_tensors, n_kv;

@@ -26,6 +26,7 @@
 
 namespace ml {
 
+struct Config;
 struct Model;
 class ThreadPool;
 
@@ -62,8 +63,13 @@ class GgufFile {
     uint64_t elements() const { return ne[0] * rows(); }
   };
 
-  // Validates the container (data: the whole file, `path` for messages).
-  ml_status parse(const uint8_t *data, uint64_t size, const char *path);
+  // Validates the container (data: the whole file, `path` for messages). A streamed file: data
+  // holds its first `avail` bytes of `size`; when the header (metadata and tensor table) runs past
+  // them, header_short() says so (ML_E_FORMAT then; parse again with more). Tensor bytes are only
+  // read through tensor_data(), by the caller.
+  ml_status parse(const uint8_t *data, uint64_t size, const char *path, uint64_t avail = UINT64_MAX);
+  bool header_short() const { return header_short_; }
+  uint64_t data_offset() const { return data_off_; }  // where the data section starts
 
   uint32_t version() const { return version_; }
   const std::vector<Kv> &metadata() const { return kv_; }
@@ -90,6 +96,7 @@ class GgufFile {
   const uint8_t *data_ = nullptr;
   uint64_t size_ = 0, data_off_ = 0;
   uint32_t version_ = 0;
+  bool header_short_ = false;
   const char *path_ = "";
   std::vector<Kv> kv_;
   std::vector<Tensor> tensors_;
@@ -115,6 +122,42 @@ std::string gguf_printable(const std::string &s);
 // said in the load note, not an error.
 ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *path, ThreadPool *pool,
                     const char *cache_dir = nullptr);
+
+// A GGUF converted while its bytes arrive (the browser's download, wasm/loader_api.cc), so the file is
+// never whole in memory: begin() plans the model from the header with load_gguf's validation and
+// mapping and allocates the converted weights; feed() takes the file's bytes in order and converts
+// each tensor as its bytes complete, holding besides at most one unit of it: 16 rows of a matrix, or
+// the whole tensor for a vector and for qwen's q/k matrices (their rows are permuted within a head);
+// finish() checks that every byte came and hands over the model (ml_open_streamed opens a context on
+// it). The converted bytes are load_gguf's (tested). Unlike load_gguf: one thread; no cache; an
+// output.weight with the embedding's type and shape (llama2.c conversions store the shared one
+// twice) is converted into a buffer of its own (Model::classifier) and compared with the converted
+// embedding once both are in: equal, the buffer is let go and the embedding shared, as load_gguf
+// decides from the file; else it stays (load_gguf puts it last in the one buffer). So such a file
+// briefly holds that tensor twice.
+class GgufStream {
+ public:
+  GgufStream();
+  ~GgufStream();
+  // head: the file's first n bytes; size: the whole file's; name for messages. ML_OK: planned and
+  // the weights allocated (weight_bytes()). When the header runs past n bytes: ML_E_FORMAT and
+  // *more = true; call again with more of the file. Any other error is the file's (*more = false).
+  ml_status begin(const uint8_t *head, uint64_t n, uint64_t size, const char *name, bool *more);
+  ml_status feed(const uint8_t *p, uint64_t n);  // the file's next n bytes (the first call: from byte 0)
+  ml_status finish(Model *m);                    // all `size` bytes fed: *m takes the model
+  uint64_t weight_bytes() const;                 // the converted weights (after begin)
+  const Config *config() const;                  // the model's (after begin; nullptr before)
+  uint64_t fed() const;
+
+ private:
+  struct Impl;
+  Impl *impl_ = nullptr;
+};
+
+// ml_open_memory's counterpart for a GgufStream whose bytes have all been fed (runtime/api.cc): the
+// context takes its model; the stream is then empty.
+ml_status ml_open_streamed(ml_ctx **out, GgufStream *stream, const char *name, const char *tokenizer_path,
+                           const ml_options *opts);
 
 // Only the tokenizer image of a GGUF (ml_tokenize): *image empty and *missing saying why when the
 // file has no tokenizer the runtime reads.

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <new>
 #include <string>
 
 #include "kernels/format/f16.h"
@@ -87,12 +88,15 @@ struct Job {
   ml_qtensor *mat = nullptr;   // a matrix, or
   const float **vec = nullptr;  // a vector of rows·cols floats: where its pointer goes
   uint64_t q_off = 0, d_off = 0, m_off = 0, d2_off = 0;  // m_off / d2_off: 0 when the type has none
+  uint64_t end_off = 0;        // past its last array
+  int row0 = 0;                // data holds the source from this row on (GgufStream: a part of it)
 };
 
 struct Mapper {
   Mapper(const GgufFile &file, const char *p) : g(file), path(p) {}
   const GgufFile &g;
   const char *path;
+  bool streaming = false;  // no tensor bytes yet (GgufStream): jobs get no data pointer
   bool qwen2 = false;
   std::vector<Job> jobs;
   uint64_t total = 0;
@@ -141,7 +145,7 @@ struct Mapper {
   ml_status matrix(const std::string &name, int rows, int cols, ml_qtensor *out, int perm_hd = 0) {
     const GgufFile::Tensor *t;
     if (const ml_status s = find(name, rows, cols, true, &t)) return s;
-    Job j{t, g.tensor_data(*t), rows, cols, perm_hd, out};
+    Job j{t, streaming ? nullptr : g.tensor_data(*t), rows, cols, perm_hd, out};
     out->rows = rows;
     out->cols = cols;
     out->dh = nullptr;
@@ -160,6 +164,7 @@ struct Mapper {
       out->layout = ML_LAYOUT_ROWS;
       j.q_off = reserve(uint64_t(rows) * uint64_t(cols) * 4);
     }
+    j.end_off = total;
     jobs.push_back(j);
     return ML_OK;
   }
@@ -168,7 +173,8 @@ struct Mapper {
   ml_status vector(const std::string &name, int n, const float **slot, int perm_hd = 0) {
     const GgufFile::Tensor *t;
     if (const ml_status s = find(name, 1, n, false, &t)) return s;
-    jobs.push_back(Job{t, g.tensor_data(*t), 1, n, perm_hd, nullptr, slot, reserve(uint64_t(n) * 4)});
+    jobs.push_back(Job{t, streaming ? nullptr : g.tensor_data(*t), 1, n, perm_hd, nullptr, slot, reserve(uint64_t(n) * 4)});
+    jobs.back().end_off = total;
     return ML_OK;
   }
 };
@@ -188,7 +194,7 @@ void convert(const Job &j, uint8_t *base, int p0, int p1) {
         for (int i = 0; i < cols; ++i) out[i] = widen(j.data + uint64_t(src_row(i)) * es, t.type);
         continue;
       }
-      ggml_dequantize_row(t.type, j.data + uint64_t(src_row(r)) * uint64_t(cols) * es, out + size_t(r) * size_t(cols), cols);
+      ggml_dequantize_row(t.type, j.data + uint64_t(src_row(r) - j.row0) * uint64_t(cols) * es, out + size_t(r) * size_t(cols), cols);
     }
     return;
   }
@@ -215,7 +221,7 @@ void convert(const Job &j, uint8_t *base, int p0, int p1) {
         }
         continue;
       }
-      const uint8_t *row = j.data + uint64_t(src_row(r)) * uint64_t(nb / sub) * gt.bytes;
+      const uint8_t *row = j.data + uint64_t(src_row(r) - j.row0) * uint64_t(nb / sub) * gt.bytes;
       for (int gb = 0; gb < nb / sub; ++gb) {
         ggml_decode_block(t.type, row + uint64_t(gb) * gt.bytes, vals, a, a2, c);
         for (int k = 0; k < sub; ++k) {
@@ -236,16 +242,20 @@ void convert(const Job &j, uint8_t *base, int p0, int p1) {
   }
 }
 
+// convert()'s units of job j: panels of a quantized matrix, rows of a float one, 1 for a vector.
+int convert_units(const Job &j) {
+  return j.vec ? 1 : j.mat->type == ML_TYPE_F32 ? j.rows : panel::padded_rows(j.rows) / ML_PANEL_ROWS;
+}
+
 // Llama 3's RoPE scaling from rope_freqs.weight (tools/gguf.py's _llama3_rope): the parameters
 // from the exporter's mlb.rope.llama3.* keys, else Llama 3.1/3.2's (low 1, high 4, original context
 // 8192 or llama.rope.scaling.original_context_length, the factor the largest divisor); either way
 // the tensor must equal the divisors they give (relative 1e-5).
-ml_status llama3_rope(const GgufFile &g, const GgufFile::Tensor &t, int hd, double theta, Config *c) {
+ml_status llama3_rope(const GgufFile &g, const GgufFile::Tensor &t, const uint8_t *data, int hd, double theta, Config *c) {
   const char *path = g.path();
   if (t.elements() != uint64_t(hd / 2) || !is_float_type(t.type))
     return fail(ML_E_FORMAT, "%s: tensor rope_freqs.weight must be %d floats (head_dim / 2)", path, hd / 2);
   std::vector<double> got(size_t(hd / 2));
-  const uint8_t *data = g.tensor_data(t);
   for (int i = 0; i < hd / 2; ++i) {
     got[size_t(i)] = widen(data + uint64_t(i) * ggml_type(t.type)->bytes, t.type);
     if (!std::isfinite(got[size_t(i)]) || got[size_t(i)] < 1)
@@ -363,39 +373,26 @@ std::string write_cache(const std::string &dir, const std::string &file, uint64_
   return "";
 }
 
-}  // namespace
+// What load_gguf and GgufStream decide from the header alone.
+struct Plan {
+  std::string arch, types, tok_about;  // types: the matrices' GGUF types, for the note
+  int n_matrices = 0;
+  const GgufFile::Tensor *rope_freqs = nullptr;  // Llama 3's RoPE divisors (GgufStream: checked at finish)
+  double theta = 0;
+  bool compare_classifier = false;  // GgufStream: output.weight has the embedding's type and shape
+};
 
-ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *path, ThreadPool *pool, const char *cache_dir) {
-  const auto t_start = std::chrono::steady_clock::now();
-  GgufFile g;
-  if (const ml_status s = g.parse(data, size, path)) return s;
-  // The cache of this file's conversion, when asked for and present with this file's key: its
-  // header says whether the classifier was stored once (saving a compare of both tensors).
-  uint64_t key = 0;
-  std::string cache_file;
-  FileMap &cache = m->file;  // the model views the mapped cache when it is used
-  cache.close();
-  int cached_shared = -1;  // -1: no usable cache
-  if (cache_dir && cache_dir[0]) {
-    key = cache_key(data, size);
-    cache_file = cache_path(cache_dir, path, key);
-    PathInfo pi;
-    if (path_info(cache_file.c_str(), &pi) && !pi.is_dir && cache.open(cache_file.c_str(), "cache") == ML_OK &&
-        cache.size() >= kCacheHeader && std::memcmp(cache.data(), "MLC1", 4) == 0 && cache.data()[4] == kCacheVersion &&
-        get64(cache.data() + 8) == key && get64(cache.data() + 16) == cache.size() - kCacheHeader && cache.data()[24] <= 1)
-      cached_shared = cache.data()[24];
-    else
-      cache.close();
-    clear_error();  // a missing or unusable cache is no failure
-  }
-  std::string arch;
+// Config, tensor places (mp's jobs), tokenizer image and notes of *m from g's metadata and tensor
+// table; tensor bytes are read only when !mp->streaming (a classifier's comparison, RoPE divisors).
+ml_status plan_gguf(Model *m, const GgufFile &g, const char *path, int cached_shared, Mapper *mp_out, Plan *plan) {
+  std::string &arch = plan->arch;
   if (const ml_status s = g.get_string("general.architecture", &arch)) return s;
   if (arch == "qwen3moe")
     return fail(ML_E_FORMAT, "%s: general.architecture = 'qwen3moe': mixture-of-experts models are not supported", path);
   if (arch != "llama" && arch != "qwen2" && arch != "qwen3")
     return fail(ML_E_FORMAT, "%s: general.architecture = '%s' is not supported (llama, qwen2, qwen3)", path,
                 gguf_printable(arch).c_str());
-  Mapper mp(g, path);
+  Mapper &mp = *mp_out;
   mp.qwen2 = arch == "qwen2";
   const bool qwen3 = arch == "qwen3";
   Config &c = m->cfg;
@@ -533,17 +530,22 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   // names its shape.)
   const bool same_shape = out && out->type == emb->type && out->bytes == emb->bytes && out->ne[0] == emb->ne[0] &&
                           out->ne[2] == 1 && out->ne[3] == 1;
-  c.shared_classifier = !out || (same_shape && (cached_shared >= 0 ? cached_shared == 1
-                                                                   : std::memcmp(g.tensor_data(*out), g.tensor_data(*emb),
-                                                                                 size_t(out->bytes)) == 0));
+  // (Streamed, the bytes are not there yet: taken as shared here, GgufStream converts it apart and
+  // keeps it only when it differs.)
+  c.shared_classifier = !out || (same_shape && (mp.streaming || (cached_shared >= 0 ? cached_shared == 1
+                                                                                     : std::memcmp(g.tensor_data(*out), g.tensor_data(*emb),
+                                                                                                   size_t(out->bytes)) == 0)));
+  plan->compare_classifier = out && same_shape && mp.streaming;
   if (out && c.shared_classifier)
     mp.used["output.weight"] = 1;
   else if (out && (s = mp.matrix("output.weight", c.vocab, D, &m->wcls)))
     return s;
   if (rope_freqs) {
     mp.used["rope_freqs.weight"] = 1;
-    if ((s = llama3_rope(g, *rope_freqs, hd, theta, &c))) return s;
+    if (!mp.streaming && (s = llama3_rope(g, *rope_freqs, g.tensor_data(*rope_freqs), hd, theta, &c))) return s;
   }
+  plan->rope_freqs = rope_freqs;
+  plan->theta = theta;
   for (const GgufFile::Tensor &t : g.tensors())
     if (!mp.used.count(t.name)) {
       const bool qk_norm = !qwen3 && (t.name.find("attn_q_norm") != std::string::npos || t.name.find("attn_k_norm") != std::string::npos);
@@ -556,22 +558,80 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   // activations when its own matrix is quantized (runtime/forward.cc), whose K then is a multiple of 32.
   c.wtype = ML_TYPE_F32;
   std::map<std::string, int> by_type;  // the matrices' GGUF types, for the note
-  int n_matrices = 0;
+  int &n_matrices = plan->n_matrices;
   for (const Job &j : mp.jobs)
     if (j.mat) {
       ++n_matrices;
       ++by_type[ggml_type(j.src->type)->name];
       if (c.wtype == ML_TYPE_F32 && j.mat->type != ML_TYPE_F32) c.wtype = ml_type(j.mat->type);
     }
-  std::string types;
+  std::string &types = plan->types;
   for (const auto &bt : by_type) types += (types.empty() ? "" : ", ") + std::to_string(bt.second) + " " + bt.first;
   c.layout = c.wtype == ML_TYPE_F32 ? ML_LAYOUT_ROWS : ML_LAYOUT_PANEL16;
 
   // The tokenizer of the metadata (runtime/gguf_vocab.cc).
-  std::string tok_about;
+  std::string &tok_about = plan->tok_about;
   int n_tokens = c.vocab;
   if ((s = gguf_tokenizer(g, c.vocab, &m->tokenizer_image, &n_tokens, &m->tokenizer_missing, &tok_about))) return s;
   c.n_tokens = n_tokens;
+  return ML_OK;
+}
+
+// Points the model's views (mp's jobs) into base, the converted weights.
+void place(Mapper &mp, uint8_t *base) {
+  for (Job &j : mp.jobs) {
+    if (j.mat) {
+      j.mat->q = base + j.q_off;
+      if (j.mat->type != ML_TYPE_F32) j.mat->d = reinterpret_cast<const float *>(base + j.d_off);
+      if (j.d2_off) j.mat->d2 = reinterpret_cast<const float *>(base + j.d2_off);
+      if (j.m_off) j.mat->m = reinterpret_cast<const float *>(base + j.m_off);
+    } else {
+      *j.vec = reinterpret_cast<const float *>(base + j.q_off);
+    }
+  }
+}
+
+// Model::load_note: what was converted, how, how long.
+std::string load_note(const GgufFile &g, const Model &m, const Plan &p, const char *how, double ms, int threads, uint64_t bytes) {
+  const Config &c = m.cfg;
+  char note[768];
+  std::snprintf(note, sizeof note,
+                "GGUF v%u %s (dim %d, %d layers, vocab %d%s): %d matrices (%s) %s in %.0f ms on %d thread%s, %.1f MiB; %s",
+                g.version(), p.arch.c_str(), c.dim, c.n_layers, c.vocab, c.shared_classifier ? "" : ", separate classifier",
+                p.n_matrices, p.types.c_str(), how, ms, threads, threads == 1 ? "" : "s", double(bytes) / (1 << 20),
+                p.tok_about.c_str());
+  return note;
+}
+
+}  // namespace
+
+ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *path, ThreadPool *pool, const char *cache_dir) {
+  const auto t_start = std::chrono::steady_clock::now();
+  GgufFile g;
+  if (const ml_status s = g.parse(data, size, path)) return s;
+  // The cache of this file's conversion, when asked for and present with this file's key: its
+  // header says whether the classifier was stored once (saving a compare of both tensors).
+  uint64_t key = 0;
+  std::string cache_file;
+  FileMap &cache = m->file;  // the model views the mapped cache when it is used
+  cache.close();
+  int cached_shared = -1;  // -1: no usable cache
+  if (cache_dir && cache_dir[0]) {
+    key = cache_key(data, size);
+    cache_file = cache_path(cache_dir, path, key);
+    PathInfo pi;
+    if (path_info(cache_file.c_str(), &pi) && !pi.is_dir && cache.open(cache_file.c_str(), "cache") == ML_OK &&
+        cache.size() >= kCacheHeader && std::memcmp(cache.data(), "MLC1", 4) == 0 && cache.data()[4] == kCacheVersion &&
+        get64(cache.data() + 8) == key && get64(cache.data() + 16) == cache.size() - kCacheHeader && cache.data()[24] <= 1)
+      cached_shared = cache.data()[24];
+    else
+      cache.close();
+    clear_error();  // a missing or unusable cache is no failure
+  }
+  Mapper mp(g, path);
+  Plan plan;
+  if (const ml_status s = plan_gguf(m, g, path, cached_shared, &mp, &plan)) return s;
+  const Config &c = m->cfg;
 
   // Convert: one buffer, the matrices split across the threads by panels (rows for float ones);
   // or the cache's bytes, laid out by the same plan.
@@ -586,19 +646,10 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
     base = m->owned.p;
     for (const auto &gap : mp.gaps) std::memset(base + gap.first, 0, size_t(gap.second));
   }
-  for (Job &j : mp.jobs) {
-    if (j.mat) {
-      j.mat->q = base + j.q_off;
-      if (j.mat->type != ML_TYPE_F32) j.mat->d = reinterpret_cast<const float *>(base + j.d_off);
-      if (j.d2_off) j.mat->d2 = reinterpret_cast<const float *>(base + j.d2_off);
-      if (j.m_off) j.mat->m = reinterpret_cast<const float *>(base + j.m_off);
-    } else {
-      *j.vec = reinterpret_cast<const float *>(base + j.q_off);
-    }
-  }
+  place(mp, base);
   const auto work = [&](int tid, int nth) {
     for (const Job &j : mp.jobs) {
-      const int units = j.vec ? 1 : j.mat->type == ML_TYPE_F32 ? j.rows : panel::padded_rows(j.rows) / ML_PANEL_ROWS;
+      const int units = convert_units(j);
       const int a = int(int64_t(units) * tid / nth), b = int(int64_t(units) * (tid + 1) / nth);
       if (a < b) convert(j, base, a, b);
     }
@@ -622,14 +673,9 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
     cache_note = why.empty() ? "; kept in the cache " + cache_file : "; not cached: " + why;
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count();
-  char note[768];
-  std::snprintf(note, sizeof note,
-                "GGUF v%u %s (dim %d, %d layers, vocab %d%s): %d matrices (%s) %s in %.0f ms on %d thread%s, %.1f MiB; %s",
-                g.version(), arch.c_str(), D, c.n_layers, c.vocab, c.shared_classifier ? "" : ", separate classifier",
-                n_matrices, types.c_str(),
-                from_cache ? "mapped, not converted," : c.wtype == ML_TYPE_F32 ? "widened to float32" : "repacked into 16-row panels",
-                ms, threads, threads == 1 ? "" : "s", double(mp.total) / (1 << 20), tok_about.c_str());
-  m->load_note = note + cache_note;
+  m->load_note = load_note(g, *m, plan, from_cache ? "mapped, not converted," : c.wtype == ML_TYPE_F32 ? "widened to float32"
+                                                                            : "repacked into 16-row panels", ms, threads, mp.total) +
+                 cache_note;
   if (!from_cache) {
     cache.close();
     m->file.view(m->owned.p, m->owned.n);
@@ -649,6 +695,223 @@ ml_status gguf_tokenizer_image(const uint8_t *data, uint64_t size, const char *p
   int n_tokens = 0;
   std::string about;
   return gguf_tokenizer(g, int(vocab), image, &n_tokens, missing, &about);
+}
+
+// ---- GgufStream (runtime/gguf.h): the conversion as the bytes arrive.
+
+struct GgufStream::Impl {
+  // One tensor's bytes in the file, converted `unit_rows` source rows at a time (a whole tensor is
+  // one row of all its bytes); job nullptr: rope_freqs.weight, kept for finish().
+  struct Piece {
+    uint64_t at;  // its first byte in the file
+    Job *job;
+    uint64_t rows, row_bytes, unit_rows, units, done = 0;
+  };
+  explicit Impl(const char *name) : path(name && name[0] ? name : "GGUF"), mp(g, path.c_str()), cls_mp(g, path.c_str()) {}
+  std::string path;
+  GgufFile g;
+  Mapper mp;
+  Mapper cls_mp;  // plan.compare_classifier: output.weight alone, converted into model.classifier
+  Plan plan;
+  Model model;
+  const Job *emb_job = nullptr, *cls_job = nullptr;
+  bool emb_done = false, cls_done = false;
+  std::vector<uint8_t> header;  // the file's header (the metadata's views point here)
+  uint64_t size = 0, pos = 0;
+  std::vector<Piece> pieces;
+  size_t next = 0;              // the piece bytes go to
+  std::vector<uint8_t> stage;   // a unit that came in parts
+  std::vector<uint8_t> rope;
+  std::chrono::steady_clock::time_point t_start = std::chrono::steady_clock::now();
+
+  // Converts units [u0, u1) of pc from data (its first byte is unit u0's).
+  ml_status convert_piece(Piece &pc, const uint8_t *data, uint64_t u0, uint64_t u1) {
+    if (!pc.job) {
+      rope.assign(data, data + pc.row_bytes);
+      pc.done = u1;
+      return ML_OK;
+    }
+    uint8_t *base = model.owned.p;
+    if (pc.job == cls_job) {  // the classifier's own buffer, made when its first bytes come
+      if (!model.classifier.p) {
+        if (!model.classifier.allocate(cls_mp.total))
+          return fail(ML_E_NOMEM, "%s: cannot allocate %llu bytes for output.weight", path.c_str(),
+                      static_cast<unsigned long long>(cls_mp.total));
+        for (const auto &gap : cls_mp.gaps) std::memset(model.classifier.p + gap.first, 0, size_t(gap.second));
+      }
+      base = model.classifier.p;
+    }
+    Job j = *pc.job;
+    j.data = data;
+    if (pc.units == 1 && pc.rows == 1) {  // whole
+      convert(j, base, 0, convert_units(j));
+    } else {
+      j.row0 = int(u0 * pc.unit_rows);
+      const bool quantized = j.mat->type != ML_TYPE_F32;  // units = panels; float rows otherwise
+      convert(j, base, int(quantized ? u0 : u0 * pc.unit_rows), int(quantized ? u1 : std::min(u1 * pc.unit_rows, pc.rows)));
+    }
+    pc.done = u1;
+    if (pc.done == pc.units) {
+      emb_done = emb_done || pc.job == emb_job;
+      cls_done = cls_done || pc.job == cls_job;
+      if (cls_job && emb_done && cls_done) share_classifier();
+    }
+    return ML_OK;
+  }
+
+  // Both converted: the classifier is the embedding's bytes (its buffer let go) or its own.
+  void share_classifier() {
+    Config &c = model.cfg;
+    c.shared_classifier = std::memcmp(model.owned.p + emb_job->q_off, model.classifier.p + cls_job->q_off,
+                                      size_t(emb_job->end_off - emb_job->q_off)) == 0;
+    if (c.shared_classifier) {
+      model.classifier.allocate(0);
+      model.wcls = model.tok_emb;
+    } else {
+      place(cls_mp, model.classifier.p);
+    }
+    cls_job = nullptr;
+  }
+};
+
+GgufStream::GgufStream() = default;
+GgufStream::~GgufStream() { delete impl_; }
+uint64_t GgufStream::weight_bytes() const { return impl_ ? impl_->mp.total : 0; }
+uint64_t GgufStream::fed() const { return impl_ ? impl_->pos : 0; }
+const Config *GgufStream::config() const { return impl_ ? &impl_->model.cfg : nullptr; }
+
+ml_status GgufStream::begin(const uint8_t *head, uint64_t n, uint64_t size, const char *name, bool *more) {
+  *more = false;
+  delete impl_;
+  impl_ = new (std::nothrow) Impl(name);
+  if (!impl_) return fail(ML_E_NOMEM, "cannot allocate the GGUF stream");
+  Impl &s = *impl_;
+  GgufFile probe;
+  ml_status st = probe.parse(head, size, s.path.c_str(), n);
+  if (st == ML_OK) {
+    s.header.assign(head, head + std::min(n, probe.data_offset()));
+    s.size = size;
+    s.mp.streaming = true;
+    if ((st = s.g.parse(s.header.data(), size, s.path.c_str(), s.header.size())) == ML_OK)
+      st = plan_gguf(&s.model, s.g, s.path.c_str(), -1, &s.mp, &s.plan);
+  }
+  if (st == ML_OK && !s.model.owned.allocate(s.mp.total))
+    st = fail(ML_E_NOMEM, "%s: cannot allocate %llu bytes for the converted weights", s.path.c_str(),
+              static_cast<unsigned long long>(s.mp.total));
+  if (st != ML_OK) {
+    *more = probe.header_short();
+    delete impl_;
+    impl_ = nullptr;
+    return st;
+  }
+  for (const auto &gap : s.mp.gaps) std::memset(s.model.owned.p + gap.first, 0, size_t(gap.second));
+  place(s.mp, s.model.owned.p);
+  if (s.plan.compare_classifier) {
+    const Config &c = s.model.cfg;
+    s.cls_mp.streaming = true;
+    if (const ml_status st = s.cls_mp.matrix("output.weight", c.vocab, c.dim, &s.model.wcls)) return st;  // (planned before: no error)
+    s.model.wcls = s.model.tok_emb;  // until it is found to differ
+    s.cls_job = &s.cls_mp.jobs[0];
+    for (const Job &j : s.mp.jobs)
+      if (j.mat == &s.model.tok_emb) s.emb_job = &j;
+  }
+  const uint64_t data_off = s.g.data_offset();
+  std::vector<Job *> jobs;
+  for (Job &j : s.mp.jobs) jobs.push_back(&j);
+  if (s.cls_job) jobs.push_back(&s.cls_mp.jobs[0]);
+  for (Job *jp : jobs) {
+    Job &j = *jp;
+    const GgufFile::Tensor &t = *j.src;
+    if (j.vec || j.perm_hd > 0) {
+      s.pieces.push_back({data_off + t.off, &j, 1, t.bytes, 1, 1});
+    } else {
+      const uint64_t rows = uint64_t(j.rows), unit = ML_PANEL_ROWS;
+      s.pieces.push_back({data_off + t.off, &j, rows, t.bytes / rows, unit, (rows + unit - 1) / unit});
+    }
+  }
+  if (const GgufFile::Tensor *r = s.plan.rope_freqs) s.pieces.push_back({data_off + r->off, nullptr, 1, r->bytes, 1, 1});
+  std::sort(s.pieces.begin(), s.pieces.end(), [](const Impl::Piece &a, const Impl::Piece &b) { return a.at < b.at; });
+  return ML_OK;
+}
+
+ml_status GgufStream::feed(const uint8_t *p, uint64_t n) {
+  if (!impl_) return fail(ML_E_ARG, "GGUF stream: feed() without a successful begin()");
+  Impl &s = *impl_;
+  if (n > s.size - s.pos)
+    return fail(ML_E_FORMAT, "%s: more bytes than the %llu the file was said to have", s.path.c_str(),
+                static_cast<unsigned long long>(s.size));
+  while (n > 0) {
+    if (s.next == s.pieces.size()) {  // past the last tensor
+      s.pos += n;
+      break;
+    }
+    Impl::Piece &pc = s.pieces[s.next];
+    uint64_t take;
+    if (s.pos < pc.at) {  // the header, alignment
+      take = std::min(n, pc.at - s.pos);
+    } else {
+      const uint64_t u = pc.done, first = u * pc.unit_rows * pc.row_bytes;  // the unit's first byte in the tensor
+      const uint64_t unit_bytes = std::min((u + 1) * pc.unit_rows, pc.rows) * pc.row_bytes - first;
+      const uint64_t rows_here = std::min(pc.rows, (s.pos - pc.at + n) / pc.row_bytes);
+      const uint64_t u_end = rows_here == pc.rows ? pc.units : rows_here / pc.unit_rows;
+      if (s.stage.empty() && u_end > u) {  // whole units in p: converted from it
+        take = std::min(u_end * pc.unit_rows, pc.rows) * pc.row_bytes - first;
+        if (const ml_status st = s.convert_piece(pc, p, u, u_end)) return st;
+      } else {  // part of a unit: staged
+        take = std::min(n, unit_bytes - s.stage.size());
+        s.stage.insert(s.stage.end(), p, p + take);
+        if (s.stage.size() == unit_bytes) {
+          if (const ml_status st = s.convert_piece(pc, s.stage.data(), u, u + 1)) return st;
+          s.stage.clear();
+        }
+      }
+      if (pc.done == pc.units) ++s.next;
+    }
+    p += take;
+    n -= take;
+    s.pos += take;
+  }
+  return ML_OK;
+}
+
+ml_status GgufStream::finish(Model *m) {
+  if (!impl_) return fail(ML_E_ARG, "GGUF stream: finish() without a successful begin()");
+  Impl &s = *impl_;
+  if (s.pos != s.size)
+    return fail(ML_E_FORMAT, "%s: truncated GGUF: %llu of its %llu bytes came", s.path.c_str(),
+                static_cast<unsigned long long>(s.pos), static_cast<unsigned long long>(s.size));
+  Model &w = s.model;
+  Config &c = w.cfg;
+  if (s.plan.rope_freqs)
+    if (const ml_status st = llama3_rope(s.g, *s.plan.rope_freqs, s.rope.data(), c.head_dim(), s.plan.theta, &c)) return st;
+  if (c.shared_classifier) w.wcls = w.tok_emb;
+  w.gguf = true;
+  w.source_bytes = s.size;
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s.t_start).count();
+  w.load_note = load_note(s.g, w, s.plan, c.wtype == ML_TYPE_F32 ? "widened to float32 as the file streamed in"
+                                                                 : "repacked into 16-row panels as the file streamed in",
+                          ms, 1, s.mp.total);
+  // *m takes everything; the views point into the buffer, which moves with it.
+  std::swap(m->owned.p, w.owned.p);
+  std::swap(m->owned.n, w.owned.n);
+  std::swap(m->owned.align, w.owned.align);
+  std::swap(m->classifier.p, w.classifier.p);
+  std::swap(m->classifier.n, w.classifier.n);
+  std::swap(m->classifier.align, w.classifier.align);
+  m->file.view(m->owned.p, m->owned.n);
+  m->gguf = true;
+  m->source_bytes = w.source_bytes;
+  m->load_note = std::move(w.load_note);
+  m->tokenizer_image = std::move(w.tokenizer_image);
+  m->tokenizer_missing = std::move(w.tokenizer_missing);
+  m->cfg = c;
+  m->tok_emb = w.tok_emb;
+  m->layers = std::move(w.layers);
+  m->final_norm = w.final_norm;
+  m->wcls = w.wcls;
+  delete impl_;
+  impl_ = nullptr;
+  return ML_OK;
 }
 
 }  // namespace ml

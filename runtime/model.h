@@ -67,6 +67,7 @@ struct OwnedBytes {
 struct Model {
   FileMap file;                      // .mlb: the mapping the views point into; GGUF: a view of `owned`
   OwnedBytes owned;                  // GGUF: every tensor, converted (runtime/gguf.h)
+  OwnedBytes classifier;             // a streamed GGUF's output.weight when it differs from the embedding (GgufStream)
   bool gguf = false;
   uint64_t source_bytes = 0;         // the file's size (.mlb or GGUF)
   std::string load_note;             // GGUF: what was converted and how long it took (one line)

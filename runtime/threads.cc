@@ -21,6 +21,11 @@ int online_cpus() {
 #else
   const long n = sysconf(_SC_NPROCESSORS_ONLN);
 #endif
+#if defined(__EMSCRIPTEN__) && !defined(ML_NO_THREADS)
+  // The browser module starts its Workers with it, one per core up to 16 (cmake/wasm.cmake,
+  // PTHREAD_POOL_SIZE): a thread past them would wait for the event loop of the caller it blocks.
+  if (n > 16) return 16;
+#endif
   return n >= 1 ? static_cast<int>(n) : 1;
 }
 

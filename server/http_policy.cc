@@ -87,8 +87,7 @@ std::vector<std::pair<std::string, std::string>> preflight_headers(const std::st
   return {{"Access-Control-Allow-Origin", origin},
           {"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
           {"Access-Control-Allow-Headers", "Authorization, Content-Type"},
-          {"Access-Control-Max-Age", "600"},
-          {"Vary", "Origin"}};
+          {"Access-Control-Max-Age", "600"}};
 }
 
 }  // namespace ml::server

@@ -25,7 +25,6 @@
 #include "native/cli.h"
 #include "native/options.h"
 #include "runtime/ml.h"
-#include "runtime/text/unicode.h"
 #include "http_policy.h"
 #include "request.h"
 #include "routes.h"
@@ -140,10 +139,6 @@ int parse_args(int argc, char **argv, Args *a) {
 
 // ---- Requests.
 
-json error_body(int status, const std::string &message, const std::string &type) {
-  return json{{"error", {{"message", message}, {"type", type}, {"code", status}}}};
-}
-
 class Server {
  public:
   int run(const Args &a);
@@ -214,18 +209,9 @@ json reply_message(const Job &j, const std::string &id, std::string *finish) {
 }
 
 void Server::handle_completion(const httplib::Request &req, httplib::Response &res, bool chat) {
-  size_t bad_at = 0;
-  if (!ml::unicode::valid_utf8(req.body.data(), req.body.size(), &bad_at))
-    return send_error(res, 400, "the request body is not valid UTF-8 (byte " + std::to_string(bad_at) + ")");
-  nlohmann::ordered_json body;  // key order kept: tools are written into the prompt as sent
-  try {
-    body = nlohmann::ordered_json::parse(req.body);
-  } catch (const json::exception &e) {
-    return send_error(res, 400, std::string("malformed JSON: ") + e.what());
-  }
   std::shared_ptr<Job> job;
-  try {
-    job = sched_.make_job(parse_request(body, chat));
+  try {  // the body's key order kept (object_body): tools are written into the prompt as sent
+    job = sched_.make_job(parse_request(object_body(req), chat));
   } catch (const HttpError &e) {
     return send_error(res, e.status, e.message, e.type.c_str());
   } catch (const json::exception &e) {
@@ -237,7 +223,13 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
 
   const std::string id = (chat ? "chatcmpl-" : "cmpl-") + std::to_string(sched_.next_id());
   const int64_t created = int64_t(std::time(nullptr));
-  const char *object = chat ? "chat.completion" : "text_completion";
+  // A response or a chunk: its one choice holds finish_reason, logprobs, and the text under `key`.
+  auto response = [this, id, created](const char *object, const char *key, const json &text, const json &finish,
+                                      const json &logprobs) {
+    const json c = {{"index", 0}, {"finish_reason", finish}, {"logprobs", logprobs}, {key, text}};
+    return json{{"id", id}, {"object", object}, {"created", created}, {"model", model_name_},
+                {"choices", json::array({c})}};
+  };
   if (!job->req.stream) {
     std::unique_lock<std::mutex> lk(sched_.mu);
     job->cv.wait(lk, [&] { return job->done; });
@@ -249,28 +241,23 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
     }
     size_t offset = 0;
     std::string finish = job->finish;
-    const json message = chat ? reply_message(*job, id, &finish) : json();  // tool calls parsed (structured/tools.h)
-    json choice = {{"index", 0}, {"finish_reason", finish}, {"logprobs", nullptr}};
-    if (job->req.logprobs) choice["logprobs"] = logprobs_json(job->logprobs, 0, job->logprobs.size(), chat, &offset);
-    if (chat)
-      choice["message"] = message;
-    else
-      choice["text"] = job->text;
-    json out = {{"id", id},           {"object", object},           {"created", created},
-                {"model", model_name_}, {"choices", json::array({choice})}, {"usage", usage(*job)},
-                {"timings", timings(*job)}};
+    // Chat: the message, its tool calls parsed (structured/tools.h).
+    const json message = chat ? reply_message(*job, id, &finish) : json(job->text);
+    const json lp = job->req.logprobs ? logprobs_json(job->logprobs, 0, job->logprobs.size(), chat, &offset) : json();
+    json out = response(chat ? "chat.completion" : "text_completion", chat ? "message" : "text", message, finish, lp);
+    out["usage"] = usage(*job);
+    out["timings"] = timings(*job);
     lk.unlock();
     res.set_content(out.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
     return;
   }
   res.set_header("Cache-Control", "no-cache");
-  const std::string chunk_object = chat ? "chat.completion.chunk" : "text_completion";
   auto sent = std::make_shared<size_t>(0);  // pieces (Job::ends) sent so far
   auto first = std::make_shared<bool>(true);
   auto lp_sent = std::make_shared<size_t>(0), lp_offset = std::make_shared<size_t>(0);  // logprobs entries sent
   res.set_chunked_content_provider(
       "text/event-stream",
-      [this, job, id, created, chunk_object, chat, sent, first, lp_sent, lp_offset](size_t, httplib::DataSink &sink) {
+      [this, job, id, response, chat, sent, first, lp_sent, lp_offset](size_t, httplib::DataSink &sink) {
         std::unique_lock<std::mutex> lk(sched_.mu);
         job->cv.wait_for(lk, std::chrono::milliseconds(200), [&] { return job->done || job->ends.size() > *sent; });
         // One chunk per published piece (a token's text, or what a stop string no longer holds back),
@@ -297,13 +284,8 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
         const json use = usage(*job), tim = timings(*job);
         lk.unlock();
         auto chunk = [&](const json &delta_or_text, const json &finish_reason, const json &logprobs = nullptr) {
-          json c = {{"index", 0}, {"finish_reason", finish_reason}, {"logprobs", logprobs}};
-          if (chat)
-            c["delta"] = delta_or_text;
-          else
-            c["text"] = delta_or_text;
-          return json{{"id", id}, {"object", chunk_object}, {"created", created}, {"model", model_name_},
-                      {"choices", json::array({c})}};
+          return response(chat ? "chat.completion.chunk" : "text_completion", chat ? "delta" : "text", delta_or_text,
+                          finish_reason, logprobs);
         };
         std::string out;
         if (*first && chat) out += sse(chunk(json{{"role", "assistant"}, {"content", ""}}, nullptr));
@@ -315,7 +297,7 @@ void Server::handle_completion(const httplib::Request &req, httplib::Response &r
         if (!tool_delta.is_null()) out += sse(chunk(tool_delta, nullptr));
         if (done) {
           if (finish == "error") {
-            out += sse(error_body(500, error, "server_error"));
+            out += sse(json{{"error", {{"message", error}, {"type", "server_error"}, {"code", 500}}}});
           } else {
             json last = chunk(chat ? json::object() : json(""), finish);
             last["usage"] = use;
@@ -381,8 +363,7 @@ int Server::run(const Args &a) {
                                             : "origin " + origin + " is not allowed (--cors-origin)");
         return httplib::Server::HandlerResponse::Handled;
       }
-      for (const auto &h : preflight_headers(origin))
-        if (h.first != "Vary") res.set_header(h.first.c_str(), h.second);
+      for (const auto &h : preflight_headers(origin)) res.set_header(h.first.c_str(), h.second);
       res.status = 204;
       return httplib::Server::HandlerResponse::Handled;
     }
@@ -431,14 +412,15 @@ int Server::run(const Args &a) {
       res.set_content(json{{"object", "list"}, {"data", json::array({m})}}.dump(), "application/json");
     });
   svr.Get("/health", [this](const httplib::Request &, httplib::Response &res) {
-    int busy = 0, idle = 0;
     size_t queued = 0;
-    sched_.load(&busy, &idle, &queued);
-    const json h = {{"status", "ok"}, {"slots_idle", idle}, {"slots_processing", busy},
+    int busy = 0;
+    const std::vector<Scheduler::SlotView> slots = sched_.slot_views(&queued);
+    for (const Scheduler::SlotView &s : slots) busy += s.busy ? 1 : 0;
+    const json h = {{"status", "ok"}, {"slots_idle", int(slots.size()) - busy}, {"slots_processing", busy},
                     {"requests_queued", queued}};
     res.set_content(h.dump(), "application/json");
   });
-  add_info_routes(svr, InfoRoutes{sched_, metrics_, model_name_, a.model, int(a.parallel)});
+  add_info_routes(svr, sched_, metrics_, model_name_, a.model, int(a.parallel));
 
   // httplib listens with a backlog of 5 (compiled into libcpp-httplib): 16 clients connecting at
   // once overflow it and some get a reset. Keep the listening socket's fd and listen() again with

@@ -63,17 +63,17 @@ Request parse_request(const json &body, bool chat) {
     if (!v->is_number()) throw bad("'temperature' must be a number");
     const double t = v->get<double>();
     if (!(t >= 0.0 && t <= 100.0)) throw bad("'temperature' must be in [0, 100]");
-    r.temperature = float(t);
+    r.sampling.temperature = float(t);
   }
   if (const json *v = field("top_p")) {
     if (!v->is_number()) throw bad("'top_p' must be a number");
     const double p = v->get<double>();
     if (!((ML_MUTANT("server_top_p") ? p >= 0.0 : p > 0.0) && p <= 1.0)) throw bad("'top_p' must be in (0, 1]");  // mutant: 0 passes
-    r.top_p = float(p);
+    r.sampling.top_p = float(p);
   }
   if (const json *v = ML_MUTANT("server_seed") ? nullptr : field("seed")) {  // mutant: the request's seed ignored
     if (!v->is_number_integer()) throw bad("'seed' must be an integer");
-    r.seed = v->is_number_unsigned() ? v->get<uint64_t>() : uint64_t(v->get<int64_t>());
+    r.sampling.seed = v->is_number_unsigned() ? v->get<uint64_t>() : uint64_t(v->get<int64_t>());
     r.has_seed = true;
   }
   // A number (or integer) field: its type and range checked, the error naming it.
@@ -91,12 +91,13 @@ Request parse_request(const json &body, bool chat) {
     if (!ok(double(v->get<int64_t>()))) throw bad(std::string("'") + name + "' must be " + range);
     *out = int(v->get<int64_t>());
   };
-  integer("top_k", "at least 0 (0: off)", [](double x) { return x >= 0 && x <= 1e9; }, &r.top_k);
-  number("min_p", "[0, 1)", [](double x) { return x >= 0 && x < 1; }, &r.min_p);
-  number("repeat_penalty", "(0, 100]", [](double x) { return x > 0 && x <= 100; }, &r.repeat_penalty);
-  integer("repeat_last_n", "at least -1 (-1: all)", [](double x) { return x >= -1 && x <= 1e9; }, &r.repeat_last_n);
-  number("presence_penalty", "[-2, 2]", [](double x) { return x >= -2 && x <= 2; }, &r.presence_penalty);
-  number("frequency_penalty", "[-2, 2]", [](double x) { return x >= -2 && x <= 2; }, &r.frequency_penalty);
+  integer("top_k", "at least 0 (0: off)", [](double x) { return x >= 0 && x <= 1e9; }, &r.sampling.top_k);
+  number("min_p", "[0, 1)", [](double x) { return x >= 0 && x < 1; }, &r.sampling.min_p);
+  number("repeat_penalty", "(0, 100]", [](double x) { return x > 0 && x <= 100; }, &r.sampling.repeat_penalty);
+  integer("repeat_last_n", "at least -1 (-1: all)", [](double x) { return x >= -1 && x <= 1e9; },
+          &r.sampling.repeat_last_n);
+  number("presence_penalty", "[-2, 2]", [](double x) { return x >= -2 && x <= 2; }, &r.sampling.presence_penalty);
+  number("frequency_penalty", "[-2, 2]", [](double x) { return x >= -2 && x <= 2; }, &r.sampling.frequency_penalty);
   if (const json *v = field("logit_bias")) {  // OpenAI's: {"token id": bias in [-100, 100]}
     if (!v->is_object()) throw bad("'logit_bias' must be an object of token id strings to numbers");
     for (const auto &kv : v->items()) {

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/ml.h"
 #include "structured/tools.h"
 
 namespace ml::server {
@@ -21,13 +22,10 @@ struct HttpError {
 
 struct Request {
   bool chat = false, stream = false;
-  float temperature = 0.8f, top_p = 0.95f;  // llama-server's defaults
-  bool has_seed = false;                    // else a fresh seed per request
-  uint64_t seed = 1;
-  // The rest of the sampler chain (ml_sampling, runtime/sampler.h); these defaults are neutral.
-  int top_k = 0;
-  float min_p = 0.0f, repeat_penalty = 1.0f, presence_penalty = 0.0f, frequency_penalty = 0.0f;
-  int repeat_last_n = 64;
+  // The sampler chain (ml_sampling, runtime/sampler.h): llama-server's temperature 0.8 and top_p 0.95,
+  // the other stages neutral; the logit bias arrays are the job's (server/scheduler.cc).
+  ml_sampling sampling{0.8f, 0.95f, 1, 0, 0.0f, 1.0f, 64, 0.0f, 0.0f, 0, nullptr, nullptr};
+  bool has_seed = false;  // sampling.seed is the request's; else a fresh seed per request
   std::vector<std::pair<long, float>> logit_bias;  // token id, bias (the id checked against the vocabulary later)
   bool logprobs = false;  // chat: "logprobs": true; completions: "logprobs": N (then top_logprobs = N)
   int top_logprobs = 0;   // 0..20 (completions: 0..5)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 
 #include "scheduler.h"
 
@@ -37,15 +38,14 @@ class Metrics {
   double prompt_ms_ = 0, generation_ms_ = 0;
 };
 
+// A POST body as a JSON object, its key order kept; HttpError 400 when it is not UTF-8, not JSON or
+// not an object.
+nlohmann::ordered_json object_body(const httplib::Request &req);
+
 // An OpenAI-style error: {"error": {"message", "type", "code"}}; type from the status when null.
 void send_error(httplib::Response &res, int status, const std::string &message, const char *type = nullptr);
 
-struct InfoRoutes {
-  Scheduler &sched;
-  Metrics &metrics;
-  std::string model_name, model_path;
-  int n_slots = 1;
-};
-void add_info_routes(httplib::Server &svr, const InfoRoutes &r);
+void add_info_routes(httplib::Server &svr, Scheduler &sched, Metrics &metrics, const std::string &model_name,
+                     const std::string &model_path, int n_slots);
 
 }  // namespace ml::server

@@ -16,21 +16,6 @@ const unsigned char kPage[] = {
 
 std::string dump(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-// A POST body as a JSON object (HttpError 400 otherwise).
-json object_body(const httplib::Request &req) {
-  size_t bad_at = 0;
-  if (!ml::unicode::valid_utf8(req.body.data(), req.body.size(), &bad_at))
-    throw HttpError{400, "the request body is not valid UTF-8 (byte " + std::to_string(bad_at) + ")", ""};
-  json b;
-  try {
-    b = json::parse(req.body);
-  } catch (const json::exception &e) {
-    throw HttpError{400, std::string("malformed JSON: ") + e.what(), ""};
-  }
-  if (!b.is_object()) throw HttpError{400, "the request body must be a JSON object", ""};
-  return b;
-}
-
 template <class F>
 httplib::Server::Handler guarded(F f) {
   return [f](const httplib::Request &req, httplib::Response &res) {
@@ -42,6 +27,21 @@ httplib::Server::Handler guarded(F f) {
   };
 }
 }  // namespace
+
+nlohmann::ordered_json object_body(const httplib::Request &req) {
+  const char *type = "invalid_request_error";
+  size_t bad_at = 0;
+  if (!ml::unicode::valid_utf8(req.body.data(), req.body.size(), &bad_at))
+    throw HttpError{400, "the request body is not valid UTF-8 (byte " + std::to_string(bad_at) + ")", type};
+  nlohmann::ordered_json b;
+  try {
+    b = nlohmann::ordered_json::parse(req.body);
+  } catch (const json::exception &e) {
+    throw HttpError{400, std::string("malformed JSON: ") + e.what(), type};
+  }
+  if (!b.is_object()) throw HttpError{400, "the request body must be a JSON object", type};
+  return b;
+}
 
 void send_error(httplib::Response &res, int status, const std::string &message, const char *type) {
   if (!type)
@@ -56,18 +56,16 @@ void send_error(httplib::Response &res, int status, const std::string &message, 
   res.set_content(dump(json{{"error", {{"message", message}, {"type", type}, {"code", status}}}}), "application/json");
 }
 
-void add_info_routes(httplib::Server &svr, const InfoRoutes &r) {
-  Scheduler &sched = r.sched;
-  Metrics &metrics = r.metrics;
+void add_info_routes(httplib::Server &svr, Scheduler &sched, Metrics &metrics, const std::string &model_name,
+                     const std::string &model_path, int n_slots) {
   svr.Get("/", [](const httplib::Request &, httplib::Response &res) {
     res.set_header("Content-Security-Policy", "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'");
     res.set_content(reinterpret_cast<const char *>(kPage), sizeof kPage, "text/html; charset=utf-8");
   });
   svr.Get("/metrics", [&sched, &metrics](const httplib::Request &, httplib::Response &res) {
-    int busy = 0, idle = 0;
     size_t queued = 0;
-    sched.load(&busy, &idle, &queued);
-    res.set_content(metrics.render(sched.slot_views(), queued, sched.info.max_seq), "text/plain; version=0.0.4");
+    const std::vector<Scheduler::SlotView> slots = sched.slot_views(&queued);
+    res.set_content(metrics.render(slots, queued, sched.info.max_seq), "text/plain; version=0.0.4");
   });
   svr.Get("/slots", [&sched](const httplib::Request &, httplib::Response &res) {
     json a = json::array();
@@ -76,13 +74,13 @@ void add_info_routes(httplib::Server &svr, const InfoRoutes &r) {
                    {"n_prompt_tokens", s.n_prompt}, {"n_decoded", s.n_decoded}});
     res.set_content(dump(a), "application/json");
   });
-  svr.Get("/props", [r](const httplib::Request &, httplib::Response &res) {
-    const ml_model_info &i = r.sched.info;
-    const int f = r.sched.chat_format();
+  svr.Get("/props", [&sched, model_name, model_path, n_slots](const httplib::Request &, httplib::Response &res) {
+    const ml_model_info &i = sched.info;
+    const int f = sched.chat_format();
     const json p = {
-        {"model_path", r.model_path},
-        {"model", r.model_name},
-        {"total_slots", r.n_slots},
+        {"model_path", model_path},
+        {"model", model_name},
+        {"total_slots", n_slots},
         {"n_ctx", i.max_seq},
         {"n_vocab", i.vocab},
         {"arch", i.arch},
@@ -96,7 +94,7 @@ void add_info_routes(httplib::Server &svr, const InfoRoutes &r) {
     res.set_content(dump(p), "application/json");
   });
   svr.Post("/tokenize", guarded([&sched](const httplib::Request &req, httplib::Response &res) {
-    const json b = object_body(req);
+    const auto b = object_body(req);
     if (!b.contains("content") || !b["content"].is_string()) throw HttpError{400, "'content' must be a string", ""};
     bool add_special = false, with_pieces = false;
     for (const char *k : {"add_special", "with_pieces"}) {
@@ -116,11 +114,11 @@ void add_info_routes(httplib::Server &svr, const InfoRoutes &r) {
     res.set_content(dump(json{{"tokens", toks}}), "application/json");
   }));
   svr.Post("/detokenize", guarded([&sched](const httplib::Request &req, httplib::Response &res) {
-    const json b = object_body(req);
+    const auto b = object_body(req);
     if (!b.contains("tokens") || !b["tokens"].is_array()) throw HttpError{400, "'tokens' must be an array of token ids", ""};
     std::vector<long> ids;
     for (size_t i = 0; i < b["tokens"].size(); ++i) {
-      const json &t = b["tokens"][i];
+      const auto &t = b["tokens"][i];
       if (!t.is_number_integer()) throw HttpError{400, "'tokens[" + std::to_string(i) + "]' must be an integer", ""};
       ids.push_back(t.get<long>());
     }

@@ -54,14 +54,6 @@ bool Scheduler::submit(const std::shared_ptr<Job> &j, size_t *busy) {
   return true;
 }
 
-void Scheduler::load(int *busy, int *idle, size_t *queued) {
-  std::lock_guard<std::mutex> lk(mu);
-  *busy = 0;
-  for (const Slot &s : slots_) *busy += s.job ? 1 : 0;
-  *idle = int(slots_.size()) - *busy;
-  *queued = queue_.size();
-}
-
 int Scheduler::open(const char *model, const char *tokenizer, const ml_options &o, int parallel, size_t queue_cap) {
   if (const ml_status s = ml_open(&base_, model, tokenizer, &o)) {
     std::fprintf(stderr, "ml_server: %s\n", ml_last_error());
@@ -85,44 +77,30 @@ int Scheduler::open(const char *model, const char *tokenizer, const ml_options &
 }
 
 int Scheduler::open_chat(const char *chat_template) {
-  // Chat template: named, else detected; without one, chat requests get a clear 400.
+  // Chat template: named, else detected (native/cli.h); without one, chat requests get a clear 400.
   ml_chat_format f = ML_CHAT_UNKNOWN;
-  if (chat_template) {
-    if (ml_chat_parse_name(chat_template, &f) != ML_OK) {
-      std::fprintf(stderr, "ml_server: --chat-template %s: %s\n", chat_template, ml_last_error());
-      return int(ML_E_ARG);
-    }
-  } else if (ml_chat_detect(base_, &f) != ML_OK) {
+  const int *ids = nullptr;
+  int n = 0;
+  if (ml::cli::chat_format(base_, chat_template, &f, &ids, &n) == ML_OK) {
+    chat_stop_.assign(ids, ids + n);
+    chat_format_ = int(f);
+    return 0;
+  }
+  if (f != ML_CHAT_UNKNOWN)  // a named or detected format without its stop ids: a detected one leaves completions only
+    std::fprintf(stderr, "ml_server: chat format %s: %s\n", ml_chat_format_name(f), ml_last_error());
+  else if (chat_template)
+    std::fprintf(stderr, "ml_server: --chat-template %s: %s\n", chat_template, ml_last_error());
+  else
     std::fprintf(stderr, "ml_server: %s; /v1/chat/completions is unavailable\n", ml_last_error());
-    f = ML_CHAT_UNKNOWN;
-  }
-  if (f != ML_CHAT_UNKNOWN) {
-    const int *ids = nullptr;
-    int n = 0;
-    if (ml_chat_stop_ids(base_, f, &ids, &n) != ML_OK) {
-      std::fprintf(stderr, "ml_server: chat format %s: %s\n", ml_chat_format_name(f), ml_last_error());
-      if (chat_template) return int(ML_E_ARG);
-      f = ML_CHAT_UNKNOWN;  // detected but unusable: completions only
-    } else {
-      chat_stop_.assign(ids, ids + n);
-    }
-  }
-  chat_format_ = int(f);
-  return 0;
+  return chat_template ? int(ML_E_ARG) : 0;
 }
 
 void Scheduler::finish(Slot &s, const char *reason, const std::string &error) {
-  const std::shared_ptr<Job> j = s.job;  // alive until notified
-  {
-    std::lock_guard<std::mutex> lk(mu);  // s.job is read under mu (load(), slot_views())
-    j->done = true;
-    j->finish = reason;
-    j->error = error;
-    j->t_done = ml::cli::now_ms();
-    s.job.reset();
-    s.last_used = ++tick_;
-  }
-  j->cv.notify_all();
+  std::lock_guard<std::mutex> lk(mu);  // s.job is read under mu (slot_views())
+  s.job->t_done = ml::cli::now_ms();
+  end_job(*s.job, reason, error);
+  s.job.reset();
+  s.last_used = ++tick_;
 }
 
 // The prompt of one slot, a batch (at most the context's batch size) at a time: the slot queued
@@ -239,21 +217,7 @@ void Scheduler::run() {
         for (const std::string &st : j->req.stop) stops.push_back(st.c_str());
         ml_session_options o;
         ml_session_options_init(&o);
-        ml_sampling sp;
-        ml_sampling_default(&sp);
-        sp.temperature = j->req.temperature;
-        sp.top_p = j->req.top_p;
-        sp.seed = j->seed;
-        sp.top_k = j->req.top_k;
-        sp.min_p = j->req.min_p;
-        sp.repeat_penalty = j->req.repeat_penalty;
-        sp.repeat_last_n = j->req.repeat_last_n;
-        sp.presence_penalty = j->req.presence_penalty;
-        sp.frequency_penalty = j->req.frequency_penalty;
-        sp.n_logit_bias = int(j->bias_ids.size());
-        sp.logit_bias_ids = j->bias_ids.data();
-        sp.logit_bias = j->bias.data();
-        o.sampling = &sp;
+        o.sampling = &j->req.sampling;
         o.constraint = j->constraint ? ml_json_constraint_get(j->constraint.get()) : nullptr;
         o.logprobs = j->req.logprobs ? 1 : 0;
         o.top_logprobs = j->req.top_logprobs;
@@ -283,8 +247,9 @@ std::shared_ptr<Job> Scheduler::make_job(Request r) {
   auto bad = [](const std::string &m) { return HttpError{400, m, "invalid_request_error"}; };
   auto j = std::make_shared<Job>();
   j->req = std::move(r);
-  j->seed = j->req.has_seed ? j->req.seed : uint64_t(std::time(nullptr)) * 0x9E3779B97F4A7C15ull + ids_.fetch_add(1);
-  if (j->seed == 0) j->seed = 1;  // the xorshift state must not be 0
+  ml_sampling &sp = j->req.sampling;  // the request's chain, with its seed and logit bias set here
+  if (!j->req.has_seed) sp.seed = uint64_t(std::time(nullptr)) * 0x9E3779B97F4A7C15ull + ids_.fetch_add(1);
+  if (sp.seed == 0) sp.seed = 1;  // the xorshift state must not be 0
   for (const auto &b : j->req.logit_bias) {
     if (b.first >= info.vocab)
       throw bad("'logit_bias[\"" + std::to_string(b.first) + "\"]': token " + std::to_string(b.first) +
@@ -292,6 +257,9 @@ std::shared_ptr<Job> Scheduler::make_job(Request r) {
     j->bias_ids.push_back(int(b.first));
     j->bias.push_back(b.second);
   }
+  sp.n_logit_bias = int(j->bias_ids.size());
+  sp.logit_bias_ids = j->bias_ids.data();
+  sp.logit_bias = j->bias.data();
   std::string text = j->req.prompt;
   if (j->req.chat) {
     if (chat_format_ == 0)
@@ -321,21 +289,12 @@ std::shared_ptr<Job> Scheduler::make_job(Request r) {
     }
   }
 
-  // Tokens: a prompt as ml_run (BOS first; byte-level without BOS and an empty prompt starts
-  // from EOS), a chat as ml_chat_encode (BOS only where the template writes it).
-  {
+  {  // Tokens: as ml_run's (native/cli.h encode_prompt).
     std::lock_guard<std::mutex> lk(tok_mu_);
-    j->prompt.resize(ml_encode_bound(base_, text.size()) + 1);
-    int n = 0;
-    const ml_status s = j->req.chat ? ml_chat_encode(base_, text.c_str(), j->prompt.data(), int(j->prompt.size()), &n)
-                             : ml_encode(base_, text.c_str(), 1, j->prompt.data(), int(j->prompt.size()), &n);
-    if (s != ML_OK) throw bad(std::string("cannot tokenize the prompt: ") + ml_last_error());
-    j->prompt.resize(size_t(n));
+    if (ml::cli::encode_prompt(base_, text, j->req.chat, tok_.eos_id, &j->prompt) != ML_OK)
+      throw bad(std::string("cannot tokenize the prompt: ") + ml_last_error());
   }
-  if (j->prompt.empty()) {
-    if (tok_.eos_id < 0) throw bad("the prompt is empty and the tokenizer has neither BOS nor EOS to start from");
-    j->prompt.push_back(tok_.eos_id);
-  }
+  if (j->prompt.empty()) throw bad("the prompt is empty and the tokenizer has neither BOS nor EOS to start from");
   const long n_prompt = long(j->prompt.size());
   if (n_prompt >= info.max_seq)
     throw bad("the prompt is " + std::to_string(n_prompt) + " tokens but the context holds " +

@@ -50,8 +50,7 @@ struct Job {
   std::vector<int> prompt;
   std::vector<int> end_ids;  // tokens that end generation (BOS, EOS, EOT, the template's)
   int max_tokens = 0;
-  uint64_t seed = 1;
-  std::vector<int> bias_ids;  // the request's logit_bias, as ml_sampling takes it
+  std::vector<int> bias_ids;  // the request's logit_bias, as ml_sampling takes it (req.sampling points here)
   std::vector<float> bias;
   std::unique_ptr<ml_json_constraint, void (*)(ml_json_constraint *)> constraint{nullptr, ml_json_constraint_free};
   int tool_format = 0;       // ml_chat_format whose tool calls the reply is parsed for (0: no tools offered)
@@ -89,9 +88,9 @@ class Scheduler {
   // Queues the job; false (and *busy: the queue's length) when the queue is full.
   bool submit(const std::shared_ptr<Job> &j, size_t *busy);
   void cancel(const std::shared_ptr<Job> &j);
-  void load(int *busy, int *idle, size_t *queued);
 
-  // What /slots and /metrics show (server/slots.cc): each slot's state and context use, read under mu;
+  // What /health, /slots and /metrics show (server/slots.cc): each slot's state and context use and
+  // the queue's length (*queued), read under mu;
   // the tokenizer on the base context for /tokenize (llama-server's add_special: BOS first, special
   // tokens split out of the text) and /detokenize (ml_tokenize --decode's text; HttpError 400
   // naming an id outside the vocabulary).
@@ -102,7 +101,7 @@ class Scheduler {
     int n_prompt = 0;     // the job's prompt tokens (0 when idle)
     int n_decoded = 0;    // tokens generated so far for the job
   };
-  std::vector<SlotView> slot_views();
+  std::vector<SlotView> slot_views(size_t *queued = nullptr);
   std::vector<int> tokenize(const std::string &text, bool add_special);
   std::string detokenize(const std::vector<long> &ids, int prev = -1);  // prev: the token before ids[0]
   int chat_format() const { return chat_format_; }

@@ -6,8 +6,9 @@
 
 namespace ml::server {
 
-std::vector<Scheduler::SlotView> Scheduler::slot_views() {
+std::vector<Scheduler::SlotView> Scheduler::slot_views(size_t *queued) {
   std::lock_guard<std::mutex> lk(mu);
+  if (queued) *queued = queue_.size();
   std::vector<SlotView> v;
   for (size_t i = 0; i < slots_.size(); ++i) {
     const Slot &s = slots_[i];

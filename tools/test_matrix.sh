@@ -18,8 +18,9 @@
 # A preset's seconds are wall time while sharing the machine. The install test runs after all of
 # them (it installs their build folders). ccache (installed by setup.sh) serves the objects that are
 # the same in several presets — the Catch2 runner and the test case files, compiled without ISA
-# flags or the ISA's id (CMakeLists.txt: ML_ISA_DEFINE) — so each is compiled once per compiler;
-# CCACHE_DIR defaults to build/ccache. Not for Emscripten.
+# flags or the ISA's id (CMakeLists.txt: ML_ISA_DEFINE), the JSON layer and the programs' own sources
+# (ml_run, ml_tokenize, ml_server: CMakeLists.txt's ml_program) — so each is compiled once per
+# compiler; CCACHE_DIR defaults to build/ccache. Emscripten too, through EM_COMPILER_WRAPPER.
 #
 # Skips: a test that did not run (exit 77 / SKIP_RETURN_CODE, a Python unittest skip reported by
 # verify/run_unittest.py, a Disabled test) must be listed in verify/allowed_skips.txt for that
@@ -100,8 +101,11 @@ run_one() {
     start=$(date +%s)
   fi
   launcher=$ccache
-  case $p in wasm*) launcher="" ;; esac  # em++ is a Python wrapper ccache does not know
-  if CMAKE_CXX_COMPILER_LAUNCHER=$launcher CMAKE_C_COMPILER_LAUNCHER=$launcher \
+  emwrap=""
+  # em++ is a Python wrapper ccache does not know: Emscripten puts ccache before the clang it runs
+  # instead (EM_COMPILER_WRAPPER), so wasm-simd128 gets wasm-scalar's test and JSON objects.
+  case $p in wasm*) launcher="" emwrap=$ccache ;; esac
+  if CMAKE_CXX_COMPILER_LAUNCHER=$launcher CMAKE_C_COMPILER_LAUNCHER=$launcher EM_COMPILER_WRAPPER=$emwrap \
      cmake --workflow --preset "$p" --fresh >"$log" 2>&1; then
     status=PASS
   else

@@ -163,6 +163,15 @@ def write_random(models):
     run(export, kq, os.path.join(models, "kq_mix.gguf"), "--format", "gguf", "--dtype", "q4_k",
         "--tensor-type", "output.weight=q6_k", "--tensor-type", "blk.0.ffn_down.weight=q6_k",
         "--tensor-type", "blk.0.attn_v.weight=q5_0", "--tensor-type", "token_embd.weight=q8_0")
+    # GGUFs of the other architectures for the streamed conversion (verify/tests/test_open_memory.cc):
+    # qwen2 (biases; q/k rows permuted), qwen3 (q/k norms), llama3 (rope_freqs.weight) with its
+    # classifier stored twice (the same bytes: found equal after streaming)
+    run(export, os.path.join(models, "qwen2_tiny_f32.mlb"), os.path.join(models, "stream_qwen2.gguf"), "--format",
+        "gguf", "--dtype", "q8_0")
+    run(export, os.path.join(models, "qwen3_tiny_f32.mlb"), os.path.join(models, "stream_qwen3.gguf"), "--format",
+        "gguf", "--dtype", "q4_0")
+    run(export, os.path.join(models, "llama3_tiny_f32.mlb"), os.path.join(models, "stream_llama3.gguf"), "--format",
+        "gguf", "--dtype", "f16", "--untie")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 // wasm.api (cmake/tests/wasm.cmake): the browser module's generation API (wasm/ml.js Model.configure:
 // the sampler chain, logprobs and a JSON constraint, through wasm/web_api.cc's mlw_config_*) under
 // node, with the module the pages load (ml_web_<variant>.mjs, given its .wasm bytes).
-//   node api_test.mjs MODULE.mjs MODEL.gguf [NODE_MODULES]
+//   node api_test.mjs MODULE.mjs MODEL.gguf MEMORY_MODEL.mlb TOKENIZER.bin [NODE_MODULES]
 // Checks: top_k 1 generates the greedy text for several seeds and temperatures; a JSON-schema
 // generation parses with JSON.parse and is valid under the schema (ajv from NODE_MODULES when it is
 // installed, and by hand always); json_object gives an object; a schema with "pattern" throws the
@@ -9,16 +9,27 @@
 // values throw the runtime's message naming the field; logprobs are <= 0, top_logprobs descend, and
 // at temperature 0 the chosen token is the top entry with the same logprob; logit_bias -Infinity
 // bans a token and +100 forces it; the demo's path (start without configure) is unchanged.
+// Memory (issue 35 item 5), in a fresh module on the npm engine's path (wasm/loader.js: the model
+// streamed from its file into one buffer, the tokenizer through the same loader, openModel): a model
+// with a small file and a large KV cache (MEMORY_MODEL: 16 layers x 32768 positions, a 512 MiB F32
+// cache) leaves the wasm memory at most file + KV cache + 64 MiB (Emscripten's default growth step,
+// 20 % capped at 96 MiB past each request, put it ~40 MiB over), and after ml_close and freeModel a
+// second load of it reuses that memory (no growth). The same model as a GGUF (MEMORY_MODEL with
+// .gguf for .mlb, its own tokenizer) streams into its conversion (a stream handle, no file buffer)
+// and generates the greedy tokens of the GGUF opened whole; the module's memory grows by at most the
+// converted weights + the KV cache + 4 MiB (the header, one chunk, the context's working arrays): a
+// GGUF held whole before its conversion, as the loader did, would add its 13 MiB.
 import fs from 'fs';
 import path from 'path';
 import {createRequire} from 'module';
 import {pathToFileURL} from 'url';
 
+import {freeModel, loadModel, openModel} from './loader.js';
 import {Model, writeFile} from './ml.js';
 
-const [modulePath, modelPath, nodeModules] = process.argv.slice(2);
-if (!modulePath || !modelPath) {
-  console.error('usage: node api_test.mjs MODULE.mjs MODEL.gguf [NODE_MODULES]');
+const [modulePath, modelPath, memoryModel, memoryTokenizer, nodeModules] = process.argv.slice(2);
+if (!modulePath || !modelPath || !memoryModel || !memoryTokenizer) {
+  console.error('usage: node api_test.mjs MODULE.mjs MODEL.gguf MEMORY_MODEL.mlb TOKENIZER.bin [NODE_MODULES]');
   process.exit(2);
 }
 
@@ -38,11 +49,12 @@ function throws(f, needle, what) {
 }
 
 const factory = (await import(pathToFileURL(path.resolve(modulePath)).href)).default;
-const M = await factory({
+const newModule = () => factory({
   wasmBinary: fs.readFileSync(modulePath.replace(/\.mjs$/, '.wasm')),
   print: (s) => console.log(s),
   printErr: (s) => console.warn(s),
 });
+const M = await newModule();
 writeFile(M, '/models/model.gguf', fs.readFileSync(modelPath));
 const model = new Model(M, '/models/model.gguf', null);  // the GGUF's own tokenizer
 const stopIds = model.info.stop_ids;
@@ -190,5 +202,70 @@ model.configure({json_object: false, temperature: 0, logit_bias: {}});
 check(generate('Once upon a time', 60).text === greedy.text, 'no constraint, temperature 0: the greedy text again');
 
 model.close();
+
+// Memory: the npm engine's open (wasm/package/engine.js) in a module of its own.
+{
+  const MiB = (b) => `${(b / 1048576).toFixed(1)} MiB`;
+  const W = await newModule();
+  const open = async () => {
+    const h = await loadModel(W, memoryModel);
+    const t = await loadModel(W, memoryTokenizer);
+    writeFile(W, '/model/tokenizer', W.HEAPU8.slice(t.ptr, t.ptr + t.bytes));
+    freeModel(W, t);
+    const m = new Model(W, openModel(W, h, {tokenizerPath: '/model/tokenizer', threads: 1}), null);
+    W.FS.unlink('/model/tokenizer');
+    m.configure({temperature: 0});
+    m.start(m.encode('Once upon a time'), {maxTokens: 8});
+    while (m.prefill() > 0) { /* the prompt */ }
+    let n = 0, r;
+    do n++; while ((r = m.next()).finish === 0);
+    return {h, m, n: r.finish === 3 ? n : -r.finish};  // 3: max_tokens reached
+  };
+  const {h, m, n} = await open();
+  const i = m.info, file = fs.statSync(memoryModel).size, mem = W.HEAPU8.length;
+  const kv = 2 * i.n_layers * i.max_seq * i.n_kv_heads * (i.dim / i.n_heads) * 4;  // F32 keys and values
+  const bound = file + kv + 64 * 1048576;
+  check(n === 8 && i.max_seq === 32768 && i.arena_bytes >= kv && mem >= file + kv,
+        `memory model: ${n} tokens generated; ${i.max_seq} positions, arena ${MiB(i.arena_bytes)} holding the KV cache ${MiB(kv)}`);
+  check(mem <= bound, `wasm memory ${MiB(mem)} (${mem} B) <= file ${MiB(file)} + KV cache ${MiB(kv)} + 64 MiB = ${MiB(bound)}`);
+  m.close();
+  freeModel(W, h);
+  const again = await open();
+  check(again.n === 8 && W.HEAPU8.length === mem,
+        `a second load after ml_close and freeModel reuses the memory: ${MiB(W.HEAPU8.length)} (first ${MiB(mem)})`);
+  again.m.close();
+  freeModel(W, again.h);
+
+  // The same model as a GGUF: opened whole from a MEMFS file (load_gguf) for the reference tokens,
+  // then in a fresh module converted as it streams in.
+  const ggufPath = memoryModel.replace(/\.mlb$/, '.gguf'), ggufFile = fs.statSync(ggufPath).size;
+  const greedy8 = (mm) => {
+    mm.configure({temperature: 0});
+    mm.start(mm.encode('Once upon a time'), {maxTokens: 8});
+    while (mm.prefill() > 0) { /* the prompt */ }
+    const ids = [];
+    let r;
+    do { r = mm.next(); ids.push(r.token); } while (r.finish === 0);
+    return ids.join(' ');
+  };
+  writeFile(W, '/models/memory.gguf', fs.readFileSync(ggufPath));
+  const whole = new Model(W, '/models/memory.gguf', null);
+  const wholeTokens = greedy8(whole);
+  whole.close();
+  const G = await newModule();
+  const base = G.HEAPU8.length;
+  const gh = await loadModel(G, ggufPath);
+  const weights = gh.stream ? G._mlw_gguf_weight_bytes(gh.stream) : 0;
+  check(gh.format === 'gguf' && gh.stream && !gh.ptr && gh.bytes === ggufFile && weights > ggufFile,
+        `GGUF ${MiB(ggufFile)} streamed into its conversion (${MiB(weights)}), no file buffer`);
+  const gm = new Model(G, openModel(G, gh, {threads: 1}), null);
+  check(!gh.stream, 'the stream is let go at open');
+  const gt = greedy8(gm);
+  check(gt === wholeTokens && gt.split(' ').length === 8, `GGUF streamed: the greedy tokens of the GGUF opened whole (${gt})`);
+  const grew = G.HEAPU8.length - base, gbound = weights + kv + 4 * 1048576;
+  check(grew <= gbound, `GGUF: wasm memory grew ${MiB(grew)} <= converted weights ${MiB(weights)} + KV cache ${MiB(kv)} + 4 MiB = ${MiB(gbound)} ` +
+        `(held whole first, the file would add ${MiB(ggufFile)}); total ${MiB(G.HEAPU8.length)}`);
+  gm.close();
+}
 console.log(failures ? `${failures} check(s) FAILED` : 'all checks passed');
 process.exit(failures ? 1 : 0);

@@ -4,7 +4,7 @@
 // node_modules that `npm ci` installed from wasm/package.json into the build folder.
 //
 //   node browser_test.js --www build/<preset>/www --ml-run build/scalar/ml_run --out build/<preset>
-//                        --expect simd128|scalar [--scalar-too]
+//                        --expect simd128|scalar [--scalar-too] [--threads-too]
 //
 // 1. Serves --www on 127.0.0.1 (python3 -m http.server, a free port).
 // 2. verify.html: the summary reports every check passed, the module the browser should pick
@@ -21,9 +21,19 @@
 //    SIMD probe) is given the scalar build automatically and generates the native text.
 // 3b. demo.html's chat (the npm package, engine in a Worker): two greedy turns equal native
 //    ml_run --chat's replies, the second reuses the KV cache, Stop ends a reply, build and threads shown.
+// 5. --threads-too (the folder also serves the wasm-simd128-threads build): the same folder from
+//    wasm/serve.mjs (COOP/COEP: cross-origin isolated) as well. verify.html there runs the threaded
+//    build and passes every check as in 2., plus the logits at 2..4 threads bit-identical to 1
+//    thread's on the three models large enough to wake the pool; verify.html?module=simd128_threads
+//    on the plain server refuses with one line. demo.html's chat there runs the threaded build with
+//    `threads: N`, N >= 2, and its greedy replies are byte for byte the single-thread page's: the two
+//    Q8_0 turns of 3b (the prompt's batches use the pool) and a turn on the F32 model (whose
+//    classifier and FFN use the pool at every generated token). A browser reporting 32 cores gets 16
+//    threads on verify.html, which passes (its e2e contexts ask for no more threads than the module has).
 // Screenshots: <out>/screenshot_verify.png, screenshot_verify_wrong_tolerance.png, screenshot_demo.png,
 // screenshot_demo_chat.png, screenshot_demo_chat_stopped.png,
-// and with --scalar-too screenshot_verify_scalar.png, screenshot_demo_no_simd.png.
+// with --scalar-too screenshot_verify_scalar.png, screenshot_demo_no_simd.png, and with --threads-too
+// screenshot_verify_threads.png, screenshot_demo_chat_threads.png.
 'use strict';
 const {spawn, spawnSync} = require('child_process');
 const fs = require('fs');
@@ -31,7 +41,7 @@ const os = require('os');
 const path = require('path');
 
 function parseArgs(argv) {
-  const a = {www: '', mlRun: '', out: '', expect: 'simd128', scalarToo: false, tokens: 64};
+  const a = {www: '', mlRun: '', out: '', expect: 'simd128', scalarToo: false, threadsToo: false, tokens: 64};
   for (let i = 2; i < argv.length; ++i) {
     const k = argv[i], v = () => argv[++i];
     if (k === '--www') a.www = path.resolve(v());
@@ -39,9 +49,12 @@ function parseArgs(argv) {
     else if (k === '--out') a.out = path.resolve(v());
     else if (k === '--expect') a.expect = v();
     else if (k === '--scalar-too') a.scalarToo = true;
+    else if (k === '--threads-too') a.threadsToo = true;
     else throw new Error(`unknown argument ${k}`);
   }
-  if (!a.www || !a.mlRun || !a.out) throw new Error('usage: browser_test.js --www DIR --ml-run PATH --out DIR [--expect simd128|scalar] [--scalar-too]');
+  if (!a.www || !a.mlRun || !a.out) {
+    throw new Error('usage: browser_test.js --www DIR --ml-run PATH --out DIR [--expect simd128|scalar] [--scalar-too] [--threads-too]');
+  }
   return a;
 }
 
@@ -67,7 +80,8 @@ const CHROMIUM = process.env.ML_CHROMIUM || '/usr/bin/chromium';
 if (!fs.existsSync(CHROMIUM)) fatal(`${CHROMIUM} is absent (apt-get install chromium)`);
 if (!fs.existsSync(args.mlRun)) fatal(`the native scalar ml_run ${args.mlRun} is absent (cmake --workflow --preset scalar)`);
 for (const f of ['verify.html', 'demo.html', 'models/stories260K_q8_0.mlb', 'models/tok512.bin',
-                 'models/random_bpe_q8_0.mlb', 'models/bpe315.mltk'])
+                 'models/random_bpe_q8_0.mlb', 'models/bpe315.mltk',
+                 ...(args.threadsToo ? ['ml_web_simd128_threads.worker.js', 'models/random_threads_q8_0.mlb'] : [])])
   if (!fs.existsSync(path.join(args.www, f))) fatal(`${path.join(args.www, f)} is absent (build the preset first)`);
 
 // ---- the server
@@ -90,6 +104,22 @@ function startServer(dir) {
   });
 }
 
+// The same folder from wasm/serve.mjs: COOP/COEP, so the pages are cross-origin isolated.
+function startIsolatedServer(dir) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [path.join(__dirname, 'serve.mjs'), dir], {stdio: ['ignore', 'pipe', 'inherit']});
+    const timer = setTimeout(() => reject(new Error('serve.mjs did not start')), 15000);
+    p.stdout.on('data', (d) => {
+      const m = /on (http:\/\/[^ ]+)/.exec(String(d));
+      if (m) {
+        clearTimeout(timer);
+        resolve({proc: p, base: m[1]});
+      }
+    });
+    p.on('exit', (code) => reject(new Error(`serve.mjs exited (${code})`)));
+  });
+}
+
 // ---- native reference: ml_run's stdout is the prompt echo, the generated text and one newline
 function nativeText(model, tok, prompt, steps, temp, topp, seed) {
   const argv = [path.join(args.www, 'models', model), '-z', path.join(args.www, 'models', tok),
@@ -109,13 +139,18 @@ async function runVerify(page, base, query) {
   await page.waitForSelector('#summary[data-state="done"]', WAIT);
   const summary = await page.$eval('#summary', (e) => ({text: e.innerText.replace(/\n+/g, ' | '), ...e.dataset}));
   const variant = await page.$eval('#module', (e) => e.dataset.variant || '');
+  const threads = await page.$eval('#module', (e) => e.dataset.threads || '');
   const moduleText = await page.$eval('#module', (e) => e.textContent);
   const rows = await page.$$eval('#checks tbody tr', (trs) => trs.filter((tr) => tr.cells.length === 7).map((tr) => ({
     group: tr.cells[0].textContent, name: tr.cells[1].textContent, shape: tr.cells[2].textContent,
     result: tr.cells[6].textContent})));
   const bindings = await page.$$eval('#bindings span', (ss) => ss.map((s) => s.textContent));
-  return {summary, variant, moduleText, rows, bindings};
+  return {summary, variant, threads, moduleText, rows, bindings};
 }
+
+// The thread check's rows (wasm/verify.js THREAD_MODELS, ml_verify_threads).
+const THREAD_ROW = 'logits bit-identical across thread counts';
+const THREAD_MODELS = ['stories260K_f32.mlb', 'random_threads_q8_0.mlb', 'random_threads_q4_0.mlb'];
 
 function checkVerifyPassed(v, expect, label) {
   console.log(`      ${label}: ${v.summary.text}`);
@@ -133,10 +168,21 @@ function checkVerifyPassed(v, expect, label) {
   check(bound.length >= 12 && missing.length === 0, `${label}: every bound kernel implementation has passing rows`,
         `missing: ${missing.join(', ')}`);
   for (const m of ['stories260K_f32.mlb', 'stories260K_q8_0.mlb', 'stories260K_q4_0.mlb']) {
-    const e2e = v.rows.filter((r) => r.group === 'e2e' && r.shape.includes(m));
+    const e2e = v.rows.filter((r) => r.group === 'e2e' && r.shape.includes(m) && r.name.endsWith('scalar forward'));
     check(e2e.length === 2 && e2e.every((r) => r.result === 'pass'),
           `${label}: end to end on ${m} (logits and greedy tokens vs the scalar forward)`, JSON.stringify(e2e));
   }
+  const threadRows = v.rows.filter((r) => r.name === THREAD_ROW);
+  if (expect !== 'simd128_threads') {
+    check(threadRows.length === 0 && v.threads === '1', `${label}: one thread, no thread rows`, JSON.stringify(threadRows));
+    return;
+  }
+  for (const m of THREAD_MODELS) {
+    const t = threadRows.filter((r) => r.shape.startsWith(`${m},`));
+    check(t.length === 1 && t[0].result === 'pass' && /, 2\.\.4 threads vs 1$/.test(t[0].shape),
+          `${label}: logits at 2..4 threads bit-identical to 1 thread's on ${m}`, JSON.stringify(t));
+  }
+  check(Number(v.threads) >= 2, `${label}: the forward pass runs on ${v.threads} threads (one per core, >= 2)`);
 }
 
 async function runDemo(page, base, query, opt) {
@@ -180,6 +226,30 @@ async function checkDemo(page, base, query, opt, expectVariant) {
         `browser: ${JSON.stringify(d.text)}\n      native:  ${JSON.stringify(ref.text)}\n      (${ref.cmd})`);
   console.log(`      ${d.stats.text}`);
   return d;
+}
+
+// Greedy chat turns on demo.html with a served model (the zephyr format, as the page uses for the
+// served models), at most `tokens` new tokens each: the replies, the last turn's #stats and #module.
+async function chatTurns(page, base, model, turns, tokens = 40) {
+  await page.goto(`${base}demo.html`);
+  await page.selectOption('#model', `served:${model}`);
+  await page.fill('#tokens', String(tokens));
+  await page.fill('#temp', '0');
+  const replies = [];
+  let stats = {};
+  for (const t of turns) {
+    await page.fill('#message', t);
+    await page.click('#generate');
+    await page.waitForFunction((n) => {
+      const state = document.querySelector('#stats').dataset.state;
+      return state === 'error' || (state === 'done' && document.querySelectorAll('.msg.assistant').length === n);
+    }, replies.length + 1, WAIT);
+    stats = await page.$eval('#stats', (e) => ({text: e.textContent, ...e.dataset}));
+    if (stats.state !== 'done') break;
+    replies.push(await page.$eval('.msg.assistant:last-child', (e) => e.textContent));
+  }
+  const module = await page.$eval('#module', (e) => ({text: e.textContent, ...e.dataset}));
+  return {replies, stats, module};
 }
 
 async function main() {
@@ -234,26 +304,12 @@ async function main() {
     // demo.html's chat (the npm package's engine in a Worker): two greedy turns equal the native
     // ml_run --chat replies (zephyr format, as the page uses for the served models), the second
     // keeps the first turn's tokens in the KV cache, and Stop ends a long reply at once.
-    await page.goto(`${server.base}demo.html`);
-    await page.selectOption('#model', 'served:stories260K_q8_0.mlb');
-    await page.fill('#tokens', '40');
-    await page.fill('#temp', '0');
     const turns = ['Tell me a story', 'What happened next?'];
-    const replies = [];
-    let turn2 = {};
-    for (const t of turns) {
-      await page.fill('#message', t);
-      await page.click('#generate');
-      await page.waitForSelector(`#stats[data-state="done"]:not([data-generated=""]), #stats[data-state="error"]`, WAIT);
-      await page.waitForFunction((n) => document.querySelectorAll('.msg.assistant').length === n &&
-                                         document.querySelector('#stats').dataset.state !== 'running', replies.length + 1, WAIT);
-      turn2 = await page.$eval('#stats', (e) => ({text: e.textContent, ...e.dataset}));
-      replies.push(await page.$eval('.msg.assistant:last-child', (e) => e.textContent));
-    }
+    const {replies, stats: turn2} = await chatTurns(page, server.base, 'stories260K_q8_0.mlb', turns);
     const chatRef = spawnSync(args.mlRun, [path.join(args.www, 'models', 'stories260K_q8_0.mlb'), '-z', path.join(args.www, 'models', 'tok512.bin'),
                                            '--chat', '--chat-template', 'zephyr', '--temp', '0', '-n', '40', '-t', '1'],
                               {input: turns.join('\n') + '\n', encoding: 'utf8', timeout: 120000});
-    check(turn2.state === 'done' && chatRef.stdout === replies.map((r) => r + '\n').join(''),
+    check(turn2.state === 'done' && replies.length === 2 && chatRef.stdout === replies.map((r) => r + '\n').join(''),
           'demo chat: two greedy replies equal the native ml_run --chat --chat-template zephyr ones',
           `browser: ${JSON.stringify(replies)}\n      native:  ${JSON.stringify(chatRef.stdout)} ${turn2.text}`);
     check(Number(turn2.cachedTokens) > 0 && Number(turn2.cachedTokens) < Number(turn2.promptTokens),
@@ -359,6 +415,7 @@ async function main() {
       await noSimd.close();
       void d;
     }
+    if (args.threadsToo) await threadedChecks(browser, server, turns, replies, pageErrors);
     check(pageErrors.length === 0, 'no JavaScript errors on the pages', pageErrors.join('\n      '));
   } finally {
     await browser.close();
@@ -367,6 +424,68 @@ async function main() {
   console.log(failures ? `browser_test: ${failures} check(s) FAILED` : 'browser_test: every check passed');
   console.log(`screenshots: ${args.out}/screenshot_*.png`);
   process.exit(failures ? 1 : 0);
+}
+
+// 5. (--threads-too) The threaded build on cross-origin-isolated pages: verify.html, and the demo's
+// chat against the single-thread page's (`replies`: the Q8_0 turns of 3b).
+async function threadedChecks(browser, server, turns, replies, pageErrors) {
+  const t0 = Date.now();
+  const iso = await startIsolatedServer(args.www);
+  console.log(`serving ${args.www} cross-origin isolated (wasm/serve.mjs) at ${iso.base}`);
+  try {
+    const context = await browser.newContext({viewport: {width: 1280, height: 900}});
+    const page = await context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+
+    // Asked for on a page without COOP/COEP: one line saying why not, no check run.
+    const refused = await runVerify(page, server.base, '?module=simd128_threads');
+    check(refused.summary.result === 'error' && refused.summary.total === '0' &&
+          /needs a cross-origin-isolated page/.test(refused.summary.text) && !refused.summary.text.includes('\n'),
+          'verify.html?module=simd128_threads on a page that is not cross-origin isolated: refused with one line',
+          refused.summary.text);
+    console.log(`      ${refused.summary.text}`);
+
+    // The isolated page picks the threaded build by itself (wasm/loader.js pickVariant).
+    const v = await runVerify(page, iso.base, '');
+    checkVerifyPassed(v, 'simd128_threads', 'verify.html, cross-origin isolated');
+    await page.screenshot({path: path.join(args.out, 'screenshot_verify_threads.png')});
+    // A browser reporting 32 cores: the module starts Workers for 16 threads, and the e2e checks'
+    // contexts (one thread per core) must not ask for more (they would wait for the blocked page).
+    const many = await browser.newContext();
+    await many.addInitScript(() => Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', {get: () => 32, configurable: true}));
+    const manyPage = await many.newPage();
+    manyPage.on('pageerror', (e) => pageErrors.push(String(e)));
+    const v32 = await runVerify(manyPage, iso.base, '');
+    check(v32.variant === 'simd128_threads' && v32.threads === '16' && v32.summary.result === 'pass',
+          'verify.html, cross-origin isolated, 32 cores reported: 16 threads, every check passed', `${v32.moduleText} ${v32.summary.text}`);
+    await many.close();
+
+    // The demo's chat: the threaded build, N >= 2 threads, the single-thread page's replies.
+    const q8 = await chatTurns(page, iso.base, 'stories260K_q8_0.mlb', turns);
+    const shown = /Build: simd128_threads · threads: (\d+)/.exec(q8.module.text);
+    check(q8.module.variant === 'simd128_threads' && shown && Number(shown[1]) >= 2 && q8.module.threads === shown[1] &&
+          /Worker/.test(q8.module.text), `demo chat, cross-origin isolated: the threaded build and ${shown ? shown[1] : '?'} threads shown`,
+          q8.module.text);
+    check(q8.stats.state === 'done' && q8.replies.length === 2 && q8.replies.every((r, i) => r === replies[i]),
+          'demo chat, cross-origin isolated: two greedy Q8_0 replies byte-identical to the single-thread page\'s',
+          `threaded: ${JSON.stringify(q8.replies)}\n      single:   ${JSON.stringify(replies)} ${q8.stats.text}`);
+    await page.screenshot({path: path.join(args.out, 'screenshot_demo_chat_threads.png'), fullPage: true});
+    const f32 = await chatTurns(page, iso.base, 'stories260K_f32.mlb', turns.slice(0, 1));
+    const plain = await context.newPage();
+    plain.on('pageerror', (e) => pageErrors.push(String(e)));
+    const f32Single = await chatTurns(plain, server.base, 'stories260K_f32.mlb', turns.slice(0, 1));
+    check(f32Single.module.variant !== 'simd128_threads' && f32Single.module.threads === '1' &&
+          f32.module.variant === 'simd128_threads' && f32.replies.length === 1 && f32.replies[0].length > 0 &&
+          f32.replies[0] === f32Single.replies[0],
+          `demo chat: a greedy F32 reply on ${f32.module.threads} threads byte-identical to the single-thread page's`,
+          `threaded: ${JSON.stringify(f32.replies)} (${f32.module.variant})\n      single:   ` +
+          `${JSON.stringify(f32Single.replies)} (${f32Single.module.variant}) ${f32.stats.text} ${f32Single.stats.text}`);
+    await context.close();
+    console.log(`      the threaded build's checks took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  } finally {
+    iso.proc.kill();
+  }
 }
 
 main().catch((e) => {

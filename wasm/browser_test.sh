@@ -1,6 +1,6 @@
 #!/bin/sh
 # CTest's wasm.browser (cmake/tests/wasm.cmake): gets what the browser test needs, then runs it.
-#   browser_test.sh SOURCE_DIR BUILD_DIR VARIANT NATIVE_SCALAR_DIR [WASM_SCALAR_DIR]
+#   browser_test.sh SOURCE_DIR BUILD_DIR VARIANT NATIVE_SCALAR_DIR [WASM_SCALAR_DIR WASM_THREADS_DIR]
 # VARIANT is this build's module (simd128 or scalar). Needs node, npm, python3, /usr/bin/chromium
 # (tools/setup.sh --all), and ML_PYTHON (set by CTest: Python 3 with numpy; default python3).
 # What it prepares, each only when missing:
@@ -9,12 +9,14 @@
 #     build/scalar, which CI builds first): configured and built with the `scalar` preset if absent;
 #   - for the simd128 build, the scalar module (WASM_SCALAR_DIR, normally build/wasm-scalar, built
 #     first by CI) that browsers without SIMD get: built with the `wasm-scalar` preset if absent,
-#     then copied into this build's www/ (target www);
+#     then copied into this build's www/ (target www); likewise the threaded module (WASM_THREADS_DIR,
+#     normally build/wasm-simd128-threads, built first by CI: the `wasm-simd128-threads` preset's
+#     ml_web), which the test runs on cross-origin-isolated pages (--threads-too);
 #   - always (small, deterministic): www/models/random_bpe_q8_0.mlb (tools/gen_random.py, vocab 320)
 #     and www/models/bpe315.mltk (fuzz/data/encode_tokenizer.mltk, a 315-token byte-level BPE file)
 #     for the demo case with an MLTK tokenizer.
 set -eu
-src=$1 build=$2 variant=$3 native=$4 wasm_scalar=${5:-}
+src=$1 build=$2 variant=$3 native=$4 wasm_scalar=${5:-} wasm_threads=${6:-}
 say() { echo "browser_test.sh: $*"; }
 for tool in node npm python3; do
   command -v "$tool" >/dev/null || { say "$tool is missing (tools/setup.sh --all)"; exit 1; }
@@ -37,14 +39,18 @@ if [ ! -x "$native/ml_run" ]; then
 fi
 say "native reference: $native/ml_run"
 
-expect=$variant scalar_too=""
+expect=$variant scalar_too="" threads_too=""
 if [ "$variant" = simd128 ]; then
-  scalar_too=--scalar-too
+  scalar_too=--scalar-too threads_too=--threads-too
   if [ ! -f "$wasm_scalar/ml_web_scalar.mjs" ]; then
     [ -n "$wasm_scalar" ] || { say "no wasm-scalar build folder given"; exit 1; }
     build_sibling wasm-scalar "$wasm_scalar" ml_web
   fi
-  cmake --build "$build" --target www >/dev/null  # copies the scalar module into www/
+  if [ ! -f "$wasm_threads/ml_web_simd128_threads.worker.js" ]; then
+    [ -n "$wasm_threads" ] || { say "no wasm-simd128-threads build folder given"; exit 1; }
+    build_sibling wasm-simd128-threads "$wasm_threads" ml_web
+  fi
+  cmake --build "$build" --target www >/dev/null  # copies the scalar and threaded modules into www/
 fi
 models="$build/www/models"
 mkdir -p "$models"
@@ -52,4 +58,4 @@ mkdir -p "$models"
   --kv-heads 2 --vocab 320 --seq 128 --seed 11 --wtype q8_0 --layout rows -q
 cp "$src/fuzz/data/encode_tokenizer.mltk" "$models/bpe315.mltk"
 NODE_PATH="$npm_dir/node_modules" exec node "$src/wasm/browser_test.js" --www "$build/www" \
-  --ml-run "$native/ml_run" --out "$build" --expect "$expect" $scalar_too
+  --ml-run "$native/ml_run" --out "$build" --expect "$expect" $scalar_too $threads_too

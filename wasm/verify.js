@@ -3,7 +3,13 @@
 // the outcome for the browser test (wasm/browser_test.js):
 //   #summary[data-state=done][data-result=pass|fail|error][data-total][data-failed]
 //            [data-selftest-total][data-selftest-caught]
-import {describeModule, fetchBytes, loadModule, pageParams, writeFile} from './ml.js';
+// The module: the threaded build (ml_web_simd128_threads) on a cross-origin-isolated page whose folder
+// has it (wasm/loader.js pickVariant, as the demo's engine chooses) or when ?module=simd128_threads
+// asks for it (refused with one line on a page that is not isolated); otherwise wasm/ml.js
+// loadModule (simd128, or scalar without WebAssembly SIMD; ?module= forces one). #module carries
+// [data-variant][data-isa][data-threads] (a context's default thread count).
+import {browserHasSimd128, describeModule, fetchBytes, loadModule, pageParams, writeFile} from './ml.js';
+import {buildInfo, pickVariant} from './loader.js';
 
 const params = pageParams();
 const tolScale = params.has('tol_scale') ? Number(params.get('tol_scale')) : 1;
@@ -11,6 +17,12 @@ const tolScale = params.has('tol_scale') ? Number(params.get('tol_scale')) : 1;
 // the same positions as the Catch2 test (verify/tests/test_e2e.cc).
 const E2E_MODELS = ['stories260K_f32.mlb', 'stories260K_q8_0.mlb', 'stories260K_q4_0.mlb'];
 const E2E_LOGIT_STEPS = 16, E2E_GREEDY_STEPS = 64;
+// A module with threads (mlw_max_threads() > 1): the logits of THREAD_STEPS greedy positions at 2..4
+// threads bit-identical to 1 thread's (ml_verify_threads), on models whose matrix products are large
+// enough for the forward pass to use the pool (above 64 KiB of weights: stories260K F32's classifier
+// and FFN; every product of the random_threads models, which the build writes beside the others).
+const THREAD_MODELS = ['stories260K_f32.mlb', 'random_threads_q8_0.mlb', 'random_threads_q4_0.mlb'];
+const THREAD_STEPS = 32, THREADS_AT_MOST = 4;
 
 const $ = (id) => document.getElementById(id);
 const summary = $('summary');
@@ -83,11 +95,41 @@ function finish(state, text, sub) {
   document.title = `${state === 'pass' ? 'PASS' : 'FAIL'} — legacy-ml verification`;
 }
 
+// The threaded build when the page asks for it or is cross-origin isolated (see the top); null: ml.js chooses.
+async function loadThreaded(force, onCheck) {
+  let available = {};
+  try {
+    const r = await fetch('modules.json', {cache: 'no-store'});
+    if (r.ok) available = await r.json();
+  } catch (e) { /* no modules.json: ml.js's loadModule says what is missing */ }
+  const isolated = !!globalThis.crossOriginIsolated;
+  const pick = pickVariant({simd: browserHasSimd128(), isolated, available});
+  if (force === 'simd128_threads') {
+    if (!isolated) {
+      throw new Error('?module=simd128_threads needs a cross-origin-isolated page (SharedArrayBuffer): serve the ' +
+                      'folder with Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: ' +
+                      'require-corp (node wasm/serve.mjs DIR does)');
+    }
+    if (!available.simd128_threads) {
+      throw new Error('this folder has no threaded build (ml_web_simd128_threads.mjs): build the ' +
+                      'wasm-simd128-threads preset, then rebuild this one');
+    }
+  } else if (force || pick.variant !== 'simd128_threads') {
+    return null;
+  }
+  const reason = force ? 'forced by ?module=simd128_threads' : pick.reason;
+  const factory = (await import('./ml_web_simd128_threads.mjs')).default;
+  const M = await factory({print: (s) => console.log(s), printErr: (s) => console.warn(s), onCheck});
+  const build = JSON.parse(M.UTF8ToString(M._mlw_build_json()));
+  return {M, variant: 'simd128_threads', reason, simd: true, build, file: 'ml_web_simd128_threads.wasm'};
+}
+
 async function main() {
   const t0 = performance.now();
   let m;
   try {
-    m = await loadModule({force: params.get('module') || '', onCheck: (c) => addRow(c)});
+    const force = params.get('module') || '', onCheck = (c) => addRow(c);
+    m = await loadThreaded(force, onCheck) || await loadModule({force, onCheck});
   } catch (e) {
     $('module').textContent = 'Could not load the WebAssembly module.';
     finish('error', `ERROR — ${e.message}`);
@@ -97,10 +139,14 @@ async function main() {
   const mod = $('module');
   mod.textContent = '';
   const b = document.createElement('b');
-  b.textContent = `Module: ${m.variant}`;
-  mod.append(b, ` — ${describeModule(m)}`);
+  const info = buildInfo(M, m.variant);  // threads: a context's default (one per core); maxThreads: the pool's
+  const threads = info.maxThreads > 1 ? Math.min(info.maxThreads, THREADS_AT_MOST) : 1;
+  b.textContent = `Module: ${m.variant} · threads: ${info.threads}`;
+  mod.append(b, ` — ${describeModule(m)}` +
+                (threads > 1 ? `; the forward pass runs on ${info.threads} threads, also checked at 1..${threads}` : ''));
   mod.dataset.variant = m.variant;
   mod.dataset.isa = m.build.isa;
+  mod.dataset.threads = String(info.threads);
   for (const [k, impl] of m.build.kernels) {
     const s = document.createElement('span');
     s.textContent = `${k}: ${impl}`;
@@ -137,6 +183,22 @@ async function main() {
       }
       const p = cstr(path);
       M._mlw_verify_e2e(p, E2E_LOGIT_STEPS, E2E_GREEDY_STEPS, tolScale);
+      M._free(p);
+      M.FS.unlink(path);
+    }
+    for (const name of threads > 1 ? THREAD_MODELS : []) {
+      progress(`1 to ${threads} threads on ${name}`);
+      await tick();
+      let path;
+      try {
+        path = writeFile(M, `/models/${name}`, await fetchBytes(`models/${name}`));
+      } catch (e) {
+        addRow({group: 'e2e', name: 'logits bit-identical across thread counts', shape: name, max_err: null, tol: 0,
+                cases: 0, pass: false, detail: `model not served next to the page: ${e.message}`});
+        continue;
+      }
+      const p = cstr(path);
+      M._mlw_verify_threads(p, THREAD_STEPS, threads);
       M._free(p);
       M.FS.unlink(path);
     }

@@ -92,6 +92,11 @@ EMSCRIPTEN_KEEPALIVE int mlw_verify_selftest(void) { return ml_verify_selftest(s
 EMSCRIPTEN_KEEPALIVE int mlw_verify_e2e(const char *model_path, int logit_steps, int greedy_steps, double tol_scale) {
   return ml_verify_e2e(model_path, logit_steps, greedy_steps, sink, nullptr, tol_scale);
 }
+// Logits of `steps` greedy positions bit-identical at 2..max_threads threads and 1 (the threaded
+// module's pool: max_threads <= mlw_max_threads(), wasm/loader_api.cc).
+EMSCRIPTEN_KEEPALIVE int mlw_verify_threads(const char *model_path, int steps, int max_threads) {
+  return ml_verify_threads(model_path, steps, max_threads, sink, nullptr);
+}
 
 // {"isa":"wasm_simd128","hwy":"WASM","simd128":true,"kernels":[["matvec_q8","wasm_simd128"],...]}
 EMSCRIPTEN_KEEPALIVE const char *mlw_build_json(void) {

@@ -4,6 +4,14 @@
 // buffer after opening changes them (so nothing was copied). A GGUF is converted at open: the buffer
 // can be wiped afterwards and the logits still equal ml_open's. Misaligned, NULL and truncated
 // buffers are refused with one line naming what is wrong.
+//
+// A GGUF streamed in (ml::GgufStream, the browser loader's path: the file never whole in memory),
+// fed in chunks of every size from 1 byte to several units: the converted weights are load_gguf's
+// byte for byte, with the same views, config, tokenizer and logits, on five architectures' files
+// (llama with its classifier shared, stored twice and apart, K-quants, qwen2's biases and permuted
+// q/k, qwen3's norms, llama3's rope_freqs); a header cut short asks for more; a file
+// that ends early or runs long is refused with one line.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -11,7 +19,11 @@
 #include <string>
 #include <vector>
 
+#include <random>
+
+#include "runtime/gguf.h"
 #include "runtime/ml.h"
+#include "runtime/model.h"
 #include "verify/tests/common.h"
 
 namespace {
@@ -110,3 +122,143 @@ TEST_CASE("ml_open_memory refuses bad buffers with one line", "[open_memory]") {
   refused(ml_open_memory(&ctx, buf.p, bytes.size() + 64, "long.mlb", nullptr, nullptr), ML_E_FORMAT, "trailing bytes");
   CHECK(ml_open_memory(nullptr, buf.p, bytes.size(), "m.mlb", nullptr, nullptr) == ML_E_ARG);
 }
+
+namespace {
+
+// Streams bytes into s in chunks of random sizes (1 byte to 3 x 64 KiB, small ones often).
+ml_status stream_in(ml::GgufStream *s, const std::string &bytes, uint32_t seed, uint64_t upto) {
+  std::mt19937 rng(seed);
+  const uint8_t *p = reinterpret_cast<const uint8_t *>(bytes.data());
+  for (uint64_t at = 0; at < upto;) {
+    const uint32_t r = rng() % 4;
+    uint64_t n = r == 0 ? 1 + rng() % 7 : r == 1 ? 1 + rng() % 600 : 1 + rng() % (3u << 16);
+    n = std::min(n, upto - at);
+    const std::vector<uint8_t> chunk(p + at, p + at + n);  // a buffer of its own, as the loader's
+    if (const ml_status st = s->feed(chunk.data(), n)) return st;
+    at += n;
+  }
+  return ML_OK;
+}
+
+// The header: begin() with the first bytes, doubling as the loader does until it is whole.
+void begin_stream(ml::GgufStream *s, const std::string &bytes, const char *name) {
+  const uint8_t *p = reinterpret_cast<const uint8_t *>(bytes.data());
+  bool more = true;
+  ml_status st = ML_OK;
+  int asked = 0;
+  for (uint64_t n = 16; more; n = std::min<uint64_t>(n * 2, bytes.size())) {
+    st = s->begin(p, n, bytes.size(), name, &more);
+    ++asked;
+    if (more) CHECK(st == ML_E_FORMAT);
+  }
+  INFO(ml_last_error());
+  REQUIRE(st == ML_OK);
+  CHECK(asked > 1);  // 16 bytes never hold a header
+}
+
+uint64_t offset_in(const ml::Model &m, const void *p) { return uint64_t(static_cast<const uint8_t *>(p) - m.owned.p); }
+
+}  // namespace
+
+TEST_CASE("GGUF streamed in chunks: load_gguf's weights byte for byte, its views, config and logits", "[open_memory]") {
+  const std::string files[] = {test::shared("models/stories260K/stories260K.gguf"), test::models("kq_mix.gguf"),
+                               test::models("kq_q4_1.gguf"), test::models("stream_qwen2.gguf"),
+                               test::models("stream_qwen3.gguf"),
+                               test::models("stream_llama3.gguf")};
+  uint32_t seed = 1;
+  for (const std::string &path : files) {
+    INFO(path);
+    const std::string bytes = test::read_file(path);
+    ml::Model want;
+    REQUIRE(ml::load_model_from_memory(&want, reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size(), "whole") == ML_OK);
+    ml::GgufStream s;
+    begin_stream(&s, bytes, "streamed");
+    CHECK(s.weight_bytes() <= want.owned.n);
+    REQUIRE(stream_in(&s, bytes, seed++, bytes.size()) == ML_OK);
+    ml::Model got;
+    INFO(ml_last_error());
+    REQUIRE(s.finish(&got) == ML_OK);
+    if (got.classifier.p) {  // a classifier of the embedding's shape that differs: load_gguf has it last
+      const uint64_t at = offset_in(want, want.wcls.q);
+      REQUIRE(at + got.classifier.n == want.owned.n);
+      CHECK(std::memcmp(got.classifier.p, want.owned.p + at, size_t(got.classifier.n)) == 0);
+      CHECK(got.wcls.q == got.classifier.p);
+      REQUIRE(got.owned.n <= at);
+    } else {
+      REQUIRE(got.owned.n == want.owned.n);
+      CHECK(offset_in(got, got.wcls.q) == offset_in(want, want.wcls.q));
+    }
+    CHECK(std::memcmp(got.owned.p, want.owned.p, size_t(got.owned.n)) == 0);
+    CHECK(got.file.data() == got.owned.p);
+    const ml::Config &a = got.cfg, &b = want.cfg;
+    CHECK((a.dim == b.dim && a.n_layers == b.n_layers && a.vocab == b.vocab && a.n_tokens == b.n_tokens && a.arch == b.arch &&
+           a.head_size == b.head_size && a.wtype == b.wtype && a.layout == b.layout && a.qk_norm == b.qk_norm));
+    CHECK(a.shared_classifier == b.shared_classifier);
+    CHECK((a.rope_scaling == b.rope_scaling && a.rope_factor == b.rope_factor && a.rope_original_max_seq == b.rope_original_max_seq));
+    CHECK(got.tokenizer_image == want.tokenizer_image);
+    CHECK(got.gguf);
+    CHECK(got.source_bytes == bytes.size());
+    CHECK(offset_in(got, got.tok_emb.q) == offset_in(want, want.tok_emb.q));
+    CHECK(offset_in(got, got.final_norm) == offset_in(want, want.final_norm));
+    CHECK(offset_in(got, got.layers.back().w2.q) == offset_in(want, want.layers.back().w2.q));
+    CHECK(got.load_note.find("as the file streamed in") != std::string::npos);
+    if (path.find("llama3") != std::string::npos) {
+      CHECK(a.rope_scaling == 1);        // rope_freqs.weight came in the stream
+      CHECK(a.shared_classifier);        // output.weight: the embedding's bytes, found equal
+    }
+    if (path.find("kq_") != std::string::npos) CHECK_FALSE(a.shared_classifier);
+    CHECK((got.classifier.p != nullptr) == (path.find("kq_q4_1") != std::string::npos));
+  }
+  // A context on a streamed model: ml_open_memory's logits bit for bit.
+  const std::string path = test::models("stream_qwen2.gguf"), bytes = test::read_file(path);
+  Aligned buf(bytes);
+  ml_ctx *ctx = nullptr;
+  REQUIRE(ml_open_memory(&ctx, buf.p, buf.n, "whole", nullptr, nullptr) == ML_OK);
+  const std::vector<float> want = logits_of(ctx);
+  ml_close(ctx);
+  ml::GgufStream s;
+  begin_stream(&s, bytes, "stream_qwen2.gguf");
+  REQUIRE(stream_in(&s, bytes, 99, bytes.size()) == ML_OK);
+  ml_options o;
+  ml_options_init(&o);
+  o.n_threads = 2;
+  REQUIRE(ml::ml_open_streamed(&ctx, &s, "stream_qwen2.gguf", nullptr, &o) == ML_OK);
+  ml_model_info info;
+  REQUIRE(ml_get_info(ctx, &info) == ML_OK);
+  CHECK(std::string(info.format) == "gguf");
+  CHECK(info.file_bytes == bytes.size());
+  CHECK(same_bits(logits_of(ctx), want));
+  ml_close(ctx);
+}
+
+TEST_CASE("GGUF streamed in: a short, long or broken file is refused with one line", "[open_memory]") {
+  const std::string bytes = test::read_file(test::shared("models/stories260K/stories260K.gguf"));
+  const auto one_line = [](const char *needle) {
+    const std::string msg = ml_last_error();
+    INFO(msg);
+    CHECK(msg.find(needle) != std::string::npos);
+    CHECK(msg.find('\n') == std::string::npos);
+  };
+  ml::GgufStream s;
+  bool more = false;
+  CHECK(s.begin(reinterpret_cast<const uint8_t *>(bytes.data()), 100, bytes.size(), "cut.gguf", &more) == ML_E_FORMAT);
+  CHECK(more);
+  one_line("past the first 100 bytes given");
+  begin_stream(&s, bytes, "short.gguf");
+  REQUIRE(stream_in(&s, bytes, 5, bytes.size() - 1) == ML_OK);
+  ml::Model m;
+  CHECK(s.finish(&m) == ML_E_FORMAT);
+  one_line("truncated GGUF");
+  begin_stream(&s, bytes, "long.gguf");
+  REQUIRE(stream_in(&s, bytes, 6, bytes.size()) == ML_OK);
+  const uint8_t extra = 0;
+  CHECK(s.feed(&extra, 1) == ML_E_FORMAT);
+  one_line("more bytes than");
+  std::string bad = bytes;
+  bad[4] = 9;  // version 9
+  CHECK(s.begin(reinterpret_cast<const uint8_t *>(bad.data()), bad.size(), bad.size(), "v9.gguf", &more) == ML_E_FORMAT);
+  CHECK_FALSE(more);
+  one_line("versions 2 and 3");
+  CHECK(s.feed(&extra, 1) == ML_E_ARG);  // no stream after a failed begin
+}
+

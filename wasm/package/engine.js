@@ -13,6 +13,9 @@
 import {Model, browserHasSimd128, writeFile} from './ml.js';
 import {freeModel, loadModel, openModel, pickVariant} from './loader.js';
 
+// createEngine's kv_cache → ml_options.kv_type (runtime/ml.h ml_kv_type).
+const KV_TYPES = {f32: 0, f16: 1, q8_0: 2};
+
 const FINISH = ['none', 'stop', 'stop', 'length', 'length', 'stop'];  // ml_finish → OpenAI finish_reason
 
 function inNode() {
@@ -78,6 +81,8 @@ export class EngineCore {
     const builds = await this.builds();
     const requested = opts.threads ?? 0;  // 0: as many as the build gives (one per core, at most 16)
     if (!Number.isInteger(requested) || requested < 0) throw new Error(`threads: ${opts.threads} is not a whole number >= 0`);
+    const kvCache = opts.kv_cache ?? 'f32';
+    if (!(kvCache in KV_TYPES)) throw new Error(`kv_cache: ${JSON.stringify(opts.kv_cache)} is not 'f32', 'f16' or 'q8_0'`);
     const {variant, reason} = this.choose(opts, builds);
     const url = new URL(`./ml_web_${variant}.mjs`, import.meta.url);
     const moduleOpts = {print: () => {}, printErr: (s) => console.warn(s)};
@@ -105,7 +110,7 @@ export class EngineCore {
                           : (requested > 1 ? `${requested} threads asked for; one runs: ${reason}` : '');
     let ctx;
     try {
-      ctx = openModel(M, handle, {tokenizerPath: tok, threads, maxSeq: opts.max_seq || 0});
+      ctx = openModel(M, handle, {tokenizerPath: tok, threads, maxSeq: opts.max_seq || 0, kvType: KV_TYPES[kvCache]});
     } catch (e) {
       freeModel(M, handle);
       throw e;
@@ -134,7 +139,7 @@ export class EngineCore {
       isolated: !inNode() && !!globalThis.crossOriginIsolated,
       isa: JSON.parse(M.UTF8ToString(M._mlw_build_json())).isa,
       chat_format: this.chat.format > 0 ? m.chatFormatName(this.chat.format) : null,
-      model: {...m.info, name: this.name, format: handle.format, from_cache: !!handle.fromCache},
+      model: {...m.info, name: this.name, format: handle.format, from_cache: !!handle.fromCache, kv_cache: kvCache},
       wasm_memory_bytes: M.HEAPU8.length,
     };
     return this.info;

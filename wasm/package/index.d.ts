@@ -29,6 +29,9 @@ export interface EngineOptions {
   onProgress?: (p: LoadProgress) => void;
   /** a shorter context than the model's (smaller KV cache); 0 = the model's */
   max_seq?: number;
+  /** the KV cache's elements: 'f32' (default: the reference's bits), 'f16' (half the memory, as
+   *  llama.cpp's default) or 'q8_0' (about 0.28 of F32) */
+  kv_cache?: 'f32' | 'f16' | 'q8_0';
   /** the chat prompt format instead of the tokenizer's template */
   chat_template?: 'chatml' | 'zephyr' | 'llama2' | 'llama3' | 'qwen3';
   /** the build to run instead of the one the probe picks ('simd128_threads': cross-origin-isolated pages only) */
@@ -60,6 +63,8 @@ export interface ModelInfo {
   file_bytes: number;
   weight_bytes: number;
   arena_bytes: number;
+  /** the KV cache's elements (createEngine's kv_cache) */
+  kv_cache: 'f32' | 'f16' | 'q8_0';
   bos_id?: number;
   eos_id?: number;
   stop_ids?: number[];

@@ -128,6 +128,18 @@ await rejects(engine.completions.create({prompt: 'x', stop: [3]}), 'stop', 'a st
 await engine.unload();
 await rejects(engine.completions.create({prompt: 'x'}), 'unloaded', 'a request after unload');
 await rejects(createEngine({model: `${shared}/no/such.gguf`}), 'no/such.gguf', 'a missing model file');
+await rejects(createEngine({model: gguf, kv_cache: 'f8'}), 'kv_cache', 'a kv_cache that is not f32, f16 or q8_0');
+{  // an F16 KV cache: half the arena's cache bytes, and it generates
+  const f16 = await createEngine({model: gguf, kv_cache: 'f16'});
+  const i16 = f16.info.model, i32 = engine.info.model;
+  const kv32 = 2 * i32.n_layers * i32.max_seq * i32.n_kv_heads * (i32.dim / i32.n_heads) * 4;
+  const r = await f16.completions.create({prompt: 'Once upon a time', max_tokens: 16, temperature: 0});
+  // (the F16 cache's one conversion row per thread: 1 KiB here)
+  check(i16.kv_cache === 'f16' && i32.kv_cache === 'f32' && Math.abs(i32.arena_bytes - i16.arena_bytes - kv32 / 2) <= 4096 &&
+        r.usage.completion_tokens === 16,
+        `kv_cache 'f16': arena ${i16.arena_bytes} B against ${i32.arena_bytes} (the F32 cache ${kv32} B halved), ${r.usage.completion_tokens} tokens`);
+  await f16.unload();
+}
 
 // unload frees the memory (RSS; the WebAssembly memory is released when the instance is collected).
 const settle = async () => {
