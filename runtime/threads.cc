@@ -161,7 +161,7 @@ void ThreadPool::stolen(uint64_t chunks) {
 
 bool ThreadPool::solo() {
   if (solo_left_ == 0) return false;
-  --solo_left_;
+  if (--solo_left_ == 0) after_solo_ = true;
   if (g_profiling.load(std::memory_order_relaxed)) g_solo.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
@@ -171,7 +171,15 @@ void ThreadPool::measure(uint64_t cpu_ns, uint64_t wall_ns) {
   if (++samples_ < kWindowSamples) return;
   const CoresHook hook = g_cores_hook.load();
   const double cores = hook ? hook() : double(win_cpu_) / double(win_wall_ ? win_wall_ : 1);
-  if (cores < kMinCores) solo_left_ = kSoloJobs;
+  // Two low windows in a row (a quiet machine's windows read 1.8-2.0 cores, with a rare lone dip:
+  // a page fault, another program's moment), or one right after a solo period (still busy).
+  const bool low = cores < kMinCores;
+  low_windows_ = low ? low_windows_ + 1 : 0;
+  if (low && (after_solo_ || low_windows_ >= 2)) {
+    solo_left_ = kSoloJobs;
+    low_windows_ = 0;
+  }
+  after_solo_ = false;
   samples_ = 0;
   win_cpu_ = win_wall_ = 0;
 }

@@ -14,9 +14,10 @@
 // a second thread then adds wake-ups and hand-offs but no CPU. So run_units samples every 16th job:
 // the CPU time its threads spent in it (the caller from dispatch to return, each worker from
 // joining to leaving) against the caller's wall time. Over a window of 32 samples (512 jobs), less
-// than 1.5 cores in all means no parallelism: the next 8192 run_units jobs run on the caller alone
-// (f(0, 0, units): no dispatch, no wake-up; the workers go to sleep), then the pool dispatches
-// again and the next window, a probe, decides anew. Results do not change: each unit is the same
+// than 1.5 cores in all means no parallelism; two such windows in a row (a quiet machine reads
+// 1.8-2.0 with a rare lone dip), or one right after a solo period, send the next 8192 run_units
+// jobs to the caller alone (f(0, 0, units): no dispatch, no wake-up; the workers go to sleep),
+// then the pool dispatches again and the next window, a probe, decides anew. Results do not change: each unit is the same
 // kernel call whichever thread runs it. run() always dispatches (every thread must run f). Only
 // where a thread's CPU clock is precise (POSIX; not Windows, whose thread times tick at the
 // scheduler's period, nor Emscripten) is anything measured; elsewhere the pool stays parallel.
@@ -141,7 +142,8 @@ class ThreadPool : NonCopyable {
   std::atomic<uint64_t> worker_cpu_{0};     // ns, the sampled job's workers
   // The caller's alone: run_units jobs dispatched, samples and their sums in the window, jobs left solo.
   uint64_t jobs_ = 0, win_cpu_ = 0, win_wall_ = 0;
-  int samples_ = 0, solo_left_ = 0;
+  int samples_ = 0, solo_left_ = 0, low_windows_ = 0;
+  bool after_solo_ = false;  // the window after a solo period: one low window sends it back
   std::mutex mu_;
   std::condition_variable cv_, done_cv_;
 #endif

@@ -101,9 +101,10 @@ void delay_caller(int tid) {
 }
 }  // namespace
 
-// The solo policy (runtime/threads.h), its measurement replaced: 1 core over the first window (512
-// jobs) sends the next 8192 run_units jobs to the caller alone; the probe window after them, with
-// 2 cores reported, keeps the pool parallel, and a worker runs units again. Every job's units are
+// The solo policy (runtime/threads.h), its measurement replaced: 1 core over one window (512 jobs)
+// between windows of 2 cores changes nothing (a lone dip); over two windows in a row it sends the
+// next 8192 run_units jobs to the caller alone; the probe window after them, with 2 cores reported,
+// keeps the pool parallel, and a worker runs units again. Every job's units are
 // each computed once, the same values, whichever thread ran them.
 TEST_CASE("thread pool: runs jobs on the caller alone while no parallelism is measured, then probes", "[threads]") {
   constexpr int kUnits = 16, kWindow = 512, kSolo = 8192;
@@ -128,8 +129,13 @@ TEST_CASE("thread pool: runs jobs on the caller alone while no parallelism is me
   };
   const uint64_t solo0 = ml::pool_stats().solo;
   g_cores.store(1);
+  jobs(kWindow);  // a lone low window
+  g_cores.store(2);
   jobs(kWindow);
-  CHECK(ml::pool_stats().solo == solo0);  // the first window ran parallel
+  CHECK(ml::pool_stats().solo == solo0);  // no solo after a lone dip
+  g_cores.store(1);
+  jobs(2 * kWindow);
+  CHECK(ml::pool_stats().solo == solo0);  // the two low windows ran parallel
   ml::set_schedule_hook(&delay_caller);   // with a parallel pool, the worker would take units
   CHECK(jobs(kSolo) == 0);
   CHECK(ml::pool_stats().solo - solo0 == uint64_t(kSolo));
