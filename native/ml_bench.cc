@@ -416,7 +416,7 @@ int run_peak(const Opts &o) {
 
 struct Decode {
   double tok_s;
-  double jobs, wait_us, stolen;  // per step, with --profile
+  double jobs, wait_us, stolen, solo;  // per step, with --profile
   double step_us, job_us, busy_us;  // per step: mean step time, caller inside jobs, other threads in units
   ml_model_info info;
 };
@@ -480,6 +480,7 @@ bool measure_decode(const std::string &path, int threads, int tokens, int depth,
   out->jobs = double(p1.jobs - p0.jobs) / steps;
   out->wait_us = double(p1.wait_ns - p0.wait_ns) / 1e3 / steps;
   out->stolen = double(p1.stolen - p0.stolen) / steps;
+  out->solo = double(p1.solo - p0.solo) / steps;
   out->step_us = total_ms * 1e3 / steps;
   out->job_us = double(p1.job_ns - p0.job_ns) / 1e3 / steps;
   out->busy_us = double(p1.busy_ns - p0.busy_ns) / 1e3 / steps;
@@ -755,8 +756,9 @@ int run_decode(const Opts &o, bool roofline) {
       if (!o.tsv && roofline) std::printf(" %10.1f %7.0f%%", ceiling, 100.0 * d.tok_s / ceiling);
       std::printf("\n");
       if (o.profile) {
-        std::printf("%sprofile: %.0f jobs/step, caller waits %.1f us/step (%.1f %% of the step), %.1f chunks moved/step\n",
-                    o.tsv ? "# " : "  ", d.jobs, d.wait_us, d.wait_us * d.tok_s / 1e4, d.stolen);
+        std::printf("%sprofile: %.0f jobs/step, caller waits %.1f us/step (%.1f %% of the step), %.1f chunks moved/step, "
+                    "%.0f jobs/step on the caller alone (no parallelism measured)\n",
+                    o.tsv ? "# " : "  ", d.jobs, d.wait_us, d.wait_us * d.tok_s / 1e4, d.stolen, d.solo);
         // each other thread's time (mean step): in units; the rest is idle while the caller works
         // alone between jobs, or inside jobs not in units (waking, waiting, preempted by others)
         const double pct = 100.0 / d.step_us, busy = t > 1 ? d.busy_us / (t - 1) : 0.0;
@@ -822,7 +824,7 @@ extern "C" int ml_main(int argc, char **argv) {
        {"--quick", nullptr, "kernels: the matvecs at the stories110M shapes only (a smoke run: the\nctest under qemu)", flag(&o.quick)},
        {"--load", "N", "decode/prefill/roofline: N busy-loop processes run beside the measurements\n(unpinned, ordinary priority; POSIX)",
         integer(&o.load, 0, 64, "needs a process count in [0, 64]")},
-       {"--profile", nullptr, "decode/roofline: the thread pool's jobs, caller wait and moved chunks per step",
+       {"--profile", nullptr, "decode/roofline: the thread pool's jobs, caller wait, moved chunks and solo jobs per step",
         flag(&o.profile)},
        {"--tsv", nullptr, "tab-separated output", flag(&o.tsv)},
        {"--version", nullptr, "print the build's ISA", flag(&version)}},

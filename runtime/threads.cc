@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 
 #include "runtime/error.h"
 #include "simd/compiler.h"
@@ -30,13 +31,17 @@ int online_cpus() {
 
 namespace {
 std::atomic<bool> g_profiling{false};
-std::atomic<uint64_t> g_jobs{0}, g_wait_ns{0}, g_stolen{0}, g_job_ns{0}, g_busy_ns{0};
+std::atomic<uint64_t> g_jobs{0}, g_wait_ns{0}, g_stolen{0}, g_job_ns{0}, g_busy_ns{0}, g_solo{0};
 std::atomic<ScheduleHook> g_hook{nullptr};
+std::atomic<CoresHook> g_cores_hook{nullptr};
 }  // namespace
 
-PoolStats pool_stats() { return {g_jobs.load(), g_wait_ns.load(), g_stolen.load(), g_job_ns.load(), g_busy_ns.load()}; }
+PoolStats pool_stats() {
+  return {g_jobs.load(), g_wait_ns.load(), g_stolen.load(), g_job_ns.load(), g_busy_ns.load(), g_solo.load()};
+}
 void set_pool_profiling(bool on) { g_profiling.store(on); }
 void set_schedule_hook(ScheduleHook hook) { g_hook.store(hook); }
+void set_cores_hook(CoresHook hook) { g_cores_hook.store(hook); }
 
 #if defined(ML_NO_THREADS)
 
@@ -63,6 +68,22 @@ constexpr int kCallerSpin = 1 << 10;  // the caller at a job's end: ~10-50 µs, 
 uint64_t now_ns() {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
+// The solo policy (threads.h): one job in kSampleEvery sampled, kWindowSamples a window, below
+// kMinCores the next kSoloJobs jobs on the caller. The calling thread's CPU time, ns.
+constexpr uint64_t kSampleEvery = 16;
+constexpr int kWindowSamples = 32, kSoloJobs = 8192;
+constexpr double kMinCores = 1.5;
+#if defined(_WIN32) || defined(__EMSCRIPTEN__)
+constexpr bool kCpuClock = false;
+uint64_t thread_cpu_ns() { return 0; }
+#else
+constexpr bool kCpuClock = true;
+uint64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+#endif
 template <class Done>
 void wait_until(Done done) {
   for (int i = 0; !done(); ++i) {
@@ -138,6 +159,31 @@ void ThreadPool::stolen(uint64_t chunks) {
   if (g_profiling.load(std::memory_order_relaxed)) g_stolen.fetch_add(chunks, std::memory_order_relaxed);
 }
 
+bool ThreadPool::solo() {
+  if (solo_left_ == 0) return false;
+  if (--solo_left_ == 0) after_solo_ = true;
+  if (g_profiling.load(std::memory_order_relaxed)) g_solo.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+void ThreadPool::measure(uint64_t cpu_ns, uint64_t wall_ns) {
+  win_cpu_ += cpu_ns;
+  win_wall_ += wall_ns;
+  if (++samples_ < kWindowSamples) return;
+  const CoresHook hook = g_cores_hook.load();
+  const double cores = hook ? hook() : double(win_cpu_) / double(win_wall_ ? win_wall_ : 1);
+  // Two low windows in a row (a quiet machine's windows read 1.8-2.0 cores, with a rare lone dip:
+  // a page fault, another program's moment), or one right after a solo period (still busy).
+  const bool low = cores < kMinCores;
+  low_windows_ = low ? low_windows_ + 1 : 0;
+  if (low && (after_solo_ || low_windows_ >= 2)) {
+    solo_left_ = kSoloJobs;
+    low_windows_ = 0;
+  }
+  after_solo_ = false;
+  samples_ = 0;
+  win_cpu_ = win_wall_ = 0;
+}
+
 // units < 0: every thread runs the job (run); else the job claims units (run_units) and the
 // caller returns once all are done, whether or not every worker has joined. A worker joins by
 // counting itself in active_ and then checking the job is still open; the caller closes the job
@@ -146,6 +192,9 @@ void ThreadPool::stolen(uint64_t chunks) {
 void ThreadPool::dispatch(Job job, void *ctx, int units) {
   const bool prof = g_profiling.load(std::memory_order_relaxed);
   const uint64_t start = prof ? now_ns() : 0;
+  const bool sample = units >= 0 && ++jobs_ % kSampleEvery == 0 && (kCpuClock || g_cores_hook.load());
+  const uint64_t cpu0 = sample ? thread_cpu_ns() : 0, wall0 = sample ? now_ns() : 0;
+  sample_.store(sample, std::memory_order_relaxed);
   job_.store(job, std::memory_order_relaxed);
   ctx_.store(ctx, std::memory_order_relaxed);
   every_.store(units < 0, std::memory_order_relaxed);
@@ -180,6 +229,7 @@ void ThreadPool::dispatch(Job job, void *ctx, int units) {
   }
   open_.exchange(0);  // not a store: the close, above done()
   wait_until([&] { return active_.load() == 0; });
+  if (sample) measure(thread_cpu_ns() - cpu0 + worker_cpu_.exchange(0), now_ns() - wall0);
   if (prof) {
     const uint64_t end = now_ns();
     g_wait_ns.fetch_add(end - t0, std::memory_order_relaxed);
@@ -212,7 +262,10 @@ void ThreadPool::worker(int tid) {
     if (open_.load() == g) {
       if (ScheduleHook h = g_hook.load(std::memory_order_acquire)) h(tid);
       const uint64_t t0 = g_profiling.load(std::memory_order_relaxed) ? now_ns() : 0;
+      const bool sample = sample_.load(std::memory_order_relaxed);
+      const uint64_t cpu0 = sample ? thread_cpu_ns() : 0;
       job_.load(std::memory_order_relaxed)(ctx_.load(std::memory_order_relaxed), tid, n_);
+      if (sample) worker_cpu_.fetch_add(thread_cpu_ns() - cpu0, std::memory_order_relaxed);
       if (t0) g_busy_ns.fetch_add(now_ns() - t0, std::memory_order_relaxed);
       if (every_.load(std::memory_order_relaxed)) done(1);
     }

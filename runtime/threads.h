@@ -9,6 +9,19 @@
 // A worker that arrives after a job's units are all done skips it. Built without threads
 // (ML_THREADS=OFF, e.g. WebAssembly) everything runs inline on the caller.
 //
+// Solo when the threads do not run in parallel: on a busy machine the pool's threads may share one
+// core (Linux autogroup gives a busy program's session one of two cores, ours the other), and
+// a second thread then adds wake-ups and hand-offs but no CPU. So run_units samples every 16th job:
+// the CPU time its threads spent in it (the caller from dispatch to return, each worker from
+// joining to leaving) against the caller's wall time. Over a window of 32 samples (512 jobs), less
+// than 1.5 cores in all means no parallelism; two such windows in a row (a quiet machine reads
+// 1.8-2.0 with a rare lone dip), or one right after a solo period, send the next 8192 run_units
+// jobs to the caller alone (f(0, 0, units): no dispatch, no wake-up; the workers go to sleep),
+// then the pool dispatches again and the next window, a probe, decides anew. Results do not change: each unit is the same
+// kernel call whichever thread runs it. run() always dispatches (every thread must run f). Only
+// where a thread's CPU clock is precise (POSIX; not Windows, whose thread times tick at the
+// scheduler's period, nor Emscripten) is anything measured; elsewhere the pool stays parallel.
+//
 // Work split helper: split_rows() gives each thread a contiguous range whose boundaries are
 // multiples of the kernel row tile, so results do not depend on the thread count.
 #pragma once
@@ -34,9 +47,10 @@ namespace ml {
 // spent waiting at the end of jobs for other threads, chunks taken from another thread's share,
 // nanoseconds the caller spent inside jobs (dispatch to return: its own units and the wait) and
 // nanoseconds the other threads spent running a job's units (summed over them). Per step,
-// step − job_ns is the caller's work between jobs, during which the other threads idle.
+// step − job_ns is the caller's work between jobs, during which the other threads idle. solo:
+// run_units jobs the caller ran alone, the threads measured not running in parallel (not in jobs).
 struct PoolStats {
-  uint64_t jobs, wait_ns, stolen, job_ns, busy_ns;
+  uint64_t jobs, wait_ns, stolen, job_ns, busy_ns, solo;
 };
 PoolStats pool_stats();
 void set_pool_profiling(bool on);
@@ -44,6 +58,10 @@ void set_pool_profiling(bool on);
 // test can delay one thread and force uneven schedules. nullptr: none.
 using ScheduleHook = void (*)(int tid);
 void set_schedule_hook(ScheduleHook hook);
+// Tests: replaces the cores measured over each window (the solo policy above; any platform), so a
+// test can report "no parallelism" or its return. nullptr: measure.
+using CoresHook = double (*)();
+void set_cores_hook(CoresHook hook);
 
 class ThreadPool : NonCopyable {
  public:
@@ -71,7 +89,7 @@ class ThreadPool : NonCopyable {
     (void)chunk;
     f(0, 0, units);
 #else
-    if (n_ == 1) {
+    if (n_ == 1 || solo()) {
       f(0, 0, units);
       return;
     }
@@ -99,6 +117,8 @@ class ThreadPool : NonCopyable {
   void claim(int tid, int chunk, G &&g);
   void done(int units);
   void stolen(uint64_t chunks);
+  bool solo();  // this run_units job runs on the caller alone (the solo policy above)
+  void measure(uint64_t cpu_ns, uint64_t wall_ns);  // one sampled job
 
   int n_ = 1;
 #if !defined(ML_NO_THREADS)
@@ -118,6 +138,12 @@ class ThreadPool : NonCopyable {
   std::atomic<int> sleepers_{0};
   std::atomic<bool> stop_{false};
   std::atomic<bool> caller_sleeps_{false};  // the caller waits on done_cv_ for remaining_ to reach 0
+  std::atomic<bool> sample_{false};         // the open job is sampled: workers add their CPU time
+  std::atomic<uint64_t> worker_cpu_{0};     // ns, the sampled job's workers
+  // The caller's alone: run_units jobs dispatched, samples and their sums in the window, jobs left solo.
+  uint64_t jobs_ = 0, win_cpu_ = 0, win_wall_ = 0;
+  int samples_ = 0, solo_left_ = 0, low_windows_ = 0;
+  bool after_solo_ = false;  // the window after a solo period: one low window sends it back
   std::mutex mu_;
   std::condition_variable cv_, done_cv_;
 #endif

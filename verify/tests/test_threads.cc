@@ -2,8 +2,9 @@
 // thousands of times: run() jobs whose worker finishes just as the caller, done with its own part
 // at once, stops spinning and goes to sleep, so the worker's done() must wake it. A lost wake-up
 // leaves both asleep; the watchdog then names the job and aborts (the old protocol hung here under
-// qemu-aarch64). Each job's work is counted too: every thread once, before run() returns. Run as
-// ctest threads.pool.
+// qemu-aarch64). Each job's work is counted too: every thread once, before run() returns. And the
+// solo policy (run_units on the caller alone while no parallelism is measured), its measurement
+// replaced by a hook. Run as ctest threads.pool.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -89,6 +90,64 @@ TEST_CASE("thread pool: a worker finishing as the caller goes to sleep wakes it;
       if (r.load() != 1 && wrong++ == 0) first_wrong = j;
   }
   INFO(wrong << " counts wrong, the first in job " << first_wrong);
+  CHECK(wrong == 0);
+}
+
+namespace {
+std::atomic<int> g_cores{2};  // what the solo policy's measurement reports, in cores
+double reported_cores() { return g_cores.load(); }
+void delay_caller(int tid) {
+  if (tid == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+}
+}  // namespace
+
+// The solo policy (runtime/threads.h), its measurement replaced: 1 core over one window (512 jobs)
+// between windows of 2 cores changes nothing (a lone dip); over two windows in a row it sends the
+// next 8192 run_units jobs to the caller alone; the probe window after them, with 2 cores reported,
+// keeps the pool parallel, and a worker runs units again. Every job's units are
+// each computed once, the same values, whichever thread ran them.
+TEST_CASE("thread pool: runs jobs on the caller alone while no parallelism is measured, then probes", "[threads]") {
+  constexpr int kUnits = 16, kWindow = 512, kSolo = 8192;
+  ml::ThreadPool pool;
+  REQUIRE(pool.start(2) == ML_OK);
+  ml::set_pool_profiling(true);
+  ml::set_cores_hook(&reported_cores);
+  int wrong = 0;
+  // n jobs; returns how many units thread 1 ran.
+  auto jobs = [&](int n) {
+    std::atomic<int> by_worker{0};
+    for (int j = 0; j < n; ++j) {
+      std::atomic<int> out[kUnits];
+      for (auto &o : out) o.store(-1);
+      pool.run_units(kUnits, 2, [&](int tid, int u0, int u1) {
+        for (int u = u0; u < u1; ++u) out[u].fetch_add(1 + (u * 7919 + j) % 1000);
+        if (tid == 1) by_worker.fetch_add(u1 - u0);
+      });
+      for (int u = 0; u < kUnits; ++u) wrong += out[u].load() != (u * 7919 + j) % 1000;
+    }
+    return by_worker.load();
+  };
+  const uint64_t solo0 = ml::pool_stats().solo;
+  g_cores.store(1);
+  jobs(kWindow);  // a lone low window
+  g_cores.store(2);
+  jobs(kWindow);
+  CHECK(ml::pool_stats().solo == solo0);  // no solo after a lone dip
+  g_cores.store(1);
+  jobs(2 * kWindow);
+  CHECK(ml::pool_stats().solo == solo0);  // the two low windows ran parallel
+  ml::set_schedule_hook(&delay_caller);   // with a parallel pool, the worker would take units
+  CHECK(jobs(kSolo) == 0);
+  CHECK(ml::pool_stats().solo - solo0 == uint64_t(kSolo));
+  g_cores.store(2);
+  const int probe = jobs(kWindow);
+  const int after = jobs(256);
+  ml::set_schedule_hook(nullptr);
+  ml::set_cores_hook(nullptr);
+  const uint64_t solo = ml::pool_stats().solo - solo0;
+  ml::set_pool_profiling(false);
+  CHECK(probe + after > 0);  // (the worker, asleep through the solo jobs, may take a while to wake)
+  CHECK(solo == uint64_t(kSolo));
   CHECK(wrong == 0);
 }
 #endif
