@@ -891,24 +891,7 @@ ml_status GgufStream::finish(Model *m) {
   w.load_note = load_note(s.g, w, s.plan, c.wtype == ML_TYPE_F32 ? "widened to float32 as the file streamed in"
                                                                  : "repacked into 16-row panels as the file streamed in",
                           ms, 1, s.mp.total);
-  // *m takes everything; the views point into the buffer, which moves with it.
-  std::swap(m->owned.p, w.owned.p);
-  std::swap(m->owned.n, w.owned.n);
-  std::swap(m->owned.align, w.owned.align);
-  std::swap(m->classifier.p, w.classifier.p);
-  std::swap(m->classifier.n, w.classifier.n);
-  std::swap(m->classifier.align, w.classifier.align);
-  m->file.view(m->owned.p, m->owned.n);
-  m->gguf = true;
-  m->source_bytes = w.source_bytes;
-  m->load_note = std::move(w.load_note);
-  m->tokenizer_image = std::move(w.tokenizer_image);
-  m->tokenizer_missing = std::move(w.tokenizer_missing);
-  m->cfg = c;
-  m->tok_emb = w.tok_emb;
-  m->layers = std::move(w.layers);
-  m->final_norm = w.final_norm;
-  m->wcls = w.wcls;
+  m->take(&w);
   delete impl_;
   impl_ = nullptr;
   return ML_OK;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <utility>
 
 #include <sys/stat.h>
 #if defined(__linux__)
@@ -405,6 +406,26 @@ ml_status load_model_from_memory(Model *m, const uint8_t *data, uint64_t size, c
   if (size < 4 || std::memcmp(data, "MLB1", 4) != 0)
     if (const ml_status s = foreign_model(name, data, size)) return s;
   return validate_model(m);
+}
+
+void Model::take(Model *from) {
+  std::swap(owned.p, from->owned.p);
+  std::swap(owned.n, from->owned.n);
+  std::swap(owned.align, from->owned.align);
+  std::swap(classifier.p, from->classifier.p);
+  std::swap(classifier.n, from->classifier.n);
+  std::swap(classifier.align, from->classifier.align);
+  file.view(owned.p, owned.n);
+  gguf = from->gguf;
+  source_bytes = from->source_bytes;
+  load_note = std::move(from->load_note);
+  tokenizer_image = std::move(from->tokenizer_image);
+  tokenizer_missing = std::move(from->tokenizer_missing);
+  cfg = from->cfg;
+  tok_emb = from->tok_emb;
+  layers = std::move(from->layers);
+  final_norm = from->final_norm;
+  wcls = from->wcls;
 }
 
 OwnedBytes::~OwnedBytes() { ::operator delete(p, std::align_val_t(align)); }

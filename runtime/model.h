@@ -81,6 +81,10 @@ struct Model {
 
   // Weight bytes one decode step reads: every matrix, the classifier, the norms, one embedding row.
   uint64_t weight_bytes_per_token() const;
+  // Takes a converted GGUF model (GgufStream::finish): its buffers (the views point into them and
+  // move with them; `file` becomes a view of `owned`) and every field above. A field added above
+  // belongs here too.
+  void take(Model *from);
 };
 
 // Parses and validates the 256-byte header (bytes may be hostile). n = bytes available.
