@@ -72,7 +72,7 @@ struct Opts {
   std::string mode;
   std::vector<std::string> models;
   std::vector<int> threads;
-  int tokens = 64;
+  long tokens = 64;
   std::vector<int> depths;  // decode --depth: positions in the KV cache before the timed steps
   int kv_type = 0;          // decode --kv-type (ml_options.kv_type)
   double seconds = 0.25;
@@ -601,10 +601,10 @@ int run_prefill(const Opts &o) {
       const double mb = double(d.info.weight_bytes) / 1e6;
       if (o.tsv)
         std::printf("prefill\t%s\t%s\t%s\t%d\t%d\t%.2f\t%.2f\t%.1f\t%.1f\t%.3f\n", m.c_str(), shape.c_str(),
-                    type_name(d.info.wtype), t, o.tokens, d.tok_s, gmacs, pk, ps, mb);
+                    type_name(d.info.wtype), t, int(o.tokens), d.tok_s, gmacs, pk, ps, mb);
       else
         std::printf("%-28s %-5s %-11s %3d %6d %12.1f %9.1f %7.1f%% %7.1f%% %9.1f\n", shape.c_str(), type_name(d.info.wtype),
-                    layout_label(d.info.layout), t, o.tokens, d.tok_s, gmacs, pk, ps, mb);
+                    layout_label(d.info.layout), t, int(o.tokens), d.tok_s, gmacs, pk, ps, mb);
       std::fflush(stdout);
     }
   return 0;
@@ -795,12 +795,7 @@ extern "C" int ml_main(int argc, char **argv) {
       "ml_bench", kUsage,
       {{"-t, --threads", "N[,M...]", "thread counts (default 1,<cpus>)", list(&o.threads, 1, 1024, "needs thread counts like 1 or 1,2")},
        {"-n", "TOKENS", "decode/prefill/roofline/sample: tokens per measurement (default 64)",
-        [&o](const char *v) -> const char * {
-          long n;
-          if (!parse_int(v, 1, 100000, &n)) return "needs a token count >= 1";
-          o.tokens = static_cast<int>(n);
-          return nullptr;
-        }},
+        integer(&o.tokens, 1, 100000, "needs a token count >= 1")},
        {"--depth", "D[,D...]", "decode: after a context of D positions", list(&o.depths, 0, 1 << 20, "needs positions like 0 or 0,512,2048")},
        {"--kv-type", "T", "decode: the KV cache's elements, f32 (default), f16 or q8_0 (as ml_run)", kv_type(&o.kv_type)},
        {"--seconds", "S", "time per measurement, in (0, 60] (default 0.25; median of 5)",
