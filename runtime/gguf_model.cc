@@ -669,15 +669,11 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
       if (a < b) convert(j, base, a, b);
     }
   };
-  int threads = 1;
-  if (from_cache) {
-    // nothing to convert: the views point into the mapped cache
-  } else if (pool && pool->size() > 1) {
-    threads = pool->size();
+  const int threads = from_cache || !pool ? 1 : pool->size();
+  if (pool && !from_cache)  // (from the cache nothing is converted: the views point into the mapping)
     pool->run(work);
-  } else {
+  else if (!from_cache)
     work(0, 1);
-  }
   std::string cache_note;
   if (from_cache) {
     cache_note = "; mapped from the cache " + cache_file;
