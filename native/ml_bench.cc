@@ -72,7 +72,7 @@ struct Opts {
   std::string mode;
   std::vector<std::string> models;
   std::vector<int> threads;
-  int tokens = 64;
+  long tokens = 64;
   std::vector<int> depths;  // decode --depth: positions in the KV cache before the timed steps
   int kv_type = 0;          // decode --kv-type (ml_options.kv_type)
   double seconds = 0.25;
@@ -82,6 +82,12 @@ struct Opts {
   bool profile = false;  // --profile: the pool's jobs, waits and moved chunks per decode step
   ml::hub::Options hf;  // --hf ...: a model by name (hub/hub.h)
 };
+
+// The median of the n values at v (sorted in place: the middle one).
+double median(double *v, size_t n) {
+  std::sort(v, v + n);
+  return v[n / 2];
+}
 
 // Median over 5 runs of the time per call of f(), each run calling it for >= `seconds`.
 template <class F>
@@ -99,8 +105,7 @@ double time_per_call_ms(double seconds, F f) {
     } while (t < seconds * 1000.0 / 5.0);
     r = t / double(calls);
   }
-  std::sort(runs, runs + 5);
-  return runs[2];
+  return median(runs, 5);
 }
 
 uint64_t g_rng = 0x9E3779B97F4A7C15ull;
@@ -473,8 +478,7 @@ bool measure_decode(const std::string &path, int threads, int tokens, int depth,
     total_ms += now_ms() - t0;
     r = tokens / (now_ms() - t0) * 1000.0;
   }
-  std::sort(runs, runs + 3);
-  out->tok_s = runs[1];
+  out->tok_s = median(runs, 3);
   const ml::PoolStats p1 = ml::pool_stats();
   const double steps = 3.0 * tokens;
   out->jobs = double(p1.jobs - p0.jobs) / steps;
@@ -540,8 +544,7 @@ bool measure_prefill(const std::string &path, int threads, int tokens, Decode *o
     ml_eval_batch(ctx, prompt.data(), tokens, 0, 0, &logits);
     r = tokens / (now_ms() - t0) * 1000.0;
   }
-  std::sort(runs, runs + 3);
-  out->tok_s = runs[1];
+  out->tok_s = median(runs, 3);
   ml_close(ctx);
   return true;
 }
@@ -598,10 +601,10 @@ int run_prefill(const Opts &o) {
       const double mb = double(d.info.weight_bytes) / 1e6;
       if (o.tsv)
         std::printf("prefill\t%s\t%s\t%s\t%d\t%d\t%.2f\t%.2f\t%.1f\t%.1f\t%.3f\n", m.c_str(), shape.c_str(),
-                    type_name(d.info.wtype), t, o.tokens, d.tok_s, gmacs, pk, ps, mb);
+                    type_name(d.info.wtype), t, int(o.tokens), d.tok_s, gmacs, pk, ps, mb);
       else
         std::printf("%-28s %-5s %-11s %3d %6d %12.1f %9.1f %7.1f%% %7.1f%% %9.1f\n", shape.c_str(), type_name(d.info.wtype),
-                    layout_label(d.info.layout), t, o.tokens, d.tok_s, gmacs, pk, ps, mb);
+                    layout_label(d.info.layout), t, int(o.tokens), d.tok_s, gmacs, pk, ps, mb);
       std::fflush(stdout);
     }
   return 0;
@@ -638,29 +641,24 @@ bool measure_sample(const std::string &path, int threads, int tokens, SampleCost
   chain_cfg.temperature = 0.8f;
   chain_cfg.repeat_penalty = 1.1f;
   ml_logprob top[5];
+  const auto timed = [](std::vector<double> *ms, auto f) {  // f's time appended to *ms
+    const double t0 = now_ms();
+    f();
+    ms->push_back(now_ms() - t0);
+  };
   for (int i = 0; i < tokens; ++i, ++pos) {
-    double t0 = now_ms();
-    ml_eval(ctx, tok, pos, &logits);
-    step.push_back(now_ms() - t0);
+    timed(&step, [&] { ml_eval(ctx, tok, pos, &logits); });
     std::memcpy(copy.data(), logits, copy.size() * sizeof(float));
     ml_sampler_set(ctx, 1.0f, 1.0f, 1000 + uint64_t(i));
-    t0 = now_ms();
-    ml_sample(ctx, copy.data(), &tok);
-    mult.push_back(now_ms() - t0);
+    timed(&mult, [&] { ml_sample(ctx, copy.data(), &tok); });
     ml_sampler_set(ctx, 1.0f, 0.9f, 1000 + uint64_t(i));
-    t0 = now_ms();
-    ml_sample(ctx, copy.data(), &tok);
-    topp.push_back(now_ms() - t0);
+    timed(&topp, [&] { ml_sample(ctx, copy.data(), &tok); });
     chain_cfg.seed = 1000 + uint64_t(i);
     ml_sampler_configure(ctx, &chain_cfg);
     int chain_tok;
-    t0 = now_ms();
-    ml_sample_chain(ctx, copy.data(), history.data(), int(history.size()), &chain_tok);
-    chain.push_back(now_ms() - t0);
+    timed(&chain, [&] { ml_sample_chain(ctx, copy.data(), history.data(), int(history.size()), &chain_tok); });
     float chosen;
-    t0 = now_ms();
-    ml_logprobs(ctx, copy.data(), history.data(), int(history.size()), chain_tok, 5, top, &chosen);
-    lp.push_back(now_ms() - t0);
+    timed(&lp, [&] { ml_logprobs(ctx, copy.data(), history.data(), int(history.size()), chain_tok, 5, top, &chosen); });
     history.push_back(tok);
   }
   std::vector<double> zipf;
@@ -675,19 +673,13 @@ bool measure_sample(const std::string &path, int threads, int tokens, SampleCost
     if (pass == 1) std::fill(copy.begin(), copy.end(), 0.0f);
     for (int i = 0; i < std::min(tokens, 16); ++i) {
       ml_sampler_set(ctx, 1.0f, 0.9f, 1000 + uint64_t(i));
-      const double t0 = now_ms();
       int t;
-      ml_sample(ctx, copy.data(), &t);
-      v.push_back(now_ms() - t0);
+      timed(&v, [&] { ml_sample(ctx, copy.data(), &t); });
     }
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  out->step_ms = median(step);
+  out->step_ms = median(step.data(), step.size());
   int k = 0;
-  for (const std::vector<double> *v : {&topp, &mult, &zipf, &flat, &chain, &lp}) out->ms[k++] = median(*v);
+  for (std::vector<double> *v : {&topp, &mult, &zipf, &flat, &chain, &lp}) out->ms[k++] = median(v->data(), v->size());
   ml_close(ctx);
   return true;
 }
@@ -803,12 +795,7 @@ extern "C" int ml_main(int argc, char **argv) {
       "ml_bench", kUsage,
       {{"-t, --threads", "N[,M...]", "thread counts (default 1,<cpus>)", list(&o.threads, 1, 1024, "needs thread counts like 1 or 1,2")},
        {"-n", "TOKENS", "decode/prefill/roofline/sample: tokens per measurement (default 64)",
-        [&o](const char *v) -> const char * {
-          long n;
-          if (!parse_int(v, 1, 100000, &n)) return "needs a token count >= 1";
-          o.tokens = static_cast<int>(n);
-          return nullptr;
-        }},
+        integer(&o.tokens, 1, 100000, "needs a token count >= 1")},
        {"--depth", "D[,D...]", "decode: after a context of D positions", list(&o.depths, 0, 1 << 20, "needs positions like 0 or 0,512,2048")},
        {"--kv-type", "T", "decode: the KV cache's elements, f32 (default), f16 or q8_0 (as ml_run)", kv_type(&o.kv_type)},
        {"--seconds", "S", "time per measurement, in (0, 60] (default 0.25; median of 5)",

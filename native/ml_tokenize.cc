@@ -2,6 +2,7 @@
 // kind (docs/tokenizer-format.md), so outside tools can compare ids with their own tokenizers.
 // stdout carries only the result; errors go to stderr as one line; the exit status is the
 // ml_status of the failure (0 on success).
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <ctime>
@@ -137,21 +138,12 @@ extern "C" int ml_main(int argc, char **argv) {
       std::string all;
       const char *path = a.file ? a.file : a.batch;
       if (const ml_status s = ml::cli::read_file("input", path, &all)) return fail_status(s);
-      if (a.batch && !a.decode) {
-        size_t start = 0;
-        for (;;) {
-          const size_t z = all.find('\0', start);
-          texts.push_back(all.substr(start, z == std::string::npos ? std::string::npos : z - start));
-          if (z == std::string::npos) break;
-          start = z + 1;
-        }
-      } else if (a.batch) {  // --decode --batch: one text's ids per line
-        size_t start = 0;
-        while (start < all.size()) {
-          size_t nl = all.find('\n', start);
-          if (nl == std::string::npos) nl = all.size();
-          texts.push_back(all.substr(start, nl - start));
-          start = nl + 1;
+      if (a.batch) {  // texts separated by NUL (n NULs: n + 1 texts); --decode: one text's ids per line
+        const char sep = a.decode ? '\n' : '\0';
+        for (size_t start = 0; start < all.size() || (!a.decode && start == all.size());) {
+          const size_t end = std::min(all.find(sep, start), all.size());
+          texts.push_back(all.substr(start, end - start));
+          start = end + 1;
         }
       } else {
         const size_t z = all.find('\0');

@@ -128,32 +128,23 @@ ml_status FileMap::open(const char *path, const char *what) {
   const HANDLE h = open_read(path);
   if (h == INVALID_HANDLE_VALUE)
     return fail(ML_E_IO, "cannot open %s file %s: %s", what, path, win_error_text(GetLastError(), eb, sizeof eb));
+  struct Closer {  // h closed on every return (after the message has read GetLastError())
+    HANDLE h;
+    ~Closer() { CloseHandle(h); }
+  } closer{h};
   BY_HANDLE_FILE_INFORMATION info;
-  if (!GetFileInformationByHandle(h, &info)) {
-    const DWORD e = GetLastError();
-    CloseHandle(h);
-    return fail(ML_E_IO, "cannot stat %s file %s: %s", what, path, win_error_text(e, eb, sizeof eb));
-  }
-  if (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) {
-    CloseHandle(h);
-    return fail(ML_E_IO, "%s file %s is a directory", what, path);
-  }
-  if (GetFileType(h) != FILE_TYPE_DISK) {
-    CloseHandle(h);
-    return fail(ML_E_IO, "%s file %s is not a regular file", what, path);
-  }
+  if (!GetFileInformationByHandle(h, &info))
+    return fail(ML_E_IO, "cannot stat %s file %s: %s", what, path, win_error_text(GetLastError(), eb, sizeof eb));
+  if (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) return fail(ML_E_IO, "%s file %s is a directory", what, path);
+  if (GetFileType(h) != FILE_TYPE_DISK) return fail(ML_E_IO, "%s file %s is not a regular file", what, path);
   size_ = (static_cast<uint64_t>(info.nFileSizeHigh) << 32) | info.nFileSizeLow;
-  if (const ml_status s = check_size(size_, what, path)) {
-    CloseHandle(h);
-    return s;
-  }
+  if (const ml_status s = check_size(size_, what, path)) return s;
 #if !defined(ML_NO_MMAP)
   // The view keeps the file mapped after both handles are closed (UnmapViewOfFile releases it).
   if (const HANDLE m = CreateFileMappingW(h, nullptr, PAGE_READONLY, 0, 0, nullptr)) {
     void *p = MapViewOfFile(m, FILE_MAP_READ, 0, 0, 0);
     CloseHandle(m);
     if (p != nullptr) {
-      CloseHandle(h);
       data_ = static_cast<uint8_t *>(p);
       mapped_ = true;
       return ML_OK;
@@ -161,24 +152,17 @@ ml_status FileMap::open(const char *path, const char *what) {
   }
 #endif
   // Read fallback: one aligned buffer, filled in chunks ReadFile's DWORD count can hold.
-  if (const ml_status s = read_buffer(size_, what, path, &data_)) {
-    CloseHandle(h);
-    return s;
-  }
+  if (const ml_status s = read_buffer(size_, what, path, &data_)) return s;
   uint64_t done = 0;
   while (done < size_) {
     const uint64_t left = size_ - done;
     const DWORD want = left > (uint64_t(1) << 30) ? DWORD(1) << 30 : static_cast<DWORD>(left);
     DWORD got = 0;
-    if (!ReadFile(h, data_ + done, want, &got, nullptr) || got == 0) {
-      const DWORD e = got == 0 ? 0 : GetLastError();
-      CloseHandle(h);
+    if (!ReadFile(h, data_ + done, want, &got, nullptr) || got == 0)
       return fail(ML_E_IO, "cannot read %s file %s: %s", what, path,
-                  e ? win_error_text(e, eb, sizeof eb) : "file shrank while reading");
-    }
+                  got == 0 ? "file shrank while reading" : win_error_text(GetLastError(), eb, sizeof eb));
     done += got;
   }
-  CloseHandle(h);
   return ML_OK;
 }
 
@@ -231,52 +215,35 @@ ml_status FileMap::open(const char *path, const char *what) {
   if (path == nullptr || path[0] == '\0') return fail(ML_E_ARG, "no %s file given", what);
   const int fd = ::open(path, O_RDONLY);
   if (fd < 0) return fail(ML_E_IO, "cannot open %s file %s: %s", what, path, std::strerror(errno));
+  struct Closer {  // fd closed on every return (after the message has read errno)
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
   struct stat st;
-  if (fstat(fd, &st) != 0) {
-    const int e = errno;
-    ::close(fd);
-    return fail(ML_E_IO, "cannot stat %s file %s: %s", what, path, std::strerror(e));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    return fail(ML_E_IO, "%s file %s is a directory", what, path);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return fail(ML_E_IO, "%s file %s is not a regular file", what, path);
-  }
+  if (fstat(fd, &st) != 0) return fail(ML_E_IO, "cannot stat %s file %s: %s", what, path, std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return fail(ML_E_IO, "%s file %s is a directory", what, path);
+  if (!S_ISREG(st.st_mode)) return fail(ML_E_IO, "%s file %s is not a regular file", what, path);
   size_ = static_cast<uint64_t>(st.st_size);
-  if (const ml_status s = check_size(size_, what, path)) {
-    ::close(fd);
-    return s;
-  }
+  if (const ml_status s = check_size(size_, what, path)) return s;
 #if !defined(ML_NO_MMAP)
   void *p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
   if (p != MAP_FAILED) {
-    ::close(fd);
     data_ = static_cast<uint8_t *>(p);
     mapped_ = true;
     return ML_OK;
   }
 #endif
   // Read fallback: one aligned buffer.
-  if (const ml_status s = read_buffer(size_, what, path, &data_)) {
-    ::close(fd);
-    return s;
-  }
+  if (const ml_status s = read_buffer(size_, what, path, &data_)) return s;
   uint64_t done = 0;
   while (done < size_) {
     const ssize_t n = ::read(fd, data_ + done, size_ - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int e = n < 0 ? errno : 0;
-      ::close(fd);
+    if (n <= 0)
       return fail(ML_E_IO, "cannot read %s file %s: %s", what, path,
-                  e ? std::strerror(e) : "file shrank while reading");
-    }
+                  n < 0 ? std::strerror(errno) : "file shrank while reading");
     done += static_cast<uint64_t>(n);
   }
-  ::close(fd);
   return ML_OK;
 }
 

@@ -70,6 +70,7 @@ class GgufFile {
   ml_status parse(const uint8_t *data, uint64_t size, const char *path, uint64_t avail = UINT64_MAX);
   bool header_short() const { return header_short_; }
   uint64_t data_offset() const { return data_off_; }  // where the data section starts
+  void moved_to(const uint8_t *data) { data_ = data; }  // the parsed bytes now there (a copy: GgufStream's header)
 
   uint32_t version() const { return version_; }
   const std::vector<Kv> &metadata() const { return kv_; }
@@ -125,16 +126,16 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
 
 // A GGUF converted while its bytes arrive (the browser's download, wasm/loader_api.cc), so the file is
 // never whole in memory: begin() plans the model from the header with load_gguf's validation and
-// mapping and allocates the converted weights; feed() takes the file's bytes in order and converts
-// each tensor as its bytes complete, holding besides at most one unit of it: 16 rows of a matrix, or
-// the whole tensor for a vector and for qwen's q/k matrices (their rows are permuted within a head);
-// finish() checks that every byte came and hands over the model (ml_open_streamed opens a context on
-// it). The converted bytes are load_gguf's (tested). Unlike load_gguf: one thread; no cache; an
-// output.weight with the embedding's type and shape (llama2.c conversions store the shared one
-// twice) is converted into a buffer of its own (Model::classifier) and compared with the converted
-// embedding once both are in: equal, the buffer is let go and the embedding shared, as load_gguf
-// decides from the file; else it stays (load_gguf puts it last in the one buffer). So such a file
-// briefly holds that tensor twice.
+// mapping and allocates the converted weights; feed() takes the file's bytes in order and converts each
+// tensor as its bytes complete, holding besides at most one unit of it: 16 rows of a quantized matrix,
+// a row of a float one, or the whole tensor for a vector and for qwen's q/k matrices (their rows are
+// permuted within a head); finish() checks that every byte came and hands over the model
+// (ml_open_streamed opens a context on it). The converted bytes are load_gguf's (tested). Unlike
+// load_gguf: one thread; no cache; an output.weight with the embedding's type and shape (llama2.c
+// conversions store the shared one twice) is converted into a buffer of its own (Model::classifier) and
+// compared with the converted embedding once both are in: equal, the buffer is let go and the embedding
+// shared, as load_gguf decides from the file; else it stays (load_gguf puts it last in the one buffer).
+// So such a file briefly holds that tensor twice.
 class GgufStream {
  public:
   GgufStream();

@@ -577,6 +577,15 @@ ml_status plan_gguf(Model *m, const GgufFile &g, const char *path, int cached_sh
   return ML_OK;
 }
 
+// Allocates *w for mp's layout, its alignment gaps zeroed; ML_E_NOMEM naming `what` when it cannot.
+ml_status allocate(OwnedBytes *w, const Mapper &mp, const char *path, const char *what) {
+  if (!w->allocate(mp.total))
+    return fail(ML_E_NOMEM, "%s: cannot allocate %llu bytes for %s", path, static_cast<unsigned long long>(mp.total),
+                what);
+  for (const auto &gap : mp.gaps) std::memset(w->p + gap.first, 0, size_t(gap.second));
+  return ML_OK;
+}
+
 // Points the model's views (mp's jobs) into base, the converted weights.
 void place(Mapper &mp, uint8_t *base) {
   for (Job &j : mp.jobs) {
@@ -591,16 +600,25 @@ void place(Mapper &mp, uint8_t *base) {
   }
 }
 
-// Model::load_note: what was converted, how, how long.
-std::string load_note(const GgufFile &g, const Model &m, const Plan &p, const char *how, double ms, int threads, uint64_t bytes) {
-  const Config &c = m.cfg;
+// The end of load_gguf and GgufStream::finish: the shared classifier's view, and Model::load_note:
+// what was converted, how (mapped from the cache, or converted; `streamed`: said after it), how long.
+void finish_load(Model *m, const GgufFile &g, const Plan &p, bool mapped, const char *streamed,
+                 std::chrono::steady_clock::time_point t_start, int threads, uint64_t bytes) {
+  const Config &c = m->cfg;
+  if (c.shared_classifier) m->wcls = m->tok_emb;
+  m->gguf = true;
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count();
+  const char *how = mapped                     ? "mapped, not converted,"
+                    : c.wtype == ML_TYPE_F32 ? "widened to float32"
+                                             : "repacked into 16-row panels";
   char note[768];
   std::snprintf(note, sizeof note,
-                "GGUF v%u %s (dim %d, %d layers, vocab %d%s): %d matrices (%s) %s in %.0f ms on %d thread%s, %.1f MiB; %s",
+                "GGUF v%u %s (dim %d, %d layers, vocab %d%s): %d matrices (%s) %s%s in %.0f ms on %d thread%s, "
+                "%.1f MiB; %s",
                 g.version(), p.arch.c_str(), c.dim, c.n_layers, c.vocab, c.shared_classifier ? "" : ", separate classifier",
-                p.n_matrices, p.types.c_str(), how, ms, threads, threads == 1 ? "" : "s", double(bytes) / (1 << 20),
-                p.tok_about.c_str());
-  return note;
+                p.n_matrices, p.types.c_str(), how, streamed, ms, threads, threads == 1 ? "" : "s",
+                double(bytes) / (1 << 20), p.tok_about.c_str());
+  m->load_note = note;
 }
 
 }  // namespace
@@ -640,11 +658,8 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   if (from_cache) {
     base = const_cast<uint8_t *>(cache.data()) + kCacheHeader;
   } else {
-    if (!m->owned.allocate(mp.total))
-      return fail(ML_E_NOMEM, "%s: cannot allocate %llu bytes for the converted weights", path,
-                  static_cast<unsigned long long>(mp.total));
+    if (const ml_status s = allocate(&m->owned, mp, path, "the converted weights")) return s;
     base = m->owned.p;
-    for (const auto &gap : mp.gaps) std::memset(base + gap.first, 0, size_t(gap.second));
   }
   place(mp, base);
   const auto work = [&](int tid, int nth) {
@@ -654,17 +669,11 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
       if (a < b) convert(j, base, a, b);
     }
   };
-  int threads = 1;
-  if (from_cache) {
-    // nothing to convert: the views point into the mapped cache
-  } else if (pool && pool->size() > 1) {
-    threads = pool->size();
+  const int threads = from_cache || !pool ? 1 : pool->size();
+  if (pool && !from_cache)  // (from the cache nothing is converted: the views point into the mapping)
     pool->run(work);
-  } else {
+  else if (!from_cache)
     work(0, 1);
-  }
-  if (c.shared_classifier) m->wcls = m->tok_emb;
-  m->gguf = true;
   std::string cache_note;
   if (from_cache) {
     cache_note = "; mapped from the cache " + cache_file;
@@ -672,10 +681,8 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
     const std::string why = write_cache(cache_dir, cache_file, key, m->owned, c.shared_classifier);
     cache_note = why.empty() ? "; kept in the cache " + cache_file : "; not cached: " + why;
   }
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count();
-  m->load_note = load_note(g, *m, plan, from_cache ? "mapped, not converted," : c.wtype == ML_TYPE_F32 ? "widened to float32"
-                                                                            : "repacked into 16-row panels", ms, threads, mp.total) +
-                 cache_note;
+  finish_load(m, g, plan, from_cache, "", t_start, threads, mp.total);
+  m->load_note += cache_note;
   if (!from_cache) {
     cache.close();
     m->file.view(m->owned.p, m->owned.n);
@@ -733,23 +740,14 @@ struct GgufStream::Impl {
     }
     uint8_t *base = model.owned.p;
     if (pc.job == cls_job) {  // the classifier's own buffer, made when its first bytes come
-      if (!model.classifier.p) {
-        if (!model.classifier.allocate(cls_mp.total))
-          return fail(ML_E_NOMEM, "%s: cannot allocate %llu bytes for output.weight", path.c_str(),
-                      static_cast<unsigned long long>(cls_mp.total));
-        for (const auto &gap : cls_mp.gaps) std::memset(model.classifier.p + gap.first, 0, size_t(gap.second));
-      }
+      if (!model.classifier.p)
+        if (const ml_status st = allocate(&model.classifier, cls_mp, path.c_str(), "output.weight")) return st;
       base = model.classifier.p;
     }
     Job j = *pc.job;
     j.data = data;
-    if (pc.units == 1 && pc.rows == 1) {  // whole
-      convert(j, base, 0, convert_units(j));
-    } else {
-      j.row0 = int(u0 * pc.unit_rows);
-      const bool quantized = j.mat->type != ML_TYPE_F32;  // units = panels; float rows otherwise
-      convert(j, base, int(quantized ? u0 : u0 * pc.unit_rows), int(quantized ? u1 : std::min(u1 * pc.unit_rows, pc.rows)));
-    }
+    j.row0 = int(u0 * pc.unit_rows);
+    convert(j, base, int(u0), pc.rows == 1 ? convert_units(j) : int(u1));  // a piece's units are convert()'s, or whole
     pc.done = u1;
     if (pc.done == pc.units) {
       emb_done = emb_done || pc.job == emb_job;
@@ -786,25 +784,21 @@ ml_status GgufStream::begin(const uint8_t *head, uint64_t n, uint64_t size, cons
   impl_ = new (std::nothrow) Impl(name);
   if (!impl_) return fail(ML_E_NOMEM, "cannot allocate the GGUF stream");
   Impl &s = *impl_;
-  GgufFile probe;
-  ml_status st = probe.parse(head, size, s.path.c_str(), n);
+  ml_status st = s.g.parse(head, size, s.path.c_str(), n);
   if (st == ML_OK) {
-    s.header.assign(head, head + std::min(n, probe.data_offset()));
+    s.header.assign(head, head + std::min(n, s.g.data_offset()));
+    s.g.moved_to(s.header.data());
     s.size = size;
     s.mp.streaming = true;
-    if ((st = s.g.parse(s.header.data(), size, s.path.c_str(), s.header.size())) == ML_OK)
-      st = plan_gguf(&s.model, s.g, s.path.c_str(), -1, &s.mp, &s.plan);
+    st = plan_gguf(&s.model, s.g, s.path.c_str(), -1, &s.mp, &s.plan);
   }
-  if (st == ML_OK && !s.model.owned.allocate(s.mp.total))
-    st = fail(ML_E_NOMEM, "%s: cannot allocate %llu bytes for the converted weights", s.path.c_str(),
-              static_cast<unsigned long long>(s.mp.total));
+  if (st == ML_OK) st = allocate(&s.model.owned, s.mp, s.path.c_str(), "the converted weights");
   if (st != ML_OK) {
-    *more = probe.header_short();
+    *more = s.g.header_short();
     delete impl_;
     impl_ = nullptr;
     return st;
   }
-  for (const auto &gap : s.mp.gaps) std::memset(s.model.owned.p + gap.first, 0, size_t(gap.second));
   place(s.mp, s.model.owned.p);
   if (s.plan.compare_classifier) {
     const Config &c = s.model.cfg;
@@ -815,21 +809,16 @@ ml_status GgufStream::begin(const uint8_t *head, uint64_t n, uint64_t size, cons
     for (const Job &j : s.mp.jobs)
       if (j.mat == &s.model.tok_emb) s.emb_job = &j;
   }
-  const uint64_t data_off = s.g.data_offset();
-  std::vector<Job *> jobs;
-  for (Job &j : s.mp.jobs) jobs.push_back(&j);
-  if (s.cls_job) jobs.push_back(&s.cls_mp.jobs[0]);
-  for (Job *jp : jobs) {
-    Job &j = *jp;
-    const GgufFile::Tensor &t = *j.src;
-    if (j.vec || j.perm_hd > 0) {
-      s.pieces.push_back({data_off + t.off, &j, 1, t.bytes, 1, 1});
-    } else {
-      const uint64_t rows = uint64_t(j.rows), unit = ML_PANEL_ROWS;
-      s.pieces.push_back({data_off + t.off, &j, rows, t.bytes / rows, unit, (rows + unit - 1) / unit});
-    }
-  }
-  if (const GgufFile::Tensor *r = s.plan.rope_freqs) s.pieces.push_back({data_off + r->off, nullptr, 1, r->bytes, 1, 1});
+  // A matrix in convert()'s units (a quantized one's 16-row panels, a float one's rows), but qwen's
+  // permuted q/k: whole, as a vector (one row of all its bytes).
+  const auto add = [&s](Job *j, const GgufFile::Tensor &t) {
+    const uint64_t rows = j && !j->vec && j->perm_hd == 0 ? uint64_t(j->rows) : 1;
+    const uint64_t unit = rows > 1 && j->mat->type != ML_TYPE_F32 ? ML_PANEL_ROWS : 1;
+    s.pieces.push_back({s.g.data_offset() + t.off, j, rows, t.bytes / rows, unit, (rows + unit - 1) / unit});
+  };
+  for (Job &j : s.mp.jobs) add(&j, *j.src);
+  if (s.cls_job) add(&s.cls_mp.jobs[0], *s.cls_job->src);
+  if (s.plan.rope_freqs) add(nullptr, *s.plan.rope_freqs);
   std::sort(s.pieces.begin(), s.pieces.end(), [](const Impl::Piece &a, const Impl::Piece &b) { return a.at < b.at; });
   return ML_OK;
 }
@@ -884,13 +873,8 @@ ml_status GgufStream::finish(Model *m) {
   Config &c = w.cfg;
   if (s.plan.rope_freqs)
     if (const ml_status st = llama3_rope(s.g, *s.plan.rope_freqs, s.rope.data(), c.head_dim(), s.plan.theta, &c)) return st;
-  if (c.shared_classifier) w.wcls = w.tok_emb;
-  w.gguf = true;
   w.source_bytes = s.size;
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s.t_start).count();
-  w.load_note = load_note(s.g, w, s.plan, c.wtype == ML_TYPE_F32 ? "widened to float32 as the file streamed in"
-                                                                 : "repacked into 16-row panels as the file streamed in",
-                          ms, 1, s.mp.total);
+  finish_load(&w, s.g, s.plan, false, " as the file streamed in", s.t_start, 1, s.mp.total);
   m->take(&w);
   delete impl_;
   impl_ = nullptr;

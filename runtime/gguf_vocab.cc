@@ -97,11 +97,9 @@ bool unmap(const char *p, uint64_t n, std::string *out) {
 ml_status id_key(const GgufFile &g, const char *key, int n, int *id) {
   int64_t v = -1;
   bool found = false;
+  *id = -1;
   if (const ml_status s = g.get_int(key, &v, &found)) return s;
-  if (!found) {
-    *id = -1;
-    return ML_OK;
-  }
+  if (!found) return ML_OK;
   if (v < 0 || v >= n)
     return fail(ML_E_FORMAT, "%s: metadata %s = %lld is outside the %d tokens", g.path(), key, static_cast<long long>(v), n);
   *id = int(v);
@@ -302,9 +300,7 @@ ml_status gpt2_tokenizer(const GgufFile &g, int vocab, std::vector<uint8_t> *ima
   image->clear();
   const char magic[4] = {'M', 'L', 'T', 'K'};
   image->insert(image->end(), magic, magic + 4);
-  put32(image, 1);
-  put32(image, uint32_t(n));
-  put32(image, uint32_t(n_merges));
+  for (size_t v : {size_t(1), size_t(n), n_merges}) put32(image, uint32_t(v));  // version, tokens, merges
   image->push_back(uint8_t(pre));
   image->push_back(pre == 2 ? 1 : 0);  // NFC for qwen2: its tokenizer.json declares it; GGUF has no key
   image->push_back(uint8_t((add_bos ? 1 : 0) | (pre == 1 ? 2 : 0)));

@@ -269,55 +269,6 @@ ml_status parse_header(const uint8_t *p, uint64_t n, Config *c) {
 
 namespace {
 
-// Header, then every tensor array against the length of m->file (docs/mlb-format.md).
-ml_status validate_model(Model *m) {
-  const uint8_t *base = m->file.data();
-  const uint64_t size = m->file.size();
-  Config &c = m->cfg;
-  if (const ml_status s = parse_header(base, size, &c)) return s;
-
-  Cursor cur(base, size, c.layout);
-  const ml_type t = c.wtype;
-  const int D = c.dim, Q = c.q_dim(), KV = c.kv_dim(), H = c.hidden_dim, HD = c.head_dim();
-  if (const ml_status s = cur.matrix("tok_emb", -1, t, c.vocab, D, &m->tok_emb)) return s;
-  m->layers.resize(static_cast<size_t>(c.n_layers));
-  for (int l = 0; l < c.n_layers; ++l) {
-    LayerWeights &w = m->layers[static_cast<size_t>(l)];
-    ml_status s;
-    if ((s = cur.vector("attn_norm", l, D, &w.attn_norm)) || (s = cur.matrix("wq", l, t, Q, D, &w.wq)) ||
-        (s = cur.matrix("wk", l, t, KV, D, &w.wk)) || (s = cur.matrix("wv", l, t, KV, D, &w.wv)))
-      return s;
-    w.bq = w.bk = w.bv = nullptr;
-    if (c.qkv_bias && ((s = cur.vector("bq", l, Q, &w.bq)) || (s = cur.vector("bk", l, KV, &w.bk)) ||
-                       (s = cur.vector("bv", l, KV, &w.bv))))
-      return s;
-    w.q_norm = w.k_norm = nullptr;
-    if (c.qk_norm && ((s = cur.vector("q_norm", l, HD, &w.q_norm)) || (s = cur.vector("k_norm", l, HD, &w.k_norm))))
-      return s;
-    if ((s = cur.matrix("wo", l, t, D, Q, &w.wo)) || (s = cur.vector("ffn_norm", l, D, &w.ffn_norm)) ||
-        (s = cur.matrix("w1", l, t, H, D, &w.w1)) || (s = cur.matrix("w2", l, t, D, H, &w.w2)) ||
-        (s = cur.matrix("w3", l, t, H, D, &w.w3)))
-      return s;
-  }
-  if (const ml_status s = cur.vector("final_norm", -1, D, &m->final_norm)) return s;
-  if (c.shared_classifier) {
-    m->wcls = m->tok_emb;
-    if (ML_MUTANT("shared_cls"))  // mutant: the classifier taken from the wrong tensor (rows capped to stay in it)
-      m->wcls = m->layers.back().w1, m->wcls.rows = c.vocab < c.hidden_dim ? c.vocab : c.hidden_dim;
-  } else if (const ml_status s = cur.matrix("wcls", -1, t, c.vocab, D, &m->wcls)) {
-    return s;
-  }
-  if (cur.end() != size)
-    return fail(ML_E_FORMAT, "file is %llu bytes but its tensors end at byte %llu (%llu trailing bytes)",
-                static_cast<unsigned long long>(size), static_cast<unsigned long long>(cur.end()),
-                static_cast<unsigned long long>(size - cur.end()));
-  return ML_OK;
-}
-
-}  // namespace
-
-namespace {
-
 // OUT.mlb for the convert.py command: the input's name without its extension (or a folder's
 // trailing slashes), .mlb appended.
 std::string mlb_name_for(const char *path) {
@@ -380,6 +331,54 @@ bool starts_with_gguf(const char *path) {
   return yes;
 }
 
+// Header, then every tensor array against the length of m->file (docs/mlb-format.md); a file that
+// is no .mlb but a format convert.py reads is named with the command (foreign_model).
+ml_status validate_model(Model *m, const char *path) {
+  const uint8_t *base = m->file.data();
+  const uint64_t size = m->file.size();
+  if (size < 4 || std::memcmp(base, "MLB1", 4) != 0)
+    if (const ml_status s = foreign_model(path, base, size)) return s;
+  Config &c = m->cfg;
+  if (const ml_status s = parse_header(base, size, &c)) return s;
+
+  Cursor cur(base, size, c.layout);
+  const ml_type t = c.wtype;
+  const int D = c.dim, Q = c.q_dim(), KV = c.kv_dim(), H = c.hidden_dim, HD = c.head_dim();
+  if (const ml_status s = cur.matrix("tok_emb", -1, t, c.vocab, D, &m->tok_emb)) return s;
+  m->layers.resize(static_cast<size_t>(c.n_layers));
+  for (int l = 0; l < c.n_layers; ++l) {
+    LayerWeights &w = m->layers[static_cast<size_t>(l)];
+    ml_status s;
+    if ((s = cur.vector("attn_norm", l, D, &w.attn_norm)) || (s = cur.matrix("wq", l, t, Q, D, &w.wq)) ||
+        (s = cur.matrix("wk", l, t, KV, D, &w.wk)) || (s = cur.matrix("wv", l, t, KV, D, &w.wv)))
+      return s;
+    w.bq = w.bk = w.bv = nullptr;
+    if (c.qkv_bias && ((s = cur.vector("bq", l, Q, &w.bq)) || (s = cur.vector("bk", l, KV, &w.bk)) ||
+                       (s = cur.vector("bv", l, KV, &w.bv))))
+      return s;
+    w.q_norm = w.k_norm = nullptr;
+    if (c.qk_norm && ((s = cur.vector("q_norm", l, HD, &w.q_norm)) || (s = cur.vector("k_norm", l, HD, &w.k_norm))))
+      return s;
+    if ((s = cur.matrix("wo", l, t, D, Q, &w.wo)) || (s = cur.vector("ffn_norm", l, D, &w.ffn_norm)) ||
+        (s = cur.matrix("w1", l, t, H, D, &w.w1)) || (s = cur.matrix("w2", l, t, D, H, &w.w2)) ||
+        (s = cur.matrix("w3", l, t, H, D, &w.w3)))
+      return s;
+  }
+  if (const ml_status s = cur.vector("final_norm", -1, D, &m->final_norm)) return s;
+  if (c.shared_classifier) {
+    m->wcls = m->tok_emb;
+    if (ML_MUTANT("shared_cls"))  // mutant: the classifier taken from the wrong tensor (rows capped to stay in it)
+      m->wcls = m->layers.back().w1, m->wcls.rows = c.vocab < c.hidden_dim ? c.vocab : c.hidden_dim;
+  } else if (const ml_status s = cur.matrix("wcls", -1, t, c.vocab, D, &m->wcls)) {
+    return s;
+  }
+  if (cur.end() != size)
+    return fail(ML_E_FORMAT, "file is %llu bytes but its tensors end at byte %llu (%llu trailing bytes)",
+                static_cast<unsigned long long>(size), static_cast<unsigned long long>(cur.end()),
+                static_cast<unsigned long long>(size - cur.end()));
+  return ML_OK;
+}
+
 }  // namespace
 
 ml_status load_model(Model *m, const char *path, ThreadPool *pool, const char *gguf_cache_dir) {
@@ -394,18 +393,14 @@ ml_status load_model(Model *m, const char *path, ThreadPool *pool, const char *g
   }
   if (const ml_status s = m->file.open(path, "model")) return s;
   m->source_bytes = m->file.size();
-  if (m->file.size() < 4 || std::memcmp(m->file.data(), "MLB1", 4) != 0)
-    if (const ml_status s = foreign_model(path, m->file.data(), m->file.size())) return s;
-  return validate_model(m);
+  return validate_model(m, path);
 }
 
 ml_status load_model_from_memory(Model *m, const uint8_t *data, uint64_t size, const char *name, ThreadPool *pool) {
   m->source_bytes = size;
   if (is_gguf(data, size)) return load_gguf(m, data, size, name, pool, nullptr);  // converted into m->owned
   m->file.view(data, size);
-  if (size < 4 || std::memcmp(data, "MLB1", 4) != 0)
-    if (const ml_status s = foreign_model(name, data, size)) return s;
-  return validate_model(m);
+  return validate_model(m, name);
 }
 
 void Model::take(Model *from) {
