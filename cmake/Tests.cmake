@@ -20,7 +20,7 @@ set_tests_properties(fixture.random PROPERTIES FIXTURES_SETUP random)
 # ml_tests: Catch2 cases compiled without ISA flags; the checks live in the verify library.
 file(GLOB ML_TEST_SOURCES CONFIGURE_DEPENDS verify/tests/*.cc)
 if(WIN32)  # the Windows suite runs these groups only (cmake/tests/windows.cmake): a quarter less to compile
-  list(FILTER ML_TEST_SOURCES INCLUDE REGEX "/(main|test_kernels|test_quant|test_e2e|test_model|test_portability)\\.cc$")
+  list(FILTER ML_TEST_SOURCES INCLUDE REGEX "/(main|test_kernels|test_quant|test_e2e|test_model|test_portability|test_threads)\\.cc$")
 endif()
 add_executable(ml_tests ${ML_TEST_SOURCES} $<TARGET_OBJECTS:ml_guarded_main>)
 # The build's ISA only where a case asks for it (CMakeLists.txt: ML_ISA_DEFINE); the Catch2 runner at
@@ -194,10 +194,11 @@ ml_test_group(e2e.random "ISA forward vs scalar forward: random*" FIXTURES rando
 if(ML_THREADS AND ML_ARCH_GENERIC)  # single-threaded builds (WebAssembly) have no thread counts to compare
   ml_test_group(e2e.threads "logits are bit-identical for*" FIXTURES random)
 endif()
-# The thread pool's end-of-job handshake crossed 12000 times, a watchdog for a lost wake-up
-# (verify/tests/test_threads.cc): once on native x86 (avx2, and its sanitizer builds) and under each
-# qemu architecture, whose translations of the atomics differ (it hung under qemu-aarch64).
-if(ML_THREADS AND ML_ARCH_GENERIC AND ((CMAKE_CROSSCOMPILING AND NOT EMSCRIPTEN) OR ML_ISA STREQUAL "avx2"))
+# The thread pool's end-of-job handshake crossed 12000 times, a watchdog for a lost wake-up, and the
+# solo policy (verify/tests/test_threads.cc): once on native x86 (avx2, and its sanitizer builds),
+# under each qemu architecture, whose translations of the atomics differ (it hung under
+# qemu-aarch64), and in the threaded WebAssembly build (Workers under node); Windows: windows.cmake.
+if(ML_THREADS AND ML_ARCH_GENERIC AND (CMAKE_CROSSCOMPILING OR ML_ISA STREQUAL "avx2"))
   ml_test_group(threads.pool "[threads]")
 endif()
 ml_test_group(e2e.batch "batched prefill*" FIXTURES random)

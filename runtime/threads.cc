@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <ctime>
 
 #include "runtime/error.h"
 #include "simd/compiler.h"
@@ -68,22 +67,10 @@ constexpr int kCallerSpin = 1 << 10;  // the caller at a job's end: ~10-50 µs, 
 uint64_t now_ns() {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
-// The solo policy (threads.h): one job in kSampleEvery sampled, kWindowSamples a window, below
-// kMinCores the next kSoloJobs jobs on the caller. The calling thread's CPU time, ns.
-constexpr uint64_t kSampleEvery = 16;
-constexpr int kWindowSamples = 32, kSoloJobs = 8192;
+// The solo policy (threads.h): a window of kWindowJobs run_units jobs, below kMinCores the next
+// kSoloJobs jobs on the caller.
+constexpr int kWindowJobs = 512, kSoloJobs = 8192;
 constexpr double kMinCores = 1.5;
-#if defined(_WIN32) || defined(__EMSCRIPTEN__)
-constexpr bool kCpuClock = false;
-uint64_t thread_cpu_ns() { return 0; }
-#else
-constexpr bool kCpuClock = true;
-uint64_t thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
-}
-#endif
 template <class Done>
 void wait_until(Done done) {
   for (int i = 0; !done(); ++i) {
@@ -155,7 +142,8 @@ void ThreadPool::done(int units) {
     done_cv_.notify_one();
   }
 }
-void ThreadPool::stolen(uint64_t chunks) {
+void ThreadPool::stolen(uint64_t chunks, int units) {
+  moved_.fetch_add(uint64_t(units), std::memory_order_relaxed);
   if (g_profiling.load(std::memory_order_relaxed)) g_stolen.fetch_add(chunks, std::memory_order_relaxed);
 }
 
@@ -165,12 +153,15 @@ bool ThreadPool::solo() {
   if (g_profiling.load(std::memory_order_relaxed)) g_solo.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
-void ThreadPool::measure(uint64_t cpu_ns, uint64_t wall_ns) {
-  win_cpu_ += cpu_ns;
-  win_wall_ += wall_ns;
-  if (++samples_ < kWindowSamples) return;
+void ThreadPool::measure(int units) {
+  win_units_ += uint64_t(units);
+  win_moved_ += moved_.exchange(0, std::memory_order_relaxed);
+  if (++window_jobs_ < kWindowJobs) return;
+  // Units a thread ran out of another's share, a fraction m of all: with the pool's n threads on n
+  // cores about none move; with all of them taking turns on one core, the one running takes the
+  // others' shares, (n - 1) / n of the units. n (1 - m) reads as the cores the threads had.
   const CoresHook hook = g_cores_hook.load();
-  const double cores = hook ? hook() : double(win_cpu_) / double(win_wall_ ? win_wall_ : 1);
+  const double cores = hook ? hook() : n_ * (1.0 - double(win_moved_) / double(win_units_ ? win_units_ : 1));
   // Two low windows in a row (a quiet machine's windows read 1.8-2.0 cores, with a rare lone dip:
   // a page fault, another program's moment), or one right after a solo period (still busy).
   const bool low = cores < kMinCores;
@@ -180,8 +171,8 @@ void ThreadPool::measure(uint64_t cpu_ns, uint64_t wall_ns) {
     low_windows_ = 0;
   }
   after_solo_ = false;
-  samples_ = 0;
-  win_cpu_ = win_wall_ = 0;
+  window_jobs_ = 0;
+  win_units_ = win_moved_ = 0;
 }
 
 // units < 0: every thread runs the job (run); else the job claims units (run_units) and the
@@ -192,9 +183,6 @@ void ThreadPool::measure(uint64_t cpu_ns, uint64_t wall_ns) {
 void ThreadPool::dispatch(Job job, void *ctx, int units) {
   const bool prof = g_profiling.load(std::memory_order_relaxed);
   const uint64_t start = prof ? now_ns() : 0;
-  const bool sample = units >= 0 && ++jobs_ % kSampleEvery == 0 && (kCpuClock || g_cores_hook.load());
-  const uint64_t cpu0 = sample ? thread_cpu_ns() : 0, wall0 = sample ? now_ns() : 0;
-  sample_.store(sample, std::memory_order_relaxed);
   job_.store(job, std::memory_order_relaxed);
   ctx_.store(ctx, std::memory_order_relaxed);
   every_.store(units < 0, std::memory_order_relaxed);
@@ -229,7 +217,7 @@ void ThreadPool::dispatch(Job job, void *ctx, int units) {
   }
   open_.exchange(0);  // not a store: the close, above done()
   wait_until([&] { return active_.load() == 0; });
-  if (sample) measure(thread_cpu_ns() - cpu0 + worker_cpu_.exchange(0), now_ns() - wall0);
+  if (units >= 0) measure(units);
   if (prof) {
     const uint64_t end = now_ns();
     g_wait_ns.fetch_add(end - t0, std::memory_order_relaxed);
@@ -262,10 +250,7 @@ void ThreadPool::worker(int tid) {
     if (open_.load() == g) {
       if (ScheduleHook h = g_hook.load(std::memory_order_acquire)) h(tid);
       const uint64_t t0 = g_profiling.load(std::memory_order_relaxed) ? now_ns() : 0;
-      const bool sample = sample_.load(std::memory_order_relaxed);
-      const uint64_t cpu0 = sample ? thread_cpu_ns() : 0;
       job_.load(std::memory_order_relaxed)(ctx_.load(std::memory_order_relaxed), tid, n_);
-      if (sample) worker_cpu_.fetch_add(thread_cpu_ns() - cpu0, std::memory_order_relaxed);
       if (t0) g_busy_ns.fetch_add(now_ns() - t0, std::memory_order_relaxed);
       if (every_.load(std::memory_order_relaxed)) done(1);
     }

@@ -11,16 +11,17 @@
 //
 // Solo when the threads do not run in parallel: on a busy machine the pool's threads may share one
 // core (Linux autogroup gives a busy program's session one of two cores, ours the other), and
-// a second thread then adds wake-ups and hand-offs but no CPU. So run_units samples every 16th job:
-// the CPU time its threads spent in it (the caller from dispatch to return, each worker from
-// joining to leaving) against the caller's wall time. Over a window of 32 samples (512 jobs), less
-// than 1.5 cores in all means no parallelism; two such windows in a row (a quiet machine reads
-// 1.8-2.0 with a rare lone dip), or one right after a solo period, send the next 8192 run_units
-// jobs to the caller alone (f(0, 0, units): no dispatch, no wake-up; the workers go to sleep),
-// then the pool dispatches again and the next window, a probe, decides anew. Results do not change: each unit is the same
-// kernel call whichever thread runs it. run() always dispatches (every thread must run f). Only
-// where a thread's CPU clock is precise (POSIX; not Windows, whose thread times tick at the
-// scheduler's period, nor Emscripten) is anything measured; elsewhere the pool stays parallel.
+// a second thread then adds wake-ups and hand-offs but no CPU. It shows in where the units run:
+// threads that run side by side each finish their own share, while threads that take turns on a
+// core leave theirs to the one running (n threads: (n - 1) / n of the units move). So run_units
+// counts, over a window of 512 jobs, the units a thread ran out of another's share, a fraction m,
+// and reads n (1 - m) as the cores its threads had: under 1.5 means no parallelism. Two such
+// windows in a row (a quiet machine's rare dip is one), or one right after a solo period, send the
+// next 8192 run_units jobs to the caller alone (f(0, 0, units): no dispatch, no wake-up; the
+// workers go to sleep), then the pool dispatches again and the next window, a probe, decides anew.
+// Results do not change: each unit is the same kernel call whichever thread runs it. run() always
+// dispatches (every thread must run f). Nothing here reads a clock, so the policy is the same on
+// every platform with threads (POSIX, Windows, Emscripten's Workers).
 //
 // Work split helper: split_rows() gives each thread a contiguous range whose boundaries are
 // multiples of the kernel row tile, so results do not depend on the thread count.
@@ -116,9 +117,9 @@ class ThreadPool : NonCopyable {
   template <class G>
   void claim(int tid, int chunk, G &&g);
   void done(int units);
-  void stolen(uint64_t chunks);
+  void stolen(uint64_t chunks, int units);  // units run out of another thread's share
   bool solo();  // this run_units job runs on the caller alone (the solo policy above)
-  void measure(uint64_t cpu_ns, uint64_t wall_ns);  // one sampled job
+  void measure(int units);  // a run_units job's end: the window's units and moved units
 
   int n_ = 1;
 #if !defined(ML_NO_THREADS)
@@ -138,11 +139,10 @@ class ThreadPool : NonCopyable {
   std::atomic<int> sleepers_{0};
   std::atomic<bool> stop_{false};
   std::atomic<bool> caller_sleeps_{false};  // the caller waits on done_cv_ for remaining_ to reach 0
-  std::atomic<bool> sample_{false};         // the open job is sampled: workers add their CPU time
-  std::atomic<uint64_t> worker_cpu_{0};     // ns, the sampled job's workers
-  // The caller's alone: run_units jobs dispatched, samples and their sums in the window, jobs left solo.
-  uint64_t jobs_ = 0, win_cpu_ = 0, win_wall_ = 0;
-  int samples_ = 0, solo_left_ = 0, low_windows_ = 0;
+  std::atomic<uint64_t> moved_{0};          // the job's units run out of another thread's share
+  // The caller's alone: the window's jobs, units and moved units, jobs left solo.
+  uint64_t win_units_ = 0, win_moved_ = 0;
+  int window_jobs_ = 0, solo_left_ = 0, low_windows_ = 0;
   bool after_solo_ = false;  // the window after a solo period: one low window sends it back
   std::mutex mu_;
   std::condition_variable cv_, done_cv_;
@@ -153,6 +153,7 @@ class ThreadPool : NonCopyable {
 template <class G>
 void ThreadPool::claim(int tid, int chunk, G &&g) {
   uint64_t taken = 0;
+  int moved = 0;
   for (int i = 0; i < n_; ++i) {
     Share &s = shares_[size_t((tid + i) % n_)];
     for (int u = s.next.fetch_add(chunk, std::memory_order_relaxed); u < s.end;
@@ -160,10 +161,13 @@ void ThreadPool::claim(int tid, int chunk, G &&g) {
       const int e = u + chunk < s.end ? u + chunk : s.end;
       g(u, e);
       done(e - u);
-      taken += i > 0;
+      if (i > 0) {
+        ++taken;
+        moved += e - u;
+      }
     }
   }
-  if (taken) stolen(taken);
+  if (taken) stolen(taken, moved);
 }
 #endif
 

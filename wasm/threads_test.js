@@ -2,7 +2,8 @@
 // wasm.threads (cmake/tests/wasm.cmake): the threaded build and the model loader in headless
 // Chromium (playwright-core from NODE_PATH, as wasm/browser_test.js), served by wasm/serve.mjs.
 //
-//   node threads_test.js --www build/wasm-simd128-threads/www --models DIR [--bench MODEL.mlb...]
+//   node threads_test.js --www build/wasm-simd128-threads/www --models DIR
+//        [--tokens N] [--load N] [--bench MODEL.mlb...]
 //
 // Cross-origin-isolated page (COOP/COEP from serve.mjs):
 //   - crossOriginIsolated, loader.js pickVariant chooses simd128_threads, buildInfo says so;
@@ -18,7 +19,9 @@
 //     byte sent;
 //   - wasm memory after loading a model = one copy: memory grows by less than file + KV + 64 MiB.
 // A page without COOP/COEP: no SharedArrayBuffer, pickVariant chooses the single-thread build.
-// --bench: decode tok/s of each MODEL at 1 and 2 threads, interleaved, medians (docs/bench.md).
+// --bench: decode tok/s of each MODEL at 1 and 2 threads, interleaved, medians (docs/bench.md), over
+// --tokens steps (default 32), beside --load busy-loop processes (default 0; each `sh -c 'while :;
+// do :; done'` in a session of its own, ordinary priority, unpinned: a busy program beside the page).
 'use strict';
 const {spawn} = require('child_process');
 const fs = require('fs');
@@ -30,6 +33,8 @@ const arg = (k, d) => (argv.includes(k) ? argv[argv.indexOf(k) + 1] : d);
 const www = path.resolve(arg('--www', ''));
 const models = path.resolve(arg('--models', path.join(www, 'models')));
 const bench = argv.includes('--bench') ? argv.slice(argv.indexOf('--bench') + 1) : null;
+const benchTokens = Number(arg('--tokens', '32'));
+const load = Number(arg('--load', '0'));
 
 let failures = 0;
 function check(ok, what) {
@@ -79,7 +84,7 @@ T.fnv = (bytes, h) => { for (let i = 0; i < bytes.length; ++i) { h ^= bytes[i]; 
 // Greedy steps with ml_eval; FNV-1a of all logits' bytes and the tokens.
 T.run = (threads, steps) => {
   const M = T.M;
-  const ctx = T.L.openModel(M, T.h, {threads, maxSeq: 64});
+  const ctx = T.L.openModel(M, T.h, {threads, maxSeq: Math.max(64, steps)});
   const info = JSON.parse(M.UTF8ToString(M._mlw_info_json(ctx)));
   const out = M._malloc(4);
   let tok = 1, h = 2166136261 >>> 0;
@@ -167,14 +172,19 @@ async function main() {
     const counts = async () => (await (await fetch(isoServer.url + '__requests')).json());
 
     if (bench) {
+      const busy = [];
+      for (let i = 0; i < load; ++i) busy.push(spawn('sh', ['-c', 'while :; do :; done'], {detached: true, stdio: 'ignore'}));
+      const stopBusy = () => busy.forEach((p) => { try { process.kill(-p.pid, 'SIGKILL'); } catch (e) { /* gone */ } });
+      process.on('exit', stopBusy);
+      if (load) console.log(`bench: ${load} busy-loop process(es) beside the page, ${benchTokens} tokens a run`);
       for (const b of bench) {
         const name = path.basename(b);
         const l = await page.evaluate(`T.load('/models/${name}', false)`);
         const rows = {1: [], 2: []};
         await page.evaluate('T.run(1, 4)');  // warm up
         for (let rep = 0; rep < 5; ++rep) for (const t of [1, 2]) {
-          const r = await page.evaluate(`T.run(${t}, 32)`);
-          rows[t].push(32 / (r.ms / 1000));
+          const r = await page.evaluate(`T.run(${t}, ${benchTokens})`);
+          rows[t].push(benchTokens / (r.ms / 1000));
         }
         const med = (a) => a.slice().sort((x, y) => x - y)[a.length >> 1];
         const last = await page.evaluate('T.run(2, 4)');
@@ -187,6 +197,7 @@ async function main() {
                     `speedup ${(med(rows[2]) / med(rows[1])).toFixed(2)}x`);
         await page.evaluate('T.free()');
       }
+      stopBusy();
       return;
     }
 

@@ -10,6 +10,7 @@
 #   e2e.*                    the build's forward bit-identical to the scalar forward (random models,
 #                            threads, batched prefill, panels, stories260K)
 #   portability              the guard refusing injected CPUID words; a non-ASCII model path
+#   threads.pool (win-sse2)  the thread pool's end-of-job handshake and its solo policy
 #   model.malformed          the loader's refusals (missing file, directory, empty, bad fields)
 #   golden.stories260K       llama2.c's stories260K text, byte for byte (stdout in binary mode)
 #   logits.identical         quantized --logits files equal to the --reference run's
@@ -33,6 +34,9 @@ ml_test_group(e2e.threads "logits are bit-identical for*" FIXTURES wine random)
 ml_test_group(e2e.batch "batched prefill*" FIXTURES wine random)
 ml_test_group(e2e.panels "16-row panels*" FIXTURES wine random)
 ml_test_group(e2e.stories260K "ISA forward vs scalar forward: stories260K" SHARED FIXTURES wine stories260K)
+if(ML_ISA STREQUAL "sse2")  # the pool's handshake and solo policy on Windows threads, once
+  ml_test_group(threads.pool "[threads]" FIXTURES wine)
+endif()
 
 # llama2.c's text (verify/guard_test.py's golden mode, as the Linux guard.golden_on_* tests).
 add_test(NAME golden.stories260K COMMAND ${ML_PYTHON} ${PROJECT_SOURCE_DIR}/verify/guard_test.py golden
