@@ -15,7 +15,8 @@
 # test side by side, longest first (the order of `longest` below), so one preset's serial steps
 # (configure, link, its slowest qemu test, a Python driver waiting on Wine) overlap the others' work
 # on the two cores of a CI machine (with two at a time the cores were busy 78 % of the matrix).
-# A preset's seconds are wall time while sharing the machine. The install test runs after all of
+# A preset's seconds are wall time while sharing the machine; its cpu seconds (user + system of
+# everything it ran) are what it cost, the figure to cut when CI grows. The install test runs after all of
 # them (it installs their build folders). ccache (installed by setup.sh) serves the objects that are
 # the same in several presets — the Catch2 runner and the test case files, compiled without ISA
 # flags or the ISA's id (CMakeLists.txt: ML_ISA_DEFINE), the JSON layer and the programs' own sources
@@ -72,11 +73,18 @@ else
   ccache=""
 fi
 
+# CPU seconds (user + system) of the finished children in a file `times` wrote (POSIX, its second
+# line; `times` itself must run in the worker's shell, not in a command substitution's subshell): a
+# preset's difference is what it cost the machine, whatever ran beside it.
+cpu_of() { awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$1"; }
+
 # One preset (or the mutation audit): writes its summary line to build/<name>.result, its log to
 # build/<name>.log.
 run_one() {
   p=$1
   start=$(date +%s)
+  times >"build/$p.cpu"
+  cpu0=$(cpu_of "build/$p.cpu")
   log="build/$p.log"
   if [ "$p" = mutants ]; then
     if [ ! -x tools/mutants.sh ]; then
@@ -88,7 +96,9 @@ run_one() {
       status=FAIL
     fi
     caught=$(grep "mutants caught:" "$log" | tail -n 1)
-    printf "%-14s %s  %4ss  %s\n" mutants "$status" "$(( $(date +%s) - start ))" "${caught:-$(tail -n 1 "$log")}" >"build/$p.result"
+    times >"build/$p.cpu"
+    printf "%-14s %s  %4ss  cpu %5ss  %s\n" mutants "$status" "$(( $(date +%s) - start ))" "$(( $(cpu_of "build/$p.cpu") - cpu0 ))" \
+      "${caught:-$(tail -n 1 "$log")}" >"build/$p.result"
     return
   fi
   # wasm-simd128's tests (wasm.browser, wasm.npm) serve the wasm-scalar and wasm-simd128-threads
@@ -116,7 +126,9 @@ run_one() {
   # The preset's build folder, as ctest names it ("Test project <dir>").
   dir=$(sed -n 's/^Test project //p' "$log" | tail -n 1)
   skips=$(python3 verify/check_skips.py "$p" "$log" "${dir:-build/$p}" "$allow") || status=FAIL
-  printf "%-14s %s  %4ss  %s\n" "$p" "$status" "$secs" "${tests:-no test summary (see $log)}${skips:+  $skips}" >"build/$p.result"
+  times >"build/$p.cpu"
+  printf "%-14s %s  %4ss  cpu %5ss  %s\n" "$p" "$status" "$secs" "$(( $(cpu_of "build/$p.cpu") - cpu0 ))" \
+    "${tests:-no test summary (see $log)}${skips:+  $skips}" >"build/$p.result"
 }
 
 # The queue: the longest presets first (by their seconds on the CI machine), then any not listed. Of
@@ -226,6 +238,7 @@ if [ -n "$ccache" ]; then  # how much compiling the shared objects saved (hits o
 "
 fi
 echo
-echo "=== legacy-ml test matrix ($(( $(date +%s) - start_all ))s, $lanes presets at a time) ==="
+cpu_all=$(printf "%s" "$summary" | sed -n 's/.*  cpu  *\([0-9]*\)s  .*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+echo "=== legacy-ml test matrix ($(( $(date +%s) - start_all ))s, $lanes presets at a time, presets' cpu ${cpu_all}s) ==="
 printf "%s" "$summary"
 exit $failed
