@@ -144,11 +144,7 @@ ml_status FileMap::open(const char *path, const char *what) {
   if (const HANDLE m = CreateFileMappingW(h, nullptr, PAGE_READONLY, 0, 0, nullptr)) {
     void *p = MapViewOfFile(m, FILE_MAP_READ, 0, 0, 0);
     CloseHandle(m);
-    if (p != nullptr) {
-      data_ = static_cast<uint8_t *>(p);
-      mapped_ = true;
-      return ML_OK;
-    }
+    if (p != nullptr) return adopt_mapping(p);
   }
 #endif
   // Read fallback: one aligned buffer, filled in chunks ReadFile's DWORD count can hold.
@@ -227,11 +223,7 @@ ml_status FileMap::open(const char *path, const char *what) {
   if (const ml_status s = check_size(size_, what, path)) return s;
 #if !defined(ML_NO_MMAP)
   void *p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-  if (p != MAP_FAILED) {
-    data_ = static_cast<uint8_t *>(p);
-    mapped_ = true;
-    return ML_OK;
-  }
+  if (p != MAP_FAILED) return adopt_mapping(p);
 #endif
   // Read fallback: one aligned buffer.
   if (const ml_status s = read_buffer(size_, what, path, &data_)) return s;

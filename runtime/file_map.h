@@ -31,6 +31,11 @@ class FileMap : NonCopyable {
   bool mapped() const { return mapped_; }
 
  private:
+  ml_status adopt_mapping(void *p) {  // open(): the file is mapped at p
+    data_ = static_cast<uint8_t *>(p);
+    mapped_ = true;
+    return ML_OK;
+  }
   uint8_t *data_ = nullptr;
   uint64_t size_ = 0;
   bool mapped_ = false;
