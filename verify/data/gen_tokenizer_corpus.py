@@ -184,8 +184,8 @@ def corpus():
     return out
 
 
-def write(path, strings, check):
-    text = "".join(encode_line(s) + "\n" for s in strings)
+def write_or_check(path, text, check, summary):
+    """--check: the committed file must be `text`; else writes it and prints the summary."""
     if check:
         with open(path, encoding="utf-8") as f:
             if f.read() != text:
@@ -194,8 +194,13 @@ def write(path, strings, check):
         return True
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
-    print(f"{path}: {len(strings)} strings")
+    print(f"{path}: {summary}")
     return True
+
+
+def write(path, strings, check):
+    text = "".join(encode_line(s) + "\n" for s in strings)
+    return write_or_check(path, text, check, f"{len(strings)} strings")
 
 
 def nfc_inputs(strings):
@@ -219,16 +224,7 @@ def nfc_inputs(strings):
 
 def write_nfc(path, inputs, check):
     text = "".join(f"{encode_line(s)}\t{encode_line(unicodedata.normalize('NFC', s))}\n" for s in inputs)
-    if check:
-        with open(path, encoding="utf-8") as f:
-            if f.read() != text:
-                print(f"{path} is out of date: rerun {os.path.basename(__file__)}", file=sys.stderr)
-                return False
-        return True
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-    print(f"{path}: {len(inputs)} cases (Unicode {unicodedata.unidata_version})")
-    return True
+    return write_or_check(path, text, check, f"{len(inputs)} cases (Unicode {unicodedata.unidata_version})")
 
 
 UNICODE = "14.0.0"  # the unicodedata version the committed files were made with (runtime/text/unicode_data.inc's)
