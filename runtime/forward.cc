@@ -85,16 +85,14 @@ constexpr uint64_t kParallelAttentionBytes = uint64_t(1) << 20;
 uint64_t weight_bytes(const ml_qtensor &W) { return tensor_bytes(W); }
 
 // A job of `units` independent units, f(tid, u0, u1) per claimed range (ThreadPool::run_units:
-// static shares, leftovers taken by threads done early), or f(0, 0, units) on the calling thread
-// below the threshold. A share is claimed in about kClaimsPerShare chunks: enough that a thread done
-// early finds work left in a busy thread's share, few enough that claims cost nothing beside it.
-constexpr int kClaimsPerShare = 4;
+// static shares claimed in shrinking chunks, leftovers taken by threads done early), or
+// f(0, 0, units) on the calling thread below the threshold.
 template <class F>
 void parallel(ThreadPool &pool, uint64_t work_bytes, int units, F &&f, uint64_t threshold = kParallelBytes) {
   if (work_bytes < threshold || pool.size() == 1)
     f(0, 0, units);
   else
-    pool.run_units(units, std::max(1, units / (pool.size() * kClaimsPerShare)), f);
+    pool.run_units(units, 1, f);
 }
 
 // Y_i = W_i · in for matrices sharing one input, as one job whose units are their row tiles
