@@ -159,7 +159,7 @@ class ThreadPool : NonCopyable {
 template <class G>
 void ThreadPool::claim(int tid, int chunk, G &&g) {
   uint64_t taken = 0;
-  int moved = 0;
+  int moved = 0, ran = 0;
   for (int i = 0; i < n_; ++i) {
     Share &s = shares_[size_t((tid + i) % n_)];
     for (int u = s.next.load(std::memory_order_relaxed); u < s.end;) {
@@ -167,7 +167,7 @@ void ThreadPool::claim(int tid, int chunk, G &&g) {
       const int left = s.end - u, e = u + std::min(left, std::max(chunk, left / kGuide));
       if (!s.next.compare_exchange_weak(u, e, std::memory_order_relaxed)) continue;  // u: the new front
       g(u, e);
-      done(e - u);
+      ran += e - u;
       if (i > 0) {
         ++taken;
         moved += e - u;
@@ -176,6 +176,7 @@ void ThreadPool::claim(int tid, int chunk, G &&g) {
     }
   }
   if (taken) stolen(taken, moved);
+  if (ran) done(ran);  // once, not per claim: remaining_'s line bounced between the cores at every one
 }
 #endif
 
