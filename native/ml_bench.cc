@@ -116,8 +116,11 @@ uint32_t rnd() {
   return static_cast<uint32_t>((g_rng * 0x2545F4914F6CDD1Dull) >> 32);
 }
 
+// Buffers of 32 MiB or more (the bandwidth probe's, the kernels' DRAM pools) in huge pages where the
+// system has them, as the models' weights are (ml_options.map_weights, runtime/model.h): through
+// 4 KiB pages the same reads measured 15-25 % slower, a ceiling of the pages, not of the memory.
 void *aligned(size_t bytes) {
-  void *p = ml::ml_aligned_alloc(64, (bytes + 63) & ~size_t(63));
+  void *p = ml::ml_alloc_large(bytes);
   if (p == nullptr) {
     std::fprintf(stderr, "ml_bench: cannot allocate %zu bytes\n", bytes);
     std::exit(ML_E_NOMEM);
@@ -426,11 +429,16 @@ struct Decode {
   ml_model_info info;
 };
 
+// --mmap: the models' weights read through their file mappings (ml_options.map_weights), for every
+// model a mode opens.
+bool g_map_weights = false;
+
 // Opens a model for a measurement (no tokenizer): NULL, with the error on stderr, if it fails.
 ml_ctx *open_model(const std::string &path, int threads, int max_seq, int batch, ml_model_info *info, int kv_type = 0) {
   ml_options opt;
   ml_options_init(&opt);
   opt.kv_type = kv_type;
+  opt.map_weights = g_map_weights;
   opt.n_threads = threads;
   opt.max_seq = max_seq;
   opt.batch = batch;
@@ -813,6 +821,8 @@ extern "C" int ml_main(int argc, char **argv) {
         integer(&o.load, 0, 64, "needs a process count in [0, 64]")},
        {"--profile", nullptr, "decode/roofline: the thread pool's jobs, caller wait, moved chunks and solo jobs per step",
         flag(&o.profile)},
+       {"--mmap", nullptr, "decode/prefill/roofline/sample: read the weights through the file's mapping\n(ml_run --mmap), not copied into huge pages",
+        flag(&g_map_weights)},
        {"--tsv", nullptr, "tab-separated output", flag(&o.tsv)},
        {"--version", nullptr, "print the build's ISA", flag(&version)}},
       [&o](const char *v) -> const char * {

@@ -42,6 +42,7 @@ struct Args {
   long steps = 256, threads = 0, max_seq = 0;
   int kv_type = 0;  // ML_KV_F32
   const char *cache_dir = nullptr;
+  bool map_weights = false;  // --mmap
   float temp = 1.0f, topp = 0.9f;
   unsigned long long seed = 0;
   bool reference = false;
@@ -111,6 +112,11 @@ int parse_args(int argc, char **argv, Args *a) {
                           "thread count", kv_type(&a->kv_type)},
        {"--cache", "DIR", "a GGUF model: keep its converted weights in DIR and map them on the next\n"
                           "start instead of converting (keyed by the file's contents)", text(&a->cache_dir)},
+       {"--mmap", nullptr, "read the weights through the file's mapping (shared with other processes,\n"
+                          "pageable) instead of copying them into huge pages, which decodes\n"
+                          "15-25 % faster where the system has them (Linux transparent huge pages;\n"
+                          "a .mlb or --cache file of 32 MiB to half the available memory)",
+        flag(&a->map_weights)},
        {"--logits", "FILE", "write the float32 logits of every position, raw little-endian\n"
                             "[positions][vocab]; written to a temporary name, renamed when complete",
         text(&a->logits_path)},
@@ -435,6 +441,7 @@ extern "C" int ml_main(int argc, char **argv) {
   opt.reference = a.reference;
   opt.kv_type = a.kv_type;
   opt.cache_dir = a.cache_dir;
+  opt.map_weights = a.map_weights;
   ml_ctx *ctx = nullptr;
   if (const ml_status s = ml_open(&ctx, a.model, a.tokenizer, &opt)) return fail_status(s);
   struct Closer { ml_ctx *c; ~Closer() { ml_close(c); } } closer{ctx};

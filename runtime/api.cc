@@ -22,6 +22,7 @@ extern "C" void ml_options_init(ml_options *o) {
   o->batch = 0;
   o->kv_type = ML_KV_F32;
   o->cache_dir = nullptr;
+  o->map_weights = 0;
 }
 
 extern "C" ml_status ml_kv_type_parse(const char *name, int *type) {
@@ -115,7 +116,7 @@ extern "C" ml_status ml_open(ml_ctx **out, const char *model_path, const char *t
   clear_error();
   if (out == nullptr) return fail(ML_E_ARG, "ml_open: out is NULL");
   return open_ctx(out, model_path, tokenizer_path, opts, [&](Model *m, ThreadPool *pool, const ml_options &o) {
-    return load_model(m, model_path, pool, o.cache_dir);
+    return load_model(m, model_path, pool, o.cache_dir, o.map_weights != 0);
   });
 }
 

@@ -26,7 +26,7 @@ class Arena : NonCopyable {
   bool allocate() {
     const uint64_t bytes = (used_ + 63) & ~uint64_t(63);
     if (bytes > SIZE_MAX / 2) return false;
-    void *p = ml_aligned_alloc(64, bytes ? bytes : 64);
+    void *p = ml_alloc_large(bytes ? size_t(bytes) : 64);  // the KV cache: huge pages once it is large
     if (p == nullptr) return false;
     base_ = static_cast<uint8_t *>(p);
     for (uint64_t i = 0; i < bytes; ++i) base_[i] = 0;

@@ -121,8 +121,9 @@ std::string gguf_printable(const std::string &s);
 // cache file only ever supplies weight bytes at offsets the GGUF's validated plan gives; one of
 // another key, size or version is not used (and is rewritten). A cache that cannot be written is
 // said in the load note, not an error.
+// A cache used is copied into huge pages unless map_weights (copy_to_huge_pages, runtime/model.h).
 ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *path, ThreadPool *pool,
-                    const char *cache_dir = nullptr);
+                    const char *cache_dir = nullptr, bool map_weights = false);
 
 // A GGUF converted while its bytes arrive (the browser's download, wasm/loader_api.cc), so the file is
 // never whole in memory: begin() plans the model from the header with load_gguf's validation and

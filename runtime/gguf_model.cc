@@ -623,7 +623,8 @@ void finish_load(Model *m, const GgufFile &g, const Plan &p, bool mapped, const 
 
 }  // namespace
 
-ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *path, ThreadPool *pool, const char *cache_dir) {
+ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *path, ThreadPool *pool, const char *cache_dir,
+                    bool map_weights) {
   const auto t_start = std::chrono::steady_clock::now();
   GgufFile g;
   if (const ml_status s = g.parse(data, size, path)) return s;
@@ -655,7 +656,9 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
   // or the cache's bytes, laid out by the same plan.
   const bool from_cache = cached_shared >= 0 && cache.size() - kCacheHeader == mp.total;
   uint8_t *base;
+  bool copied = false;  // the cache read into huge pages (copy_to_huge_pages)
   if (from_cache) {
+    copied = !map_weights && copy_to_huge_pages(&cache, &m->owned, pool);
     base = const_cast<uint8_t *>(cache.data()) + kCacheHeader;
   } else {
     if (const ml_status s = allocate(&m->owned, mp, path, "the converted weights")) return s;
@@ -676,7 +679,7 @@ ml_status load_gguf(Model *m, const uint8_t *data, uint64_t size, const char *pa
     work(0, 1);
   std::string cache_note;
   if (from_cache) {
-    cache_note = "; mapped from the cache " + cache_file;
+    cache_note = (copied ? "; copied into huge pages from the cache " : "; mapped from the cache ") + cache_file;
   } else if (!cache_file.empty()) {
     const std::string why = write_cache(cache_dir, cache_file, key, m->owned, c.shared_classifier);
     cache_note = why.empty() ? "; kept in the cache " + cache_file : "; not cached: " + why;

@@ -52,6 +52,12 @@ typedef struct ml_options {
   const char *cache_dir; /* GGUF models: keep the converted weights in this folder (created when its
                   * parent exists) and map them on the next open instead of converting; NULL (the
                   * default) = no cache. runtime/gguf.h says what the key is. */
+  int map_weights; /* 1 = read the weights of a .mlb (or of a GGUF's cache) through the file's mapping:
+                  * shared with other processes, paged in and out by the system; 0 (the default) =
+                  * copied into memory with 2 MiB pages where the system has them (Linux with
+                  * transparent huge pages on), the file is at least 32 MiB and at most half the
+                  * available memory, else mapped. Decoding streams every weight each token, and
+                  * through 4 KiB pages it ran 15-25 % slower (docs/bench.md, "Weights in huge pages"). */
 } ml_options;
 
 typedef enum ml_kv_type { ML_KV_F32 = 0, ML_KV_F16 = 1, ML_KV_Q8_0 = 2 } ml_kv_type;
@@ -79,7 +85,8 @@ typedef struct ml_model_info {
   int n_tokens;           /* tokens the tokenizer has: vocab, or fewer (Qwen2.5: 151665 < 151936) */
   int kv_type;            /* the context's KV cache type (ml_kv_type) */
   const char *format;     /* the model file's format: "mlb" or "gguf" */
-  const char *load_note;  /* GGUF: one line saying what the load converted and how long it took; "" for .mlb */
+  const char *load_note;  /* GGUF: one line saying what the load converted and how long it took; .mlb:
+                             that its weights were copied into huge pages (ml_options.map_weights), or "" */
   int head_dim;           /* elements per attention head: dim / n_heads, or the model's own (Qwen3) */
 } ml_model_info;
 

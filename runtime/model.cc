@@ -2,6 +2,7 @@
 // length in 64-bit arithmetic; failures name the field or tensor (docs/mlb-format.md).
 #include "runtime/model.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
@@ -11,14 +12,12 @@
 #include <utility>
 
 #include <sys/stat.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "kernels/mutants.h"
 #include "runtime/base.h"
 #include "runtime/error.h"
 #include "runtime/gguf.h"
+#include "runtime/threads.h"
 
 namespace ml {
 
@@ -381,7 +380,47 @@ ml_status validate_model(Model *m, const char *path) {
 
 }  // namespace
 
-ml_status load_model(Model *m, const char *path, ThreadPool *pool, const char *gguf_cache_dir) {
+bool huge_pages_help(uint64_t bytes, const char *thp_enabled, uint64_t mem_available) {
+  const bool thp = thp_enabled && (std::strstr(thp_enabled, "[always]") || std::strstr(thp_enabled, "[madvise]"));
+  return thp && bytes >= kLargeBytes && bytes <= mem_available / 2;
+}
+
+bool copy_to_huge_pages(FileMap *file, OwnedBytes *owned, ThreadPool *pool) {
+#if defined(__linux__)
+  if (!file->mapped()) return false;
+  char thp[128] = "";
+  if (std::FILE *f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) {
+    if (!std::fgets(thp, sizeof thp, f)) thp[0] = '\0';
+    std::fclose(f);
+  }
+  unsigned long long avail_kb = 0;
+  if (std::FILE *f = std::fopen("/proc/meminfo", "r")) {
+    char line[128];
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "MemAvailable: %llu kB", &avail_kb) == 1) break;
+    std::fclose(f);
+  }
+  const uint64_t n = file->size();
+  if (!huge_pages_help(n, thp, uint64_t(avail_kb) * 1024) || !owned->allocate(n)) return false;
+  const uint8_t *from = file->data();
+  const auto copy = [&](int tid, int nth) {  // each thread its part: the page faults side by side
+    const uint64_t a = n * uint64_t(tid) / uint64_t(nth), b = n * uint64_t(tid + 1) / uint64_t(nth);
+    std::memcpy(owned->p + a, from + a, size_t(b - a));
+  };
+  if (pool)
+    pool->run(copy);
+  else
+    copy(0, 1);
+  file->close();
+  file->view(owned->p, n);
+  return true;
+#else
+  (void)file, (void)owned, (void)pool;
+  return false;
+#endif
+}
+
+ml_status load_model(Model *m, const char *path, ThreadPool *pool, const char *gguf_cache_dir, bool map_weights) {
   struct stat st;
   if (path && path[0] && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
     if (const ml_status s = foreign_model(path, nullptr, 0)) return s;
@@ -389,10 +428,18 @@ ml_status load_model(Model *m, const char *path, ThreadPool *pool, const char *g
     FileMap src;
     if (const ml_status s = src.open(path, "model")) return s;
     m->source_bytes = src.size();
-    return load_gguf(m, src.data(), src.size(), path, pool, gguf_cache_dir);
+    return load_gguf(m, src.data(), src.size(), path, pool, gguf_cache_dir, map_weights);
   }
   if (const ml_status s = m->file.open(path, "model")) return s;
   m->source_bytes = m->file.size();
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!map_weights && copy_to_huge_pages(&m->file, &m->owned, pool)) {
+    char note[128];
+    std::snprintf(note, sizeof note, "weights copied into huge pages (%.1f MiB in %.0f ms)",
+                  double(m->owned.n) / (1 << 20),
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    m->load_note = note;
+  }
   return validate_model(m, path);
 }
 
@@ -406,10 +453,8 @@ ml_status load_model_from_memory(Model *m, const uint8_t *data, uint64_t size, c
 void Model::take(Model *from) {
   std::swap(owned.p, from->owned.p);
   std::swap(owned.n, from->owned.n);
-  std::swap(owned.align, from->owned.align);
   std::swap(classifier.p, from->classifier.p);
   std::swap(classifier.n, from->classifier.n);
-  std::swap(classifier.align, from->classifier.align);
   file.view(owned.p, owned.n);
   gguf = from->gguf;
   source_bytes = from->source_bytes;
@@ -423,21 +468,15 @@ void Model::take(Model *from) {
   wcls = from->wcls;
 }
 
-OwnedBytes::~OwnedBytes() { ::operator delete(p, std::align_val_t(align)); }
+OwnedBytes::~OwnedBytes() { ml_aligned_free(p); }
 
 bool OwnedBytes::allocate(uint64_t bytes) {
-  ::operator delete(p, std::align_val_t(align));
+  ml_aligned_free(p);
   p = nullptr;
   n = 0;
-  if (bytes == 0 || bytes > uint64_t(SIZE_MAX) - kHugePage) return bytes == 0;
-  // Large buffers on 2 MiB boundaries with transparent huge pages asked for: first-touch page
-  // faults were 60 % of converting a 620 MB GGUF on a VM (4 KiB pages).
-  align = bytes >= 16 * kHugePage ? kHugePage : 64;
-  p = static_cast<uint8_t *>(::operator new(size_t(bytes), std::align_val_t(align), std::nothrow));
+  if (bytes == 0 || bytes > uint64_t(SIZE_MAX)) return bytes == 0;
+  p = static_cast<uint8_t *>(ml_alloc_large(size_t(bytes)));
   if (!p) return false;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (align == kHugePage) madvise(p, size_t(bytes), MADV_HUGEPAGE);
-#endif
   n = bytes;
   return true;
 }

@@ -50,13 +50,12 @@ struct LayerWeights {
   ml_qtensor w1, w2, w3;       // (hidden, dim) (dim, hidden) (hidden, dim)
 };
 
-// A 64-byte-aligned heap buffer (a GGUF model's converted weights), not zero-filled: the
-// conversion writes every byte (each thread its own share, so the first-touch faults are spread).
+// A heap buffer of weights (a GGUF model's converted ones, a .mlb's copied ones), not zero-filled:
+// the conversion writes every byte (each thread its own share, so the first-touch faults are
+// spread). ml_alloc_large's (simd/compiler.h): large ones in huge pages.
 struct OwnedBytes {
-  static constexpr size_t kHugePage = size_t(1) << 21;
   uint8_t *p = nullptr;
   uint64_t n = 0;
-  size_t align = 64;
   OwnedBytes() = default;
   OwnedBytes(const OwnedBytes &) = delete;
   OwnedBytes &operator=(const OwnedBytes &) = delete;
@@ -70,7 +69,7 @@ struct Model {
   OwnedBytes classifier;             // a streamed GGUF's output.weight when it differs from the embedding (GgufStream)
   bool gguf = false;
   uint64_t source_bytes = 0;         // the file's size (.mlb or GGUF)
-  std::string load_note;             // GGUF: what was converted and how long it took (one line)
+  std::string load_note;             // GGUF: what was converted and how long it took; .mlb: copied into huge pages (one line)
   std::vector<uint8_t> tokenizer_image;  // GGUF: the tokenizer of its metadata (tokenizer.bin or MLTK bytes)
   std::string tokenizer_missing;     // GGUF without a tokenizer ml_open can use: why
   Config cfg;
@@ -92,8 +91,23 @@ ml_status parse_header(const uint8_t *p, uint64_t n, Config *cfg);
 
 // Maps `path` and validates everything (header, every array against the file length, alignment).
 // A GGUF file is read by runtime/gguf.h instead (its conversion split across pool's threads when
-// pool is not nullptr).
-ml_status load_model(Model *m, const char *path, ThreadPool *pool = nullptr, const char *gguf_cache_dir = nullptr);
+// pool is not nullptr). Unless map_weights, a mapped .mlb (or GGUF cache) is then copied into huge
+// pages where that helps (copy_to_huge_pages).
+ml_status load_model(Model *m, const char *path, ThreadPool *pool = nullptr, const char *gguf_cache_dir = nullptr,
+                     bool map_weights = false);
+
+// Weights in huge pages (ml_options.map_weights): a decode step streams every weight once, and read
+// through a file mapping's 4 KiB pages it ran 15-25 % slower than from 2 MiB pages (TinyLlama Q4_0,
+// docs/bench.md; the TLB misses a page every 4 KiB and the hardware prefetchers stop at each
+// boundary). huge_pages_help: whether copying `bytes` into OwnedBytes pays — the system gives huge
+// pages (`thp_enabled`, the text of /sys/kernel/mm/transparent_hugepage/enabled, says [always] or
+// [madvise]), the copy is large enough that OwnedBytes asks for them (16 huge pages) and takes at
+// most half of `mem_available` (MemAvailable of /proc/meminfo; a model that big stays mapped and
+// pageable). copy_to_huge_pages: when `file` is mapped and this holds on this system (Linux; false
+// elsewhere), its bytes copied into `owned` (across pool's threads) and `file` made a view of
+// them, the mapping let go; false, with nothing changed, otherwise or when the memory cannot be had.
+bool huge_pages_help(uint64_t bytes, const char *thp_enabled, uint64_t mem_available);
+bool copy_to_huge_pages(FileMap *file, OwnedBytes *owned, ThreadPool *pool);
 
 // The same over a caller's buffer (ml_open_memory, the fuzzers): a .mlb is validated and used in
 // place (the buffer must stay alive and unchanged as long as *m; 64-byte aligned, as a mapping is),

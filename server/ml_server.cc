@@ -74,6 +74,7 @@ struct Args {
              *chat_template = nullptr;
   int kv_type = 0;  // ML_KV_F32
   const char *cache_dir = nullptr;
+  bool map_weights = false;  // --mmap
   long port = 8080, parallel = 1, queue = 64, threads = 0, ctx = 0, max_body = 1 << 20;
   Cors cors;             // --cors-origin (server/http_policy.h)
   ml::hub::Options hf;   // --hf ...: the model by name (hub/hub.h)
@@ -98,6 +99,11 @@ int parse_args(int argc, char **argv, Args *a) {
        {"--ctx", "N", "context positions per slot (default: the model's)", integer(&a->ctx, 1, 1L << 30)},
        {"--cache", "DIR", "a GGUF model: keep its converted weights in DIR and map them on the next\n"
                           "start instead of converting (keyed by the file's contents)", text(&a->cache_dir)},
+       {"--mmap", nullptr, "read the weights through the file's mapping (shared with other processes,\n"
+                          "pageable) instead of copying them into huge pages, which decodes\n"
+                          "15-25 % faster where the system has them (Linux transparent huge pages;\n"
+                          "a .mlb or --cache file of 32 MiB to half the available memory)",
+        flag(&a->map_weights)},
        {"--kv-type", "T", "KV cache elements of every slot: f32 (default, the reference), f16 (half\n"
                           "the cache memory per slot) or q8_0 (about 0.28 of it); slightly\n"
                           "different logits, the same on every build and thread count. The\n"
@@ -327,6 +333,7 @@ int Server::run(const Args &a) {
   o.max_seq = int(a.ctx);
   o.kv_type = a.kv_type;
   o.cache_dir = a.cache_dir;
+  o.map_weights = a.map_weights;
   // Stop requests (SIGINT/SIGTERM, Windows' Ctrl-C) go to the watcher thread only: blocked before
   // the model's thread pool starts, whose workers inherit the mask (server/stop_signal.h).
   StopSignal stop;

@@ -308,8 +308,8 @@ EMSCRIPTEN_KEEPALIVE int mlw_sizeof_text_stream(void) { return static_cast<int>(
 }  // extern "C"
 
 // The glue (wasm/ml.js) lets ml_options_init fill ml_options, then writes its first three int32
-// (batch, kv_type and cache_dir keep their defaults), and zero-fills ml_text_stream.
-static_assert(sizeof(ml_options) == 24 && offsetof(ml_options, n_threads) == 0 && offsetof(ml_options, max_seq) == 4 &&
+// (batch, kv_type, cache_dir and map_weights keep their defaults), and zero-fills ml_text_stream.
+static_assert(sizeof(ml_options) == 28 && offsetof(ml_options, n_threads) == 0 && offsetof(ml_options, max_seq) == 4 &&
                   offsetof(ml_options, reference) == 8 && offsetof(ml_options, batch) == 12 &&
                   offsetof(ml_options, kv_type) == 16 && offsetof(ml_options, cache_dir) == 20,
               "wasm/ml.js writes ml_options as {n_threads, max_seq, reference, batch, kv_type} int32, then cache_dir");

@@ -38,7 +38,7 @@ class MLError(RuntimeError):
 
 class Options(Structure):
     _fields_ = [("n_threads", c_int), ("max_seq", c_int), ("reference", c_int), ("batch", c_int),
-                ("kv_type", c_int), ("cache_dir", c_char_p)]
+                ("kv_type", c_int), ("cache_dir", c_char_p), ("map_weights", c_int)]
 
 
 class ModelInfo(Structure):

@@ -42,13 +42,16 @@ class Llama:
     verbose=True)`` as llama-cpp-python (``n_threads`` None: half the CPUs, as there); besides: ``tokenizer_path`` (a .mlb model's tokenizer file;
     GGUF files carry theirs), ``n_batch`` (prompt tokens per evaluation), ``n_gpu_layers`` (accepted
     for scripts written for llama-cpp-python; this runtime has no GPU, so only 0 and -1 mean
-    anything: both run on the CPU). ``n_ctx=0``: the model's context. Failures raise
+    anything: both run on the CPU), ``use_mmap`` (True: the weights read through the file's mapping,
+    ml_options.map_weights; None or False: copied into huge pages where the system has them, which
+    decodes faster). ``n_ctx=0``: the model's context. Failures raise
     :class:`MLError` with the runtime's one-line message and status.
     """
 
     def __init__(self, model_path: str, *, n_ctx: int = 512, n_threads: Optional[int] = None,
                  seed: int = LLAMA_DEFAULT_SEED, chat_format: Optional[str] = None, verbose: bool = True,
-                 n_batch: int = 64, tokenizer_path: Optional[str] = None, n_gpu_layers: int = 0) -> None:
+                 n_batch: int = 64, tokenizer_path: Optional[str] = None, n_gpu_layers: int = 0,
+                 use_mmap: Optional[bool] = None) -> None:
         self._lib = None
         self._ctx = c_void_p()
         self._session = c_void_p()
@@ -68,6 +71,7 @@ class Llama:
         o.n_threads = max((os.cpu_count() or 2) // 2, 1) if n_threads is None else int(n_threads)
         o.max_seq = int(n_ctx)
         o.batch = int(n_batch)
+        o.map_weights = 1 if use_mmap else 0
         tok = _cstr(tokenizer_path, "tokenizer_path") if tokenizer_path else None
         N.check(lib, lib.ml_open(byref(self._ctx), _cstr(model_path, "model_path"), tok, byref(o)))
         self._info = N.ModelInfo()

@@ -134,6 +134,48 @@ class Logits(Base):
         self.assertEqual(agree, 200, "F32 greedy argmax must agree with llama2.c at every position")
 
 
+def huge_pages_expected(size):
+    """runtime/model.h huge_pages_help on this system: Linux transparent huge pages on, the file
+    32 MiB or more and at most half of MemAvailable."""
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            thp = f.read()
+        with open("/proc/meminfo") as f:
+            avail = [int(l.split()[1]) * 1024 for l in f if l.startswith("MemAvailable:")][0]
+    except (OSError, IndexError):
+        return False
+    return ("[always]" in thp or "[madvise]" in thp) and size >= 32 << 20 and size <= avail // 2
+
+
+class HugePages(Base):
+    """A .mlb of 32 MiB or more is copied into huge pages unless --mmap (ml_options.map_weights): the
+    note says so, and the logits are the mapped file's bit for bit."""
+
+    def test_copied_weights_give_the_mapped_logits(self):
+        with tempfile.TemporaryDirectory() as d:
+            m = os.path.join(d, "big_f32.mlb")
+            gen = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "gen_random.py")
+            subprocess.run([sys.executable, gen, m, "--preset", "stories15m", "--vocab", "512", "--layers", "10",
+                            "--wtype", "f32", "-q"], check=True)
+            size = os.path.getsize(m)
+            self.assertGreater(size, 32 << 20)
+            # Linux builds only: Windows' (under Wine) and the WebAssembly module (under node) keep
+            # the mapping or the read buffer
+            linux = not RUN.endswith(".exe") and not NODE
+            out = {}
+            for mode in ("copied", "mapped"):
+                out[mode] = os.path.join(d, mode + ".f32")
+                r = ml_run(m, "-z", TOK512, "-n", "6", "--temp", "0", "-i", "Once", "--logits", out[mode],
+                           *(["--mmap"] if mode == "mapped" else []))
+                self.assertEqual(r.returncode, 0, r.stderr)
+                note = b"weights copied into huge pages" in r.stderr
+                self.assertEqual(note, mode == "copied" and linux and huge_pages_expected(size), r.stderr)
+            with open(out["copied"], "rb") as a, open(out["mapped"], "rb") as b:
+                la, lb = a.read(), b.read()
+            self.assertEqual(len(la), 6 * 512 * 4)
+            self.assertEqual(la, lb)
+
+
 class Usage(Base):
     def test_help(self):
         r = ml_run("--help")

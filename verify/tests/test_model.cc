@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "runtime/ml.h"
+#include "runtime/model.h"
 #include "verify/tests/common.h"
 
 namespace {
@@ -54,6 +55,21 @@ TEST_CASE("a valid model opens", "[model]") {
 // Q8_0 32 KiB of quants plus 4 KiB of block scales. The arenas differ by exactly that (every buffer
 // is 64-byte aligned and these sizes are multiples of 64), so a type that also reserves another
 // type's arrays shows. An unknown type is refused, naming the choices.
+// ml_options.map_weights = 0: when a mapped file is copied into huge pages (runtime/model.h). The copy
+// itself, bit for bit against the mapping, is verify/tests/test_cli.py's HugePages.
+TEST_CASE("weights are copied into huge pages only where the system gives them and they fit", "[model]") {
+  const uint64_t MiB = uint64_t(1) << 20;
+  const char *madvise = "always [madvise] never\n", *always = "[always] madvise never\n", *never = "always madvise [never]\n";
+  CHECK(ml::huge_pages_help(32 * MiB, madvise, 64 * MiB));
+  CHECK(ml::huge_pages_help(32 * MiB, always, 64 * MiB));
+  CHECK_FALSE(ml::huge_pages_help(32 * MiB, never, 64 * MiB));       // no huge pages: the copy gains nothing
+  CHECK_FALSE(ml::huge_pages_help(32 * MiB, "", 64 * MiB));          // not Linux, or no such file
+  CHECK_FALSE(ml::huge_pages_help(32 * MiB, nullptr, 64 * MiB));
+  CHECK_FALSE(ml::huge_pages_help(32 * MiB - 1, madvise, 64 * MiB)); // under 16 huge pages: OwnedBytes asks for none
+  CHECK_FALSE(ml::huge_pages_help(32 * MiB, madvise, 64 * MiB - 1)); // more than half the available memory
+  CHECK(ml::huge_pages_help(4096 * MiB, madvise, 8192 * MiB));
+}
+
 TEST_CASE("the KV cache type sets the context's memory", "[model]") {
   uint64_t arena[3] = {0, 0, 0};
   for (int kv : {ML_KV_F32, ML_KV_F16, ML_KV_Q8_0}) {
