@@ -9,7 +9,8 @@
 // are evaluated together, so each K/V row is read — and for an F16 cache converted, for a Q8_0
 // cache scored as one matmul and dequantized — once for all of them.
 // Joins per step: one job per layer for q/k/v (their tiles together), wo, w1/w3 (with silu) and w2,
-// attention a fifth above kParallelAttentionBytes, then the classifier (Qwen2.5-0.5B decode: 97).
+// attention a fifth above kParallelBytes of K/V, then the classifier (Qwen2.5-0.5B decode: 97, 121
+// from position 64).
 // Each needs the whole vector the job before wrote (q/k/v and w1/w3 through an RMS norm): merging
 // two would split dot products and change the bits. Only attention needs less (its kv head's rows),
 // and at decode depths below the threshold it runs on the caller without a job of its own.
@@ -76,20 +77,20 @@ void matmul_rows(float *Y, size_t ldy, const ml_qtensor &W, const Input &in, int
   }
 }
 
-// Bytes of weights a matrix product reads: below kParallelBytes a step runs on the calling thread
-// alone — waking the pool costs more than the work (stories15M's 288x288 matrices) — above it on
-// every thread. Results do not depend on the choice (rows are computed identically either way).
+// Bytes a step reads (a matrix product's weights, attention's K and V): below kParallelBytes it runs
+// on the calling thread alone — waking the pool costs more than the work (stories15M's 288x288
+// matrices) — above it on every thread. Results do not depend on the choice (rows and heads are
+// computed identically either way). Attention's threshold was 1 MiB; at 64 KiB (SmolLM2-360M decode:
+// from position 26) 2-thread decode gained 4 % on SmolLM2-360M and TinyLlama, Qwen2.5-0.5B level.
 constexpr uint64_t kParallelBytes = 64 * 1024;
-// Attention reads K and V from cache: split it only above 2^20 bytes of them.
-constexpr uint64_t kParallelAttentionBytes = uint64_t(1) << 20;
 uint64_t weight_bytes(const ml_qtensor &W) { return tensor_bytes(W); }
 
 // A job of `units` independent units, f(tid, u0, u1) per claimed range (ThreadPool::run_units:
 // static shares claimed in shrinking chunks, leftovers taken by threads done early), or
 // f(0, 0, units) on the calling thread below the threshold.
 template <class F>
-void parallel(ThreadPool &pool, uint64_t work_bytes, int units, F &&f, uint64_t threshold = kParallelBytes) {
-  if (work_bytes < threshold || pool.size() == 1)
+void parallel(ThreadPool &pool, uint64_t work_bytes, int units, F &&f) {
+  if (work_bytes < kParallelBytes || pool.size() == 1)
     f(0, 0, units);
   else
     pool.run_units(units, 1, f);
@@ -362,7 +363,7 @@ void forward(const Model &m, State &s, ThreadPool &pool, const int *tokens, int 
           attend<K>(lk.k, lk.v, size_t(g) * lk.KS * hd, len, hd, sqrt_hd, s.q + t * Q, s.xb + t * XB, head, j0, j1, att,
                     S, buf);
       }
-    }, kParallelAttentionBytes);
+    });
 
     // x += Wo · xb                                            (n, q_dim) -> (n, dim)
     const Input att_in = prepare<K>(s, s.xb, XB, n, q_dim, any_quantized({&w.wo}));
