@@ -1,5 +1,5 @@
-// GET /metrics (server/routes.h: Metrics).
-#include "routes.h"
+// GET /metrics (server/metrics.h: Metrics).
+#include "metrics.h"
 
 #include <cstdio>
 
