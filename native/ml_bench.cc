@@ -118,7 +118,7 @@ uint32_t rnd() {
 
 // Buffers of 32 MiB or more (the bandwidth probe's, the kernels' DRAM pools) in huge pages where the
 // system has them, as the models' weights are (ml_options.map_weights, runtime/model.h): through
-// 4 KiB pages the same reads measured 15-25 % slower, a ceiling of the pages, not of the memory.
+// 4 KiB pages the same reads measured 10-20 % slower, a ceiling of the pages, not of the memory.
 void *aligned(size_t bytes) {
   void *p = ml::ml_alloc_large(bytes);
   if (p == nullptr) {

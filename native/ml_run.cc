@@ -114,7 +114,7 @@ int parse_args(int argc, char **argv, Args *a) {
                           "start instead of converting (keyed by the file's contents)", text(&a->cache_dir)},
        {"--mmap", nullptr, "read the weights through the file's mapping (shared with other processes,\n"
                           "pageable) instead of copying them into huge pages, which decodes\n"
-                          "15-25 % faster where the system has them (Linux transparent huge pages;\n"
+                          "up to 30 % faster where the system has them (Linux transparent huge pages;\n"
                           "a .mlb or --cache file of 32 MiB to half the available memory)",
         flag(&a->map_weights)},
        {"--logits", "FILE", "write the float32 logits of every position, raw little-endian\n"

@@ -57,7 +57,7 @@ typedef struct ml_options {
                   * copied into memory with 2 MiB pages where the system has them (Linux with
                   * transparent huge pages on), the file is at least 32 MiB and at most half the
                   * available memory, else mapped. Decoding streams every weight each token, and
-                  * through 4 KiB pages it ran 15-25 % slower (docs/bench.md, "Weights in huge pages"). */
+                  * through 4 KiB pages it ran up to a quarter slower (docs/bench.md, "Weights in huge pages"). */
 } ml_options;
 
 typedef enum ml_kv_type { ML_KV_F32 = 0, ML_KV_F16 = 1, ML_KV_Q8_0 = 2 } ml_kv_type;

@@ -97,7 +97,7 @@ ml_status load_model(Model *m, const char *path, ThreadPool *pool = nullptr, con
                      bool map_weights = false);
 
 // Weights in huge pages (ml_options.map_weights): a decode step streams every weight once, and read
-// through a file mapping's 4 KiB pages it ran 15-25 % slower than from 2 MiB pages (TinyLlama Q4_0,
+// through a file mapping's 4 KiB pages it ran up to a quarter slower than from 2 MiB pages (TinyLlama Q4_0,
 // docs/bench.md; the TLB misses a page every 4 KiB and the hardware prefetchers stop at each
 // boundary). huge_pages_help: whether copying `bytes` into OwnedBytes pays — the system gives huge
 // pages (`thp_enabled`, the text of /sys/kernel/mm/transparent_hugepage/enabled, says [always] or

@@ -7,7 +7,7 @@
 //                            pools): 64-aligned; from kLargeBytes (32 MiB) on, on 2 MiB boundaries
 //                            with transparent huge pages asked for (Linux madvise). ml_aligned_free
 //                            frees it. Streamed through 4 KiB pages, TinyLlama's weights decoded
-//                            15-25 % slower (docs/bench.md, "Weights in huge pages"); first-touch
+//                            up to a quarter slower (docs/bench.md, "Weights in huge pages"); first-touch
 //                            page faults were 60 % of converting a 620 MB GGUF on a VM.
 //   ml_cpu_relax()           the spin-wait hint (x86 PAUSE, AArch64 YIELD, nothing elsewhere)
 // Alignment is C++11 `alignas` everywhere (MSVC accepts it); no VLAs; intrinsic headers are the
